@@ -1,0 +1,82 @@
+//! Command-line arguments (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Kyverno policies, evaluated offline on Kubernetes manifests.
+#[derive(Debug, Parser)]
+#[command(name = "kpol", version, about, long_about = None)]
+pub struct Args {
+    /// Worker threads (default: one per core). Output is identical for any value.
+    #[arg(short = 'j', long, global = true)]
+    pub jobs: Option<usize>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check manifests against Kyverno validate rules.
+    Check(CheckArgs),
+    /// Run Kyverno CLI test files (kyverno-test.yaml).
+    Test(TestArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Files or directories to check (`.yaml`, `.yml`, `.json`; directories recursively);
+    /// `-` reads standard input.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Policy file or directory (repeatable). Without it, kpol's embedded default policies.
+    #[arg(short, long = "policy", value_name = "PATH")]
+    pub policies: Vec<PathBuf>,
+
+    /// Skip input paths matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// Report Audit failures as warnings that do not fail the run.
+    #[arg(long)]
+    pub audit_warn: bool,
+
+    /// Also print passing and skipped results, and skipped documents.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// Directories (searched recursively) or test files.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// Name of the test files to look for.
+    #[arg(long, default_value = "kyverno-test.yaml")]
+    pub file_name: String,
+
+    /// Show only the rows that failed.
+    #[arg(long)]
+    pub fail_only: bool,
+
+    /// Show the reason column for every row.
+    #[arg(long)]
+    pub detailed_results: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}

@@ -1,0 +1,41 @@
+//! The command-line side of kpol: argument parsing, file discovery, rendering, exit codes.
+
+mod args;
+mod check;
+mod discover;
+mod exit;
+mod inputs;
+mod test;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Args, Command};
+
+pub fn run() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::INCOMPLETE
+            } else {
+                exit::CLEAN
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    if let Some(j) = args.jobs {
+        // A second initialisation can only fail if the pool exists already; either way the
+        // run goes on.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(j.max(1))
+            .build_global();
+    }
+    let code = match args.command {
+        Command::Check(a) => check::run(a),
+        Command::Test(a) => test::run(a),
+    };
+    ExitCode::from(code)
+}

@@ -1,0 +1,179 @@
+//! Diagnostics: plain data about a problem in an input file (a policy, a manifest, a test file).
+//!
+//! Rule results are not diagnostics (see [`crate::report`]); these are the problems that make a
+//! run incomplete: malformed YAML, invalid policies, unreadable files. Each has a code from a
+//! fixed vocabulary ([`Code`]), a message, and where it is.
+
+use serde::Serialize;
+
+use crate::source::{LineCol, SourceFile, Span};
+
+/// kpol's own diagnostic codes. Kebab-case, stable: scripts and docs refer to them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// A file could not be read (missing, permissions, a directory loop).
+    Io,
+    /// A file is not valid UTF-8 text.
+    Encoding,
+    /// A YAML document could not be parsed.
+    Yaml,
+    /// A policy document is not a valid Kyverno policy; it is not evaluated.
+    InvalidPolicy,
+    /// A policy kind kpol does not evaluate (yet).
+    UnsupportedPolicy,
+    /// A document that is not a Kubernetes resource (no apiVersion/kind); skipped.
+    NotAResource,
+    /// A test file (kyverno-test.yaml) that could not be used.
+    InvalidTest,
+}
+
+impl Code {
+    pub const ALL: &'static [Code] = &[
+        Code::Io,
+        Code::Encoding,
+        Code::Yaml,
+        Code::InvalidPolicy,
+        Code::UnsupportedPolicy,
+        Code::NotAResource,
+        Code::InvalidTest,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Io => "io",
+            Code::Encoding => "encoding",
+            Code::Yaml => "yaml",
+            Code::InvalidPolicy => "invalid-policy",
+            Code::UnsupportedPolicy => "unsupported-policy",
+            Code::NotAResource => "not-a-resource",
+            Code::InvalidTest => "invalid-test",
+        }
+    }
+
+    /// One line for `--help` and docs.
+    pub fn description(self) -> &'static str {
+        match self {
+            Code::Io => "a file or directory could not be read",
+            Code::Encoding => "a file is not UTF-8 text",
+            Code::Yaml => "a YAML document could not be parsed",
+            Code::InvalidPolicy => {
+                "a policy failed Kyverno's policy validation and is not evaluated"
+            }
+            Code::UnsupportedPolicy => "a policy kind or rule type kpol does not evaluate",
+            Code::NotAResource => "a document without apiVersion/kind was skipped",
+            Code::InvalidTest => "a Kyverno test file could not be used",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The run is incomplete (exit 2).
+    Error,
+    /// Worth reading; does not change the exit code.
+    Warning,
+    /// Shown with `-v` only.
+    Info,
+}
+
+/// Where a diagnostic points: a file and, when known, a span resolved to line/column.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Location {
+    pub file: String,
+    #[serde(skip)]
+    pub span: Span,
+    pub start: Option<LineCol>,
+    pub end: Option<LineCol>,
+}
+
+impl Location {
+    /// A whole file, no position.
+    pub fn file(file: impl Into<String>) -> Self {
+        Self {
+            file: file.into(),
+            span: Span::EMPTY,
+            start: None,
+            end: None,
+        }
+    }
+
+    /// A span in a source file.
+    pub fn at(source: &SourceFile, span: Span) -> Self {
+        Self {
+            file: source.name().to_owned(),
+            span,
+            start: Some(source.line_col(span.start)),
+            end: Some(source.line_col(span.end)),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub location: Option<Location>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>, location: Option<Location>) -> Self {
+        Self {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            location,
+        }
+    }
+
+    pub fn warning(code: Code, message: impl Into<String>, location: Option<Location>) -> Self {
+        Self {
+            code,
+            severity: Severity::Warning,
+            message: message.into(),
+            location,
+        }
+    }
+
+    pub fn info(code: Code, message: impl Into<String>, location: Option<Location>) -> Self {
+        Self {
+            code,
+            severity: Severity::Info,
+            message: message.into(),
+            location,
+        }
+    }
+
+    /// `file:line:column: ` prefix for one-line renderings.
+    pub fn position(&self) -> String {
+        match &self.location {
+            Some(Location {
+                file,
+                start: Some(lc),
+                ..
+            }) => format!("{file}:{}:{}", lc.line, lc.column),
+            Some(loc) => loc.file.clone(),
+            None => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_described() {
+        let mut seen = std::collections::HashSet::new();
+        for c in Code::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate code {}", c.as_str());
+            assert!(!c.description().is_empty());
+            assert_eq!(
+                serde_json::to_value(c).ok(),
+                Some(serde_json::Value::String(c.as_str().to_owned()))
+            );
+        }
+    }
+}

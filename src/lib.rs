@@ -1,0 +1,16 @@
+//! kpol: Kyverno policies evaluated offline on Kubernetes manifests.
+//!
+//! The engine is this library; the `kpol` binary (`src/main.rs`, `src/cli/`) only reads
+//! arguments and files, and renders what the engine returns.
+
+pub mod diagnostic;
+pub mod engine;
+pub mod matching;
+pub mod number;
+pub mod pattern;
+pub mod policy;
+pub mod report;
+pub mod request;
+pub mod resource;
+pub mod source;
+pub mod yaml;

@@ -1,0 +1,8 @@
+//! Kyverno policies: raw policy documents → the compiled [`Policy`] model.
+//!
+//! Every problem found while loading is a [`Diagnostic`](crate::diagnostic::Diagnostic) that
+//! points into the policy file; an invalid policy is not evaluated.
+
+mod model;
+
+pub use model::{FailureAction, Policy, PolicyKind, Rule, RuleBody, Validate, ValidateCheck};

@@ -1,0 +1,89 @@
+//! What the engine says about one resource: per policy, the responses of the rules that
+//! matched (match.md §3.2). Plain data, serialisable, rendered by the binary.
+
+use serde::Serialize;
+
+use crate::policy::FailureAction;
+
+/// A rule result, as Kyverno names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+    Warn,
+    Error,
+    Skip,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Warn => "warn",
+            Status::Error => "error",
+            Status::Skip => "skip",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleType {
+    Validation,
+    Mutation,
+    Generation,
+    ImageVerify,
+}
+
+/// One rule's response for one resource.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RuleResponse {
+    pub rule: String,
+    pub rule_type: RuleType,
+    pub status: Status,
+    pub message: String,
+    pub failure_action: FailureAction,
+    /// The failing path as Kyverno reports it, split into keys/indices
+    /// (`["spec", "containers", "0", "image"]`); `None` when the rule did not fail at a path.
+    pub path: Option<Vec<String>>,
+    /// Set when kpol could not evaluate the rule because it uses a feature kpol does not
+    /// implement yet (the status is then `error`): the feature's name.
+    pub unsupported: Option<String>,
+}
+
+impl RuleResponse {
+    pub fn new(rule: &str, status: Status, message: impl Into<String>) -> Self {
+        Self {
+            rule: rule.to_owned(),
+            rule_type: RuleType::Validation,
+            status,
+            message: message.into(),
+            failure_action: FailureAction::Audit,
+            path: None,
+            unsupported: None,
+        }
+    }
+
+    /// Kyverno's path string: `/spec/containers/0/image/`.
+    pub fn kyverno_path(&self) -> Option<String> {
+        self.path.as_ref().map(|p| {
+            let mut s = String::from("/");
+            for seg in p {
+                s.push_str(seg);
+                s.push('/');
+            }
+            s
+        })
+    }
+}
+
+/// All rule responses of one policy for one resource (possibly none: the policy applied but no
+/// rule matched).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PolicyResponse {
+    /// Index of the policy in the engine's policy list.
+    pub policy: usize,
+    pub rules: Vec<RuleResponse>,
+}

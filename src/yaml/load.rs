@@ -1,0 +1,384 @@
+//! Events from `granit-parser` → spanned [`Node`] trees, one per document.
+//!
+//! Reads as Kubernetes does (go-yaml v2 through sigs.k8s.io/yaml): YAML 1.1 scalars
+//! ([`super::resolve`]), `<<` merge keys, aliases expanded, duplicate keys last-wins, map keys
+//! stringified, empty and comment-only documents dropped. Aliases and nesting are bounded
+//! ([`Limits`]), so a hostile document costs an error, not the machine.
+
+use granit_parser::{Event, Options, Parser, ScalarStyle};
+
+use super::node::{Map, Node, Value};
+use super::resolve::{key_string, resolve_plain};
+use crate::source::{Span, to_u32};
+
+/// Bounds on what one file may make kpol build.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Deepest nesting of maps and sequences.
+    pub max_depth: usize,
+    /// Most nodes that alias expansion may copy in one document (a billion-laughs guard).
+    pub max_alias_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_depth: 512,
+            max_alias_nodes: 1_000_000,
+        }
+    }
+}
+
+/// A document that failed to parse: the message and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct YamlError {
+    pub message: String,
+    /// Byte offset of the problem.
+    pub offset: u32,
+}
+
+/// One document of a stream.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub root: Node,
+    /// Index of the document in its file (0-based, counting empty ones).
+    pub index: usize,
+}
+
+/// Parses every document of `text`. On a syntax error the documents read so far are returned
+/// with the error: Kubernetes rejects the whole file, and so does the caller.
+pub fn parse_documents(text: &str, limits: Limits) -> Result<Vec<Document>, YamlError> {
+    let mut opts = Options::default();
+    // go-yaml drops the final newline of a block scalar that ends the file without one.
+    opts.block_scalar_eof_without_line_feed = true;
+    opts.emit_comments = false;
+    let parser = Parser::new_from_str_with_options(text, opts);
+    let mut builder = Builder::new(limits);
+    let mut docs = Vec::new();
+    let mut index = 0usize;
+    for ev in parser {
+        let (event, span) = ev.map_err(|e| {
+            let m = e.marker();
+            YamlError {
+                message: e.info().to_owned(),
+                offset: m
+                    .byte_offset()
+                    .map_or_else(|| char_to_byte(text, m.index()), to_u32),
+            }
+        })?;
+        let span = span
+            .byte_range()
+            .map_or(Span::EMPTY, |r| Span::new(to_u32(r.start), to_u32(r.end)));
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::Anchor(..) => {}
+            Event::DocumentStart(..) => builder.reset(),
+            Event::DocumentEnd => {
+                if let Some(root) = builder.take_root() {
+                    if !root.is_null() {
+                        docs.push(Document { root, index });
+                    }
+                }
+                index += 1;
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = scalar_value(&text, style, tag.as_deref());
+                builder.plain_merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<";
+                builder.push_node(Node::new(value, span), anchor, span)?;
+            }
+            Event::SequenceStart(_, anchor, _) => {
+                builder.open(Frame::Seq(Vec::new()), anchor, span)?
+            }
+            Event::MappingStart(_, anchor, _) => builder.open(
+                Frame::Map {
+                    map: Map::new(),
+                    key: None,
+                },
+                anchor,
+                span,
+            )?,
+            Event::SequenceEnd | Event::MappingEnd => builder.close(span)?,
+            Event::Alias(id) => builder.alias(id, span)?,
+            Event::UnresolvedAlias(name) => {
+                return Err(YamlError {
+                    message: format!("unknown anchor '{name}' referenced"),
+                    offset: span.start,
+                });
+            }
+            // Comments and any presentation event a newer parser adds carry no data.
+            _ => {}
+        }
+    }
+    Ok(docs)
+}
+
+fn char_to_byte(text: &str, chars: usize) -> u32 {
+    to_u32(
+        text.char_indices()
+            .nth(chars)
+            .map_or(text.len(), |(b, _)| b),
+    )
+}
+
+fn scalar_value(text: &str, style: ScalarStyle, tag: Option<&granit_parser::Tag>) -> Value {
+    if let Some(tag) = tag {
+        if tag.handle() == "tag:yaml.org,2002:" {
+            match tag.suffix() {
+                "str" => return Value::Str(text.to_owned()),
+                "null" => return Value::Null,
+                "bool" | "int" | "float" => {
+                    let v = resolve_plain(text);
+                    return match (tag.suffix(), v) {
+                        ("float", Value::Int(i)) => Value::Float(i as f64),
+                        (_, v) => v,
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+    match style {
+        ScalarStyle::Plain => resolve_plain(text),
+        _ => Value::Str(text.to_owned()),
+    }
+}
+
+enum Frame {
+    Seq(Vec<Node>),
+    Map {
+        map: Map,
+        /// The key waiting for its value, with its span and whether it is a plain `<<`
+        /// (a merge); `None` when a key comes next.
+        key: Option<(Node, Span, bool)>,
+    },
+}
+
+struct Open {
+    frame: Frame,
+    anchor: usize,
+    start: u32,
+}
+
+struct Builder {
+    limits: Limits,
+    stack: Vec<Open>,
+    anchors: Vec<(usize, Node)>,
+    root: Option<Node>,
+    alias_budget: usize,
+    /// The scalar being placed is a plain `<<` (a merge key when in key position).
+    plain_merge: bool,
+}
+
+impl Builder {
+    fn new(limits: Limits) -> Self {
+        Self {
+            limits,
+            stack: Vec::new(),
+            anchors: Vec::new(),
+            root: None,
+            alias_budget: limits.max_alias_nodes,
+            plain_merge: false,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.stack.clear();
+        self.anchors.clear();
+        self.root = None;
+        self.alias_budget = self.limits.max_alias_nodes;
+    }
+
+    fn take_root(&mut self) -> Option<Node> {
+        self.root.take()
+    }
+
+    fn open(&mut self, frame: Frame, anchor: usize, span: Span) -> Result<(), YamlError> {
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(YamlError {
+                message: format!(
+                    "nesting deeper than {} levels (kpol's limit)",
+                    self.limits.max_depth
+                ),
+                offset: span.start,
+            });
+        }
+        self.stack.push(Open {
+            frame,
+            anchor,
+            start: span.start,
+        });
+        Ok(())
+    }
+
+    fn close(&mut self, span: Span) -> Result<(), YamlError> {
+        let Some(open) = self.stack.pop() else {
+            return Ok(());
+        };
+        let full = Span::new(open.start, span.end.max(open.start));
+        let value = match open.frame {
+            Frame::Seq(items) => Value::Seq(items),
+            Frame::Map { map, .. } => Value::Map(map),
+        };
+        self.push_node(Node::new(value, full), open.anchor, full)
+    }
+
+    fn alias(&mut self, id: usize, span: Span) -> Result<(), YamlError> {
+        let Some((_, target)) = self.anchors.iter().rev().find(|(a, _)| *a == id) else {
+            return Err(YamlError {
+                message: "unknown anchor referenced".to_owned(),
+                offset: span.start,
+            });
+        };
+        let cost = count_nodes(target);
+        if cost > self.alias_budget {
+            return Err(YamlError {
+                message: format!(
+                    "alias expansion exceeds {} nodes (kpol's limit against alias bombs)",
+                    self.limits.max_alias_nodes
+                ),
+                offset: span.start,
+            });
+        }
+        self.alias_budget -= cost;
+        // The copy keeps the anchor's spans: a finding inside it points at the definition.
+        let node = target.clone();
+        self.push_node(node, 0, span)
+    }
+
+    /// Places a finished node into its parent (or as the document root).
+    fn push_node(&mut self, node: Node, anchor: usize, span: Span) -> Result<(), YamlError> {
+        if anchor != 0 {
+            self.anchors.push((anchor, node.clone()));
+        }
+        let plain_merge = std::mem::take(&mut self.plain_merge);
+        let Some(top) = self.stack.last_mut() else {
+            self.root = Some(node);
+            return Ok(());
+        };
+        match &mut top.frame {
+            Frame::Seq(items) => items.push(node),
+            Frame::Map { map, key, .. } => match key.take() {
+                None => *key = Some((node, span, plain_merge)),
+                Some((k, kspan, is_merge)) => {
+                    if is_merge {
+                        merge_into(map, node, kspan)?;
+                    } else {
+                        let Some(name) = key_string(&k.value) else {
+                            return Err(YamlError {
+                                message: "invalid map key: a key must be a scalar".to_owned(),
+                                offset: kspan.start,
+                            });
+                        };
+                        map.insert(name, kspan, node);
+                    }
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+/// go-yaml v2 merge: a map's entries (or each map of a sequence, later ones first so earlier
+/// maps win) are set into the target, overriding keys written before the `<<`.
+fn merge_into(map: &mut Map, value: Node, span: Span) -> Result<(), YamlError> {
+    match value.value {
+        Value::Map(m) => {
+            for e in m.entries() {
+                map.insert(e.key.clone(), e.key_span, e.value.clone());
+            }
+            Ok(())
+        }
+        Value::Seq(items) => {
+            for item in items.into_iter().rev() {
+                match item.value {
+                    Value::Map(m) => {
+                        for e in m.entries() {
+                            map.insert(e.key.clone(), e.key_span, e.value.clone());
+                        }
+                    }
+                    _ => {
+                        return Err(YamlError {
+                            message: "map merge requires map or sequence of maps as the value"
+                                .to_owned(),
+                            offset: span.start,
+                        });
+                    }
+                }
+            }
+            Ok(())
+        }
+        _ => Err(YamlError {
+            message: "map merge requires map or sequence of maps as the value".to_owned(),
+            offset: span.start,
+        }),
+    }
+}
+
+fn count_nodes(n: &Node) -> usize {
+    let mut count = 0;
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        count += 1;
+        match &n.value {
+            Value::Seq(items) => stack.extend(items.iter()),
+            Value::Map(m) => stack.extend(m.entries().iter().map(|e| &e.value)),
+            _ => {}
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> serde_json::Value {
+        let docs = parse_documents(text, Limits::default()).unwrap_or_default();
+        assert_eq!(docs.len(), 1, "{text}");
+        docs[0].root.to_json()
+    }
+
+    #[test]
+    fn spans_point_at_values() {
+        let text = "a:\n  b: [1, two]\n";
+        let docs = parse_documents(text, Limits::default()).unwrap_or_default();
+        let b = docs[0].root.get_path(&["a", "b"]).map(|n| n.span);
+        assert_eq!(
+            b.map(|s| &text[s.start as usize..s.end as usize]),
+            Some("[1, two]")
+        );
+    }
+
+    #[test]
+    fn merge_and_alias() {
+        let v = one("base: &b {cpu: 100m, mem: 1Gi}\nres:\n  <<: *b\n  mem: 2Gi\n");
+        assert_eq!(v["res"], serde_json::json!({"cpu": "100m", "mem": "2Gi"}));
+    }
+
+    #[test]
+    fn alias_bomb_is_bounded() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut prev = 'a';
+        for c in 'b'..='k' {
+            text.push_str(&format!(
+                "{c}: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+            prev = c;
+        }
+        let err = parse_documents(&text, Limits::default());
+        assert!(err.is_err_and(|e| e.message.contains("alias expansion")));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let text = "[".repeat(10_000) + &"]".repeat(10_000);
+        let err = parse_documents(&text, Limits::default());
+        assert!(err.is_err());
+    }
+
+    #[test]
+    fn empty_and_comment_only_documents_are_dropped() {
+        let docs = parse_documents("---\na: 1\n---\n---\n# c\n---\nb: 2\n", Limits::default())
+            .unwrap_or_default();
+        assert_eq!(docs.len(), 2);
+    }
+}

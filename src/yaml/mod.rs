@@ -1,0 +1,10 @@
+//! The spanned YAML layer: documents as [`Node`] trees read the way Kubernetes reads them.
+//!
+//! Knows nothing of Kyverno. Paths into a tree are JSON-pointer-like lists of keys/indices.
+
+mod load;
+mod node;
+mod resolve;
+
+pub use load::{Document, Limits, YamlError, parse_documents};
+pub use node::{Entry, Map, Node, Value};
