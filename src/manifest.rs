@@ -56,7 +56,10 @@ fn expand_lists(root: Node) -> Vec<Node> {
         .get("kind")
         .and_then(Node::as_str)
         .is_some_and(|k| k == "List")
-        && matches!(root.get("items").map(|n| &n.value), Some(Value::Seq(_)) | Some(Value::Null));
+        && matches!(
+            root.get("items").map(|n| &n.value),
+            Some(Value::Seq(_)) | Some(Value::Null)
+        );
     if !is_list {
         return vec![root];
     }
@@ -76,12 +79,17 @@ mod tests {
     use std::sync::Arc;
 
     fn read(text: &str) -> Manifests {
-        read_manifests(&Arc::new(SourceFile::new("m.yaml", text)), Limits::default())
+        read_manifests(
+            &Arc::new(SourceFile::new("m.yaml", text)),
+            Limits::default(),
+        )
     }
 
     #[test]
     fn lists_are_expanded_with_their_own_spans() {
-        let m = read("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\n");
+        let m = read(
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\n",
+        );
         assert_eq!(m.resources.len(), 2);
         assert_eq!(m.resources[1].name, "b");
         let src = m.resources[1].source.clone();
@@ -94,7 +102,13 @@ mod tests {
         let m = read("a: [1\n");
         assert_eq!(m.diagnostics.len(), 1);
         assert_eq!(m.diagnostics[0].code, Code::Yaml);
-        assert!(m.diagnostics[0].location.as_ref().and_then(|l| l.start).is_some());
+        assert!(
+            m.diagnostics[0]
+                .location
+                .as_ref()
+                .and_then(|l| l.start)
+                .is_some()
+        );
         let m = read("foo: bar\n");
         assert!(m.resources.is_empty());
         assert_eq!(m.diagnostics[0].code, Code::NotAResource);

@@ -36,10 +36,11 @@ pub fn exclude_set(globs: &[String]) -> Result<GlobSet, Diagnostic> {
         b.add(glob);
         // `dir/**` style globs should also exclude the directory itself, and a bare name
         // (`vendor`) should exclude that directory wherever it is.
-        if !g.contains('/') {
-            if let Ok(glob) = Glob::new(&format!("**/{g}")) {
-                b.add(glob);
-            }
+        if let Some(glob) = (!g.contains('/'))
+            .then(|| Glob::new(&format!("**/{g}")).ok())
+            .flatten()
+        {
+            b.add(glob);
         }
     }
     b.build()
@@ -54,7 +55,8 @@ fn is_manifest_name(p: &Path) -> bool {
 }
 
 fn is_hidden(name: &std::ffi::OsStr) -> bool {
-    name.to_str().is_some_and(|n| n.starts_with('.') && n != "." && n != "..")
+    name.to_str()
+        .is_some_and(|n| n.starts_with('.') && n != "." && n != "..")
 }
 
 /// Expands the given paths. Problems (missing paths, unreadable directories, link loops) come
@@ -145,7 +147,14 @@ mod tests {
         let d = dir.path();
         std::fs::create_dir_all(d.join("b")).unwrap();
         std::fs::create_dir_all(d.join(".git")).unwrap();
-        for f in ["b/z.yaml", "a.yml", "c.json", "notes.txt", ".git/x.yaml", ".hidden.yaml"] {
+        for f in [
+            "b/z.yaml",
+            "a.yml",
+            "c.json",
+            "notes.txt",
+            ".git/x.yaml",
+            ".hidden.yaml",
+        ] {
             std::fs::write(d.join(f), "a: 1\n").unwrap();
         }
         let (inputs, diags) = discover(&[d.to_path_buf()], &exclude_set(&[]).unwrap());
