@@ -5,6 +5,7 @@
 
 pub mod diagnostic;
 pub mod engine;
+pub mod manifest;
 pub mod matching;
 pub mod number;
 pub mod pattern;

@@ -1,1 +1,198 @@
-//! Input discovery.
+//! Input discovery: positional paths → a sorted, de-duplicated list of files to read.
+//!
+//! Directories are walked recursively in file-name order; hidden entries (`.name`) are skipped;
+//! only `.yaml`, `.yml` and `.json` files are taken from directories (a file named explicitly is
+//! always taken). Symbolic links are followed, and a link back to an ancestor is reported once,
+//! never walked forever. `--exclude` globs apply to every path found.
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use kpol::diagnostic::{Code, Diagnostic, Location};
+
+/// One input to read.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Input {
+    Stdin,
+    File(PathBuf),
+}
+
+impl Input {
+    pub fn display(&self) -> String {
+        match self {
+            Input::Stdin => "<stdin>".to_owned(),
+            Input::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// Builds the exclude matcher; a bad glob is an error diagnostic.
+pub fn exclude_set(globs: &[String]) -> Result<GlobSet, Diagnostic> {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        let glob = Glob::new(g).map_err(|e| {
+            Diagnostic::error(Code::Io, format!("invalid --exclude glob '{g}': {e}"), None)
+        })?;
+        b.add(glob);
+        // `dir/**` style globs should also exclude the directory itself, and a bare name
+        // (`vendor`) should exclude that directory wherever it is.
+        if let Some(glob) = (!g.contains('/'))
+            .then(|| Glob::new(&format!("**/{g}")).ok())
+            .flatten()
+        {
+            b.add(glob);
+        }
+    }
+    b.build()
+        .map_err(|e| Diagnostic::error(Code::Io, format!("invalid --exclude globs: {e}"), None))
+}
+
+fn is_manifest_name(p: &Path) -> bool {
+    matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+fn is_hidden(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| n.starts_with('.') && n != "." && n != "..")
+}
+
+/// Expands the given paths. Problems (missing paths, unreadable directories, link loops) come
+/// back as diagnostics beside the files that could be found.
+pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> (Vec<Input>, Vec<Diagnostic>) {
+    let mut inputs = Vec::new();
+    let mut diags = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            inputs.push(Input::Stdin);
+            continue;
+        }
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => {
+                diags.push(Diagnostic::error(
+                    Code::Io,
+                    format!("cannot read {}: {}", path.display(), io_reason(&e)),
+                    Some(Location::file(path.display().to_string())),
+                ));
+                continue;
+            }
+        };
+        if !meta.is_dir() {
+            if !exclude.is_match(path) {
+                inputs.push(Input::File(path.clone()));
+            }
+            continue;
+        }
+        let walker = walkdir::WalkDir::new(path)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| {
+                e.depth() == 0 || !(is_hidden(e.file_name()) || exclude.is_match(e.path()))
+            });
+        for entry in walker {
+            match entry {
+                Ok(e) => {
+                    let p = e.path();
+                    if e.file_type().is_file() && is_manifest_name(p) {
+                        inputs.push(Input::File(p.to_path_buf()));
+                    }
+                }
+                Err(e) => {
+                    let where_ = e
+                        .path()
+                        .map_or_else(|| path.display().to_string(), |p| p.display().to_string());
+                    let reason = if e.loop_ancestor().is_some() {
+                        "symbolic link loop (not followed)".to_owned()
+                    } else if let Some(io) = e.io_error() {
+                        io_reason(io)
+                    } else {
+                        e.to_string()
+                    };
+                    diags.push(Diagnostic::error(
+                        Code::Io,
+                        format!("cannot read {where_}: {reason}"),
+                        Some(Location::file(where_.clone())),
+                    ));
+                }
+            }
+        }
+    }
+    // Sorted and de-duplicated, so that output never depends on argument order quirks.
+    let mut seen = std::collections::HashSet::new();
+    inputs.retain(|i| seen.insert(i.clone()));
+    (inputs, diags)
+}
+
+/// A short reason without Rust's `(os error N)` suffix.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walks_sorted_skips_hidden_and_other_extensions() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("b")).unwrap();
+        std::fs::create_dir_all(d.join(".git")).unwrap();
+        for f in [
+            "b/z.yaml",
+            "a.yml",
+            "c.json",
+            "notes.txt",
+            ".git/x.yaml",
+            ".hidden.yaml",
+        ] {
+            std::fs::write(d.join(f), "a: 1\n").unwrap();
+        }
+        let (inputs, diags) = discover(&[d.to_path_buf()], &exclude_set(&[]).unwrap());
+        assert!(diags.is_empty());
+        let names: Vec<String> = inputs
+            .iter()
+            .map(|i| match i {
+                Input::File(p) => p.strip_prefix(d).unwrap().display().to_string(),
+                Input::Stdin => "-".into(),
+            })
+            .collect();
+        assert_eq!(names, ["a.yml", "b/z.yaml", "c.json"]);
+    }
+
+    #[test]
+    fn exclude_globs_and_missing_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("vendor")).unwrap();
+        std::fs::write(d.join("vendor/x.yaml"), "a: 1\n").unwrap();
+        std::fs::write(d.join("y.yaml"), "a: 1\n").unwrap();
+        let ex = exclude_set(&["vendor".into()]).unwrap();
+        let (inputs, diags) = discover(&[d.to_path_buf(), d.join("missing.yaml")], &ex);
+        assert_eq!(inputs, vec![Input::File(d.join("y.yaml"))]);
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].message.contains("missing.yaml"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_do_not_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("a")).unwrap();
+        std::fs::write(d.join("a/x.yaml"), "a: 1\n").unwrap();
+        std::os::unix::fs::symlink(d, d.join("a/loop")).unwrap();
+        let (inputs, diags) = discover(&[d.to_path_buf()], &exclude_set(&[]).unwrap());
+        assert_eq!(inputs.len(), 1);
+        assert!(diags.iter().any(|d| d.message.contains("loop")));
+    }
+}

@@ -4,7 +4,8 @@ mod args;
 mod check;
 mod discover;
 mod exit;
-mod inputs;
+mod policies;
+mod render;
 mod test;
 
 use std::process::ExitCode;

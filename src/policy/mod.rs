@@ -3,6 +3,8 @@
 //! Every problem found while loading is a [`Diagnostic`](crate::diagnostic::Diagnostic) that
 //! points into the policy file; an invalid policy is not evaluated.
 
+mod load;
 mod model;
 
+pub use load::{InvalidPolicy, LoadedPolicies, UnsupportedPolicy, load_policies};
 pub use model::{FailureAction, Policy, PolicyKind, Rule, RuleBody, Validate, ValidateCheck};

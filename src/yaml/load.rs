@@ -73,10 +73,8 @@ pub fn parse_documents(text: &str, limits: Limits) -> Result<Vec<Document>, Yaml
             Event::StreamStart | Event::StreamEnd | Event::Anchor(..) => {}
             Event::DocumentStart(..) => builder.reset(),
             Event::DocumentEnd => {
-                if let Some(root) = builder.take_root() {
-                    if !root.is_null() {
-                        docs.push(Document { root, index });
-                    }
+                if let Some(root) = builder.take_root().filter(|r| !r.is_null()) {
+                    docs.push(Document { root, index });
                 }
                 index += 1;
             }
@@ -120,8 +118,8 @@ fn char_to_byte(text: &str, chars: usize) -> u32 {
 }
 
 fn scalar_value(text: &str, style: ScalarStyle, tag: Option<&granit_parser::Tag>) -> Value {
-    if let Some(tag) = tag {
-        if tag.handle() == "tag:yaml.org,2002:" {
+    if let Some(tag) = tag.filter(|t| t.handle() == "tag:yaml.org,2002:") {
+        {
             match tag.suffix() {
                 "str" => return Value::Str(text.to_owned()),
                 "null" => return Value::Null,

@@ -225,3 +225,40 @@ impl Value {
         }
     }
 }
+
+impl Node {
+    /// The place to show for a path into this tree: the node at the deepest existing step
+    /// (Kyverno's failing path may name a field that is missing). A scalar points at its value;
+    /// a map or list at the key that holds it, which is the line a reader looks for. Returns the
+    /// span and how many steps of `path` exist.
+    pub fn locate<S: AsRef<str>>(&self, path: &[S]) -> (crate::source::Span, usize) {
+        let mut node = self;
+        let mut key_span = None;
+        let mut depth = 0;
+        for seg in path {
+            let seg = seg.as_ref();
+            let next = match &node.value {
+                Value::Map(m) => m.entry(seg).map(|e| (&e.value, Some(e.key_span))),
+                Value::Seq(items) => seg
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| items.get(i))
+                    .map(|n| (n, None)),
+                _ => None,
+            };
+            let Some((n, ks)) = next else { break };
+            // Synthetic nodes (a namespace kpol filled in) have no place; stop at the parent.
+            if n.span.is_empty() && ks.is_none_or(|s| s.is_empty()) {
+                break;
+            }
+            node = n;
+            key_span = ks;
+            depth += 1;
+        }
+        let span = match (&node.value, key_span) {
+            (Value::Map(_) | Value::Seq(_), Some(ks)) if !ks.is_empty() => ks,
+            _ => node.span,
+        };
+        (span, depth)
+    }
+}

@@ -54,10 +54,11 @@ fn resolve_number(s: &str) -> Option<Value> {
             GoInt::Unsigned(u) => Value::Float(u as f64),
         });
     }
-    if is_yaml_style_float(&plain) {
-        if let Ok(f) = plain.parse::<f64>() {
-            return Some(Value::Float(f));
-        }
+    if let Some(f) = is_yaml_style_float(&plain)
+        .then(|| plain.parse::<f64>().ok())
+        .flatten()
+    {
+        return Some(Value::Float(f));
     }
     let (neg, digits) = match plain.strip_prefix("-0b") {
         Some(d) => (true, d),

@@ -1,0 +1,137 @@
+//! The policy set of a run: the files named with `-p`, or kpol's embedded defaults.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kpol::diagnostic::{Code, Diagnostic, Location};
+use kpol::policy::{Policy, load_policies};
+use kpol::source::{SourceFile, Span};
+use kpol::yaml::{Limits, parse_documents};
+
+use super::discover::{Input, discover, exclude_set, io_reason};
+
+/// kpol's default policies, compiled into the binary (`policies/`).
+const DEFAULTS: &[(&str, &str)] = &[
+    (
+        "policies/require-resource-limits.yaml",
+        include_str!("../../policies/require-resource-limits.yaml"),
+    ),
+    (
+        "policies/disallow-privileged-containers.yaml",
+        include_str!("../../policies/disallow-privileged-containers.yaml"),
+    ),
+    (
+        "policies/disallow-latest-tag.yaml",
+        include_str!("../../policies/disallow-latest-tag.yaml"),
+    ),
+    (
+        "policies/disallow-host-namespaces.yaml",
+        include_str!("../../policies/disallow-host-namespaces.yaml"),
+    ),
+    (
+        "policies/require-probes.yaml",
+        include_str!("../../policies/require-probes.yaml"),
+    ),
+    (
+        "policies/add-default-labels.yaml",
+        include_str!("../../policies/add-default-labels.yaml"),
+    ),
+];
+
+/// Policies loaded for a run, and what went wrong loading them.
+pub struct PolicySet {
+    pub policies: Vec<Policy>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Loads the policies from `paths`, or the embedded defaults when `paths` is empty.
+pub fn load(paths: &[PathBuf]) -> PolicySet {
+    let mut texts: Vec<(String, String)> = Vec::new();
+    let mut diagnostics = Vec::new();
+    if paths.is_empty() {
+        texts.extend(
+            DEFAULTS
+                .iter()
+                .map(|(n, t)| ((*n).to_owned(), (*t).to_owned())),
+        );
+    } else {
+        let none = exclude_set(&[]).unwrap_or_default();
+        let (inputs, diags) = discover(paths, &none);
+        diagnostics.extend(diags);
+        for input in inputs {
+            match read(&input) {
+                Ok(text) => texts.push((input.display(), text)),
+                Err(d) => diagnostics.push(d),
+            }
+        }
+    }
+    let mut policies = Vec::new();
+    for (name, text) in texts {
+        let source = Arc::new(SourceFile::new(name, text));
+        let docs = match parse_documents(source.text(), Limits::default()) {
+            Ok(d) => d,
+            Err(e) => {
+                diagnostics.push(Diagnostic::error(
+                    Code::Yaml,
+                    format!("invalid YAML: {}", e.message),
+                    Some(Location::at(&source, Span::new(e.offset, e.offset))),
+                ));
+                continue;
+            }
+        };
+        let loaded = load_policies(&source, docs);
+        diagnostics.extend(loaded.diagnostics);
+        for u in &loaded.unsupported {
+            diagnostics.push(Diagnostic::warning(
+                Code::UnsupportedPolicy,
+                format!(
+                    "{} {} is not evaluated: kpol does not support this policy kind yet",
+                    u.kind, u.name
+                ),
+                Some(Location::file(source.name())),
+            ));
+        }
+        policies.extend(loaded.policies);
+    }
+    PolicySet {
+        policies,
+        diagnostics,
+    }
+}
+
+/// Reads an input as UTF-8 text, or says why not.
+pub fn read(input: &Input) -> Result<String, Diagnostic> {
+    let bytes = match input {
+        Input::Stdin => {
+            let mut buf = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map(|_| buf)
+        }
+        Input::File(p) => std::fs::read(p),
+    }
+    .map_err(|e| {
+        Diagnostic::error(
+            Code::Io,
+            format!("cannot read {}: {}", input.display(), io_reason(&e)),
+            Some(Location::file(input.display())),
+        )
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let valid = std::str::from_utf8(&e.as_bytes()[..offset]).unwrap_or("");
+        let line = valid.matches('\n').count() + 1;
+        let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Diagnostic::error(
+            Code::Encoding,
+            format!("not UTF-8 text (invalid byte at offset {offset}); is this a binary file?"),
+            Some(Location {
+                file: input.display(),
+                span: Span::EMPTY,
+                start: Some(kpol::source::LineCol {
+                    line: u32::try_from(line).unwrap_or(u32::MAX),
+                    column: u32::try_from(column).unwrap_or(u32::MAX),
+                }),
+                end: None,
+            }),
+        )
+    })
+}

@@ -1,0 +1,124 @@
+//! Human output: one diagnostic per failing (resource, rule) with a source snippet, then
+//! Kyverno's summary line. No colour, no terminal width: the same bytes everywhere.
+
+use std::io::{self, Write};
+
+use kpol::diagnostic::{Diagnostic, Severity};
+use kpol::report::Status;
+use kpol::source::{LineCol, SourceFile};
+
+use crate::cli::check::{CheckReport, Finding};
+
+pub fn write(report: &CheckReport) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    render(report, &mut out)?;
+    out.flush()
+}
+
+pub fn render(report: &CheckReport, out: &mut impl Write) -> io::Result<()> {
+    for d in &report.diagnostics {
+        diagnostic(d, report.verbose, out)?;
+    }
+    for file in &report.files {
+        for d in &file.diagnostics {
+            diagnostic(d, report.verbose, out)?;
+        }
+        for f in &file.findings {
+            finding(f, report.verbose, out)?;
+        }
+    }
+    let s = &report.summary;
+    writeln!(
+        out,
+        "pass: {}, fail: {}, warn: {}, error: {}, skip: {}",
+        s.pass, s.fail, s.warn, s.error, s.skip
+    )
+}
+
+fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut impl Write) -> io::Result<()> {
+    let level = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info if verbose => "info",
+        Severity::Info => return Ok(()),
+    };
+    writeln!(out, "{level}[{}]: {}", d.code.as_str(), d.message)?;
+    if let Some(loc) = &d.location {
+        match loc.start {
+            Some(lc) => writeln!(out, "  --> {}:{}:{}", loc.file, lc.line, lc.column)?,
+            None => writeln!(out, "  --> {}", loc.file)?,
+        }
+    }
+    writeln!(out)
+}
+
+fn finding(f: &Finding, verbose: bool, out: &mut impl Write) -> io::Result<()> {
+    let shown = matches!(f.status, Status::Fail | Status::Warn | Status::Error);
+    if !shown {
+        if verbose {
+            writeln!(
+                out,
+                "{}[{}/{}]: {} ({})",
+                f.status.as_str(),
+                f.policy,
+                f.rule,
+                f.response.message,
+                f.resource
+            )?;
+        }
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}[{}/{}]: {}",
+        f.status.as_str(),
+        f.policy,
+        f.rule,
+        f.response.message
+    )?;
+    let file = f.source.as_deref();
+    if let (Some(src), Some(start)) = (file, f.start) {
+        writeln!(out, "  --> {}:{}:{}", src.name(), start.line, start.column)?;
+        snippet(src, start, f.end, f.response.kyverno_path().as_deref(), out)?;
+    }
+    writeln!(
+        out,
+        "   = resource: {} ({})",
+        f.resource,
+        f.response.failure_action.as_str()
+    )?;
+    writeln!(out)
+}
+
+fn snippet(
+    src: &SourceFile,
+    start: LineCol,
+    end: Option<LineCol>,
+    label: Option<&str>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let line = src.line_text(start.line);
+    let gutter = start.line.to_string().len();
+    let pad = " ".repeat(gutter);
+    let width = match end {
+        Some(e) if e.line == start.line && e.column > start.column => e.column - start.column,
+        _ => {
+            let rest = line.chars().count() + 1;
+            (rest as u32).saturating_sub(start.column).max(1)
+        }
+    };
+    let indent: String = line
+        .chars()
+        .take(start.column.saturating_sub(1) as usize)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    writeln!(out, "{pad} |")?;
+    writeln!(out, "{} | {}", start.line, line)?;
+    write!(out, "{pad} | {indent}{}", "^".repeat(width as usize))?;
+    match label {
+        Some(l) => writeln!(out, " {l}")?,
+        None => writeln!(out)?,
+    }
+    writeln!(out, "{pad} |")
+}

@@ -1,0 +1,83 @@
+//! `--format json`: one JSON document, schema version 1 (docs/OUTPUT.md).
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use kpol::diagnostic::Diagnostic;
+use kpol::source::LineCol;
+
+use crate::cli::check::{CheckReport, Summary};
+
+#[derive(Serialize)]
+struct Document<'a> {
+    version: u32,
+    results: Vec<Result<'a>>,
+    diagnostics: Vec<&'a Diagnostic>,
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct Result<'a> {
+    policy: &'a str,
+    rule: &'a str,
+    result: &'a str,
+    action: &'a str,
+    message: &'a str,
+    resource: Resource<'a>,
+    file: Option<&'a str>,
+    start: Option<LineCol>,
+    end: Option<LineCol>,
+    path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unsupported: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Resource<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'a str,
+    kind: &'a str,
+    namespace: &'a str,
+    name: &'a str,
+}
+
+pub fn write(report: &CheckReport) -> io::Result<()> {
+    let doc = Document {
+        version: 1,
+        results: report
+            .files
+            .iter()
+            .flat_map(|f| f.findings.iter())
+            .map(|f| Result {
+                policy: &f.policy,
+                rule: &f.rule,
+                result: f.status.as_str(),
+                action: f.response.failure_action.as_str(),
+                message: &f.response.message,
+                resource: Resource {
+                    api_version: &f.api_version,
+                    kind: &f.kind,
+                    namespace: &f.namespace,
+                    name: &f.name,
+                },
+                file: f.source.as_deref().map(|s| s.name()),
+                start: f.start,
+                end: f.end,
+                path: f.response.kyverno_path(),
+                unsupported: f.response.unsupported.as_deref(),
+            })
+            .collect(),
+        diagnostics: report
+            .diagnostics
+            .iter()
+            .chain(report.files.iter().flat_map(|f| f.diagnostics.iter()))
+            .collect(),
+        summary: report.summary,
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::other)?;
+    writeln!(out)?;
+    out.flush()
+}
