@@ -1,9 +1,10 @@
 //! The bridge to the policy loader: one policy file → policies to evaluate, invalid policies
 //! (rows `Invalid Policy`, match.md §1.4) and policies of kinds kpol does not evaluate.
 
-use kpol::policy::Policy;
+use kpol::diagnostic::Code;
+use kpol::policy::{Policy, load_policies};
 use kpol::source::Source;
-use kpol::yaml::{Document, Node};
+use kpol::yaml::Document;
 
 /// What one policy file contributed.
 #[derive(Default)]
@@ -28,22 +29,27 @@ impl PolicySet {
 
 /// Loads the policies of one parsed file.
 pub fn load_file(source: &Source, docs: Vec<Document>) -> PolicySet {
-    // Until the policy loader lands every policy is reported unsupported: no row can pass by
-    // accident.
-    let _ = source;
-    let mut set = PolicySet::default();
-    for d in docs {
-        let kind = d.root.get("kind").and_then(Node::as_str).unwrap_or("");
-        let name = d
-            .root
-            .get_path(&["metadata", "name"])
-            .and_then(Node::as_str)
-            .unwrap_or("");
-        if !kind.is_empty() {
-            set.unsupported.push((name.to_owned(), kind.to_owned()));
-        }
+    let loaded = load_policies(source, docs);
+    PolicySet {
+        policies: loaded.policies,
+        invalid: loaded
+            .invalid
+            .into_iter()
+            .map(|p| (p.name, p.reason))
+            .collect(),
+        unsupported: loaded
+            .unsupported
+            .into_iter()
+            .map(|p| (p.name, p.kind))
+            .collect(),
+        // Invalid and unsupported policies become rows; other problems are printed.
+        errors: loaded
+            .diagnostics
+            .into_iter()
+            .filter(|d| !matches!(d.code, Code::InvalidPolicy | Code::UnsupportedPolicy))
+            .map(|d| format!("{}: {}", d.position(), d.message))
+            .collect(),
     }
-    set
 }
 
 /// How a policy kind kpol does not evaluate is named in an `unsupported:` reason.

@@ -69,21 +69,40 @@ impl FileReport {
         out
     }
 
-    /// A short reason for a failing file: its error, else its first not-ok row's reason.
+    /// A short reason for a failing file: its error, else the distinct reasons of its not-ok
+    /// rows in order of appearance (at most three).
     pub fn failure_reason(&self) -> Option<String> {
-        if let Some(e) = &self.error {
+        if let Some(e) = self
+            .error
+            .as_ref()
+            .or_else(|| self.tests.iter().find_map(|t| t.error.as_ref()))
+        {
             return Some(format!("error: {e}"));
         }
+        let mut reasons: Vec<String> = Vec::new();
         for t in &self.tests {
-            if let Some(e) = &t.error {
-                return Some(format!("error: {e}"));
+            let missing = t
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("failed to load resources"));
+            for r in t.rows.iter().filter(|r| !r.ok) {
+                let mut reason = r.reason.clone();
+                if missing && reason == "Not found" {
+                    reason.push_str(" (a resource file is missing)");
+                }
+                if !reasons.contains(&reason) {
+                    reasons.push(reason);
+                }
             }
         }
-        self.tests
-            .iter()
-            .flat_map(|t| &t.rows)
-            .find(|r| !r.ok)
-            .map(|r| r.reason.clone())
+        if reasons.is_empty() {
+            return None;
+        }
+        if reasons.len() > 3 {
+            reasons.truncate(3);
+            reasons.push("…".to_owned());
+        }
+        Some(reasons.join("; "))
     }
 }
 
