@@ -158,3 +158,155 @@ fn kyverno_policy_library_ratchet() {
         panic!("{msg}");
     }
 }
+
+// ---- kpol's own fixtures (testdata/test/) ----
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/test")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `(rule, resource, actual, ok, reason)` of every row of the first file.
+fn rows_of(json: &Value) -> Vec<(String, String, String, bool, String)> {
+    json["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+            (
+                s("rule"),
+                s("resource"),
+                s("actual"),
+                r["ok"].as_bool().unwrap_or(false),
+                s("reason"),
+            )
+        })
+        .collect()
+}
+
+// The row rules of cli-compat.md §8 on a small test: Excluded, Not found, Invalid Policy,
+// a CEL policy and a mutate rule reported unsupported (never passing), and the fallback to
+// every resource when a name matches nothing.
+#[test]
+fn fixture_rows_follow_kyverno_rules() {
+    let (code, json, _) = kpol_test(&[&fixture("rows")]);
+    assert_eq!(code, 1, "rows failed, nothing incomplete");
+    let rows = rows_of(&json);
+    let row = |i: usize| rows[i].clone();
+    let s = |x: &str| x.to_owned();
+    assert_eq!(
+        row(0),
+        (
+            s("check-team"),
+            s("v1/Service/apps/frontend"),
+            s("excluded"),
+            true,
+            s("")
+        )
+    );
+    assert_eq!(
+        row(1),
+        (
+            s("check-team"),
+            s("v1/Pod/apps/labelled"),
+            s("not found"),
+            false,
+            s("Not found")
+        )
+    );
+    assert_eq!(
+        row(2),
+        (
+            s("any-rule"),
+            s("v1/Pod/apps/labelled"),
+            s("invalid policy"),
+            true,
+            s("")
+        )
+    );
+    assert_eq!(row(3).4, "unsupported: cel (ValidatingPolicy)");
+    assert_eq!(
+        row(4),
+        (
+            s("add-owner-label"),
+            s("v1/Pod/default/unlabelled"),
+            s("unsupported"),
+            false,
+            s("unsupported: mutate")
+        )
+    );
+    // `typo` names no resource: all three are checked (two Pods matched, a Service excluded).
+    let fallback: Vec<_> = rows[5..].iter().map(|r| (r.1.as_str(), r.3)).collect();
+    assert_eq!(
+        fallback,
+        [
+            ("v1/Pod/apps/labelled", false),
+            ("v1/Pod/default/unlabelled", false),
+            ("v1/Service/apps/frontend", true)
+        ]
+    );
+    assert_eq!(json["totals"]["rows"], 8);
+    assert_eq!(json["totals"]["skip"], 3);
+}
+
+// A test file of Kyverno ≤ 1.14 (top-level name; resource/status/namespace) still runs.
+#[test]
+fn fixture_legacy_fields_are_accepted_with_a_warning() {
+    let (code, json, _) = kpol_test(&[&fixture("legacy")]);
+    assert_eq!(code, 0);
+    let file = &json["files"][0];
+    assert_eq!(file["ok"], true);
+    let warnings = file["warnings"].as_array().expect("warnings");
+    assert!(warnings.iter().any(|w| {
+        w.as_str()
+            .is_some_and(|w| w.contains("deprecated result field(s) resource, status, namespace"))
+    }));
+    assert_eq!(rows_of(&json)[0].1, "v1/Service/apps/frontend");
+}
+
+// A bad test names the file and line:column; the file's other test and the other files still
+// run, and the exit code says the run was incomplete.
+#[test]
+fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
+    let (code, json, stderr) = kpol_test(&[&fixture("")]);
+    assert_eq!(code, 2, "{stderr}");
+    let files = json["files"].as_array().expect("files");
+    let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
+    assert_eq!(names.len(), 3);
+    assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
+    let reason = files[0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.ends_with("broken/kyverno-test.yaml:22:1: test: unknown field \"resource\""),
+        "{reason}"
+    );
+    let first_test_rows = json["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["test"] == "first-test-runs")
+        .count();
+    assert_eq!(first_test_rows, 1);
+}
+
+// Parallel evaluation does not change a byte of the output.
+#[test]
+fn fixture_output_is_identical_for_any_thread_count() {
+    let run = |j: &str| {
+        Command::new(env!("CARGO_BIN_EXE_kpol"))
+            .args(["-j", j, "test", &fixture(""), "--detailed-results"])
+            .output()
+            .expect("run kpol")
+    };
+    let (a, b) = (run("1"), run("4"));
+    assert_eq!(a.stdout, b.stdout);
+    assert_eq!(a.status.code(), b.status.code());
+    let text = String::from_utf8_lossy(&a.stdout);
+    assert!(
+        text.contains("\nTest Summary: 5 tests passed and 5 tests failed\n"),
+        "{text}"
+    );
+}
