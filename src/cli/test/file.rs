@@ -11,11 +11,12 @@ use super::load::{self, read_yaml};
 use super::policies::unsupported_feature;
 use super::report::{FileReport, TestReport};
 use super::rows::{self, Context};
+use super::select::Selector;
 use super::spec::{self, TestSpec};
 use kpol::engine::Engine;
 use kpol::request::Operation;
 
-pub fn run_file(path: &Path) -> FileReport {
+pub fn run_file(path: &Path, selector: &Selector) -> FileReport {
     let mut report = FileReport {
         path: path.display().to_string(),
         ..FileReport::default()
@@ -30,7 +31,14 @@ pub fn run_file(path: &Path) -> FileReport {
     let dir = path.parent().unwrap_or(Path::new("."));
     for doc in docs {
         let test = match spec::parse_test(&src, &doc.root) {
-            Ok(t) => run_test(dir, t),
+            Ok(mut t) => {
+                t.results = selector.apply(&t.results);
+                // A test with no (selected) result entries is skipped, as upstream does.
+                if t.results.is_empty() {
+                    continue;
+                }
+                run_test(dir, t)
+            }
             Err(e) => TestReport::failed(&e, String::new()),
         };
         report.tests.push(test);

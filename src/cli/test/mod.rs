@@ -14,6 +14,7 @@ mod load;
 mod policies;
 mod report;
 mod rows;
+mod select;
 mod spec;
 mod values;
 
@@ -35,7 +36,20 @@ pub fn run(args: TestArgs) -> u8 {
             Err(e) => missing.push(e),
         }
     }
-    let files: Vec<FileReport> = paths.par_iter().map(|p| file::run_file(p)).collect();
+    let selector = select::Selector::parse(&args.test_case_selector);
+    if !selector.errors.is_empty() {
+        eprintln!("Filter errors:");
+        for e in &selector.errors {
+            eprintln!("  Error: {e}");
+        }
+    }
+    if paths.is_empty() && args.require_tests {
+        missing.push("no tests found".to_owned());
+    }
+    let files: Vec<FileReport> = paths
+        .par_iter()
+        .map(|p| file::run_file(p, &selector))
+        .collect();
     let totals = Totals::of(&files);
     let text = match args.format {
         Format::Json => json::render(&files, &totals, args.detailed_results),
