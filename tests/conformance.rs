@@ -90,7 +90,12 @@ fn kyverno_policy_library_ratchet() {
         if f["ok"].as_bool() == Some(true) {
             passing.push(rel);
         } else {
-            let reason = f["reason"].as_str().unwrap_or("failed").replace('\n', " ");
+            // Paths in reasons are made relative so the list reads the same on every machine.
+            let reason = f["reason"]
+                .as_str()
+                .unwrap_or("failed")
+                .replace('\n', " ")
+                .replace(&prefix, "");
             failing.insert(rel, reason);
         }
     }

@@ -118,7 +118,9 @@ fn is_yaml(path: &Path) -> bool {
 }
 
 /// Resources (§4): a directory as the *first* path replaces the list by the YAML files
-/// directly inside it; unreadable files are skipped with a warning; duplicates keep the first.
+/// directly inside it; duplicates keep the first. Deliberate difference: Kyverno skips an
+/// unreadable resource file with a warning (and then silently checks nothing for it); kpol
+/// stops the test with an error naming the file.
 fn load_resources(
     dir: &Path,
     paths: &[String],
@@ -137,13 +139,6 @@ fn load_resources(
     }
     let mut out: Vec<Resource> = Vec::new();
     for file in files {
-        if let Err(e) = std::fs::metadata(&file) {
-            warnings.push(format!(
-                "failed to load resources: {}. error: {e}",
-                file.display()
-            ));
-            continue;
-        }
         let (src, docs) = read_yaml(&file)?;
         for d in docs {
             let Ok(r) = Resource::from_document(d.root, Some(src.clone()), d.index) else {

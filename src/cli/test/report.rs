@@ -81,15 +81,8 @@ impl FileReport {
         }
         let mut reasons: Vec<String> = Vec::new();
         for t in &self.tests {
-            let missing = t
-                .warnings
-                .iter()
-                .any(|w| w.starts_with("failed to load resources"));
             for r in t.rows.iter().filter(|r| !r.ok) {
-                let mut reason = r.reason.clone();
-                if missing && reason == "Not found" {
-                    reason.push_str(" (a resource file is missing)");
-                }
+                let reason = r.reason.clone();
                 if !reasons.contains(&reason) {
                     reasons.push(reason);
                 }

@@ -133,13 +133,6 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
             });
         }
     }
-    if rows.is_empty() {
-        // No resources at all.
-        rows.push(match cx.invalid.iter().find(|(n, _)| n == policy_name) {
-            Some((_, why)) => fixed_row(entry, None, "invalid policy", true, "Invalid Policy", why),
-            None => fixed_row(entry, None, "not found", false, "Not found", "Not found"),
-        });
-    }
     rows
 }
 
