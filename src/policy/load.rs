@@ -274,4 +274,4 @@ fn build_policy(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
