@@ -50,7 +50,8 @@ fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> V
         }
     }
     let mut out = Vec::new();
-    for rule in &policy.rules {
+    // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).
+    for rule in policy.validate_rules(&resource.kind) {
         let RuleBody::Validate(_) = &rule.body else {
             continue;
         };

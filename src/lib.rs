@@ -3,6 +3,7 @@
 //! The engine is this library; the `kpol` binary (`src/main.rs`, `src/cli/`) only reads
 //! arguments and files, and renders what the engine returns.
 
+pub mod autogen;
 pub mod diagnostic;
 pub mod engine;
 pub mod manifest;

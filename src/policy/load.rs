@@ -1,18 +1,32 @@
-//! Placeholder until the policy loader lands (branch `policy`).
+//! Policy documents → [`LoadedPolicies`] (match.md §1): recognising policy kinds, expanding
+//! `List`s, applying CRD defaults, running Kyverno's policy validation (§1.4) and autogen (§8).
 
-use super::Policy;
-use crate::diagnostic::{Diagnostic, Location};
+use std::collections::BTreeMap;
+
+use super::build::{build_rule, read_spec};
+use super::fields::{FieldError, as_map, opt_map, opt_seq, opt_str, opt_str_map};
+use super::model::{Policy, PolicyKind};
+use super::validate::{self, Invalid};
+use crate::diagnostic::{Code, Diagnostic, Location};
+use crate::matching::Schema;
 use crate::source::Source;
 use crate::yaml::{Document, Node};
 
+/// Everything found in a set of policy documents.
+#[derive(Debug, Default)]
 pub struct LoadedPolicies {
+    /// Valid ClusterPolicy/Policy documents, in document order, autogen rules included.
     pub policies: Vec<Policy>,
+    /// Policies that failed Kyverno's policy validation: not evaluated.
     pub invalid: Vec<InvalidPolicy>,
+    /// Policy kinds kpol does not evaluate (CEL policy kinds, admission policies, cleanup).
     pub unsupported: Vec<UnsupportedPolicy>,
+    /// `PolicyException` documents (used by the exceptions layer).
     pub exceptions: Vec<Node>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
+#[derive(Clone, Debug, PartialEq)]
 pub struct InvalidPolicy {
     pub name: String,
     pub namespace: Option<String>,
@@ -21,19 +35,243 @@ pub struct InvalidPolicy {
     pub location: Option<Location>,
 }
 
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnsupportedPolicy {
     pub name: String,
     pub namespace: Option<String>,
     pub kind: String,
+    pub api_version: String,
+    pub location: Option<Location>,
 }
 
+/// Kinds of Kyverno's CEL policies and Kubernetes admission policies that the Kyverno CLI
+/// loads from policy files but kpol does not evaluate.
+const UNSUPPORTED_KINDS: &[&str] = &[
+    "ValidatingPolicy",
+    "NamespacedValidatingPolicy",
+    "MutatingPolicy",
+    "NamespacedMutatingPolicy",
+    "ImageValidatingPolicy",
+    "NamespacedImageValidatingPolicy",
+    "GeneratingPolicy",
+    "NamespacedGeneratingPolicy",
+    "DeletingPolicy",
+    "NamespacedDeletingPolicy",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "CleanupPolicy",
+    "ClusterCleanupPolicy",
+];
+
+/// Loads the policy documents of one file.
 pub fn load_policies(source: &Source, docs: Vec<Document>) -> LoadedPolicies {
-    let _ = (source, docs);
-    LoadedPolicies {
-        policies: Vec::new(),
-        invalid: Vec::new(),
-        unsupported: Vec::new(),
-        exceptions: Vec::new(),
-        diagnostics: Vec::new(),
+    let mut out = LoadedPolicies::default();
+    for doc in docs {
+        for node in expand_lists(doc.root) {
+            load_document(source, node, &mut out);
+        }
+    }
+    out
+}
+
+/// `v1/List` documents are replaced by their items (load.go).
+fn expand_lists(root: Node) -> Vec<Node> {
+    let is_list = root.get("apiVersion").and_then(Node::as_str) == Some("v1")
+        && root.get("kind").and_then(Node::as_str) == Some("List");
+    if !is_list {
+        return vec![root];
+    }
+    match root.get("items").and_then(Node::as_seq) {
+        Some(items) => items.iter().cloned().flat_map(expand_lists).collect(),
+        None => Vec::new(),
     }
 }
+
+fn load_document(source: &Source, node: Node, out: &mut LoadedPolicies) {
+    let api_version = node.get("apiVersion").and_then(Node::as_str).unwrap_or("");
+    let kind = node.get("kind").and_then(Node::as_str).unwrap_or("");
+    if api_version.is_empty() || kind.is_empty() {
+        out.diagnostics.push(Diagnostic::warning(
+            Code::NotAResource,
+            "document without apiVersion/kind skipped",
+            Some(Location::at(source, node.span)),
+        ));
+        return;
+    }
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let kyverno_v1 = matches!(api_version, "kyverno.io/v1" | "kyverno.io/v2beta1");
+    match kind {
+        "ClusterPolicy" | "Policy" if kyverno_v1 => load_policy(source, node, out),
+        "PolicyException" if group.ends_with("kyverno.io") => out.exceptions.push(node),
+        _ if UNSUPPORTED_KINDS.contains(&kind)
+            || (matches!(kind, "ClusterPolicy" | "Policy") && group == "kyverno.io") =>
+        {
+            let name = meta_str(&node, "name");
+            let namespace = node
+                .get_path(&["metadata", "namespace"])
+                .and_then(Node::as_str)
+                .map(str::to_owned);
+            let location = Some(Location::at(source, node.span));
+            out.diagnostics.push(Diagnostic::warning(
+                Code::UnsupportedPolicy,
+                format!("{kind} {name} ({api_version}) is not evaluated by kpol"),
+                location.clone(),
+            ));
+            out.unsupported.push(UnsupportedPolicy {
+                name,
+                namespace,
+                kind: kind.to_owned(),
+                api_version: api_version.to_owned(),
+                location,
+            });
+        }
+        // Other documents (a Deployment among policies...) are ignored. The Kyverno CLI fails
+        // the whole load with "policy type not supported" for known built-in kinds; kpol keeps
+        // going on purpose so mixed files stay usable.
+        _ => {}
+    }
+}
+
+fn meta_str(node: &Node, key: &str) -> String {
+    node.get_path(&["metadata", key])
+        .and_then(Node::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn load_policy(source: &Source, node: Node, out: &mut LoadedPolicies) {
+    let kind = if node.get("kind").and_then(Node::as_str) == Some("Policy") {
+        PolicyKind::Policy
+    } else {
+        PolicyKind::ClusterPolicy
+    };
+    let kind_str = match kind {
+        PolicyKind::Policy => "Policy",
+        PolicyKind::ClusterPolicy => "ClusterPolicy",
+    };
+    let name = meta_str(&node, "name");
+    let written_ns = node
+        .get_path(&["metadata", "namespace"])
+        .and_then(Node::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
+    // A namespaced Policy without a namespace gets `default` (match.md §1.2).
+    let namespace = match kind {
+        PolicyKind::Policy => Some(written_ns.clone().unwrap_or_else(|| "default".to_owned())),
+        PolicyKind::ClusterPolicy => written_ns.clone(),
+    };
+    match build_policy(source, &node, kind, &name) {
+        Ok(policy) => out.policies.push(policy),
+        Err(inv) => {
+            let location = Some(Location::at(source, inv.span));
+            out.diagnostics.push(Diagnostic::error(
+                Code::InvalidPolicy,
+                format!("{kind_str} {name}: {}", inv.reason),
+                location.clone(),
+            ));
+            out.invalid.push(InvalidPolicy {
+                name,
+                namespace,
+                kind: kind_str.to_owned(),
+                reason: inv.reason,
+                location,
+            });
+        }
+    }
+}
+
+fn field(e: FieldError) -> Invalid {
+    Invalid {
+        reason: e.message,
+        span: e.span,
+    }
+}
+
+fn build_policy(
+    source: &Source,
+    node: &Node,
+    kind: PolicyKind,
+    name: &str,
+) -> Result<Policy, Invalid> {
+    let root = as_map(node, "").map_err(field)?;
+    let api_version = opt_str(root, "apiVersion", "")
+        .map_err(field)?
+        .unwrap_or("")
+        .to_owned();
+    let schema = if api_version == "kyverno.io/v2beta1" {
+        Schema::V2beta1
+    } else {
+        Schema::V1
+    };
+    let meta = opt_map(root, "metadata", "").map_err(field)?;
+    let written_ns = meta
+        .and_then(|m| m.get("namespace"))
+        .and_then(Node::as_str)
+        .filter(|s| !s.is_empty());
+    let annotations: BTreeMap<String, String> = match meta {
+        Some(m) => opt_str_map(m, "annotations", "metadata")
+            .map_err(field)?
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    let spec_node = root
+        .get("spec")
+        .ok_or_else(|| Invalid::new("spec: Required value", node.span))?;
+    let spec = as_map(spec_node, "spec").map_err(field)?;
+    let fields = read_spec(spec, spec_node).map_err(field)?;
+    let rule_nodes = opt_seq(spec, "rules", "spec")
+        .map_err(field)?
+        .unwrap_or(&[]);
+
+    let ctx = validate::PolicyCtx {
+        kind,
+        name,
+        namespace: written_ns,
+        annotations: &annotations,
+        node,
+        spec,
+        rule_nodes,
+        background: fields.background,
+        admission: fields.admission,
+    };
+    validate::check_document(&ctx)?;
+
+    let mut rules = Vec::with_capacity(rule_nodes.len());
+    for (i, r) in rule_nodes.iter().enumerate() {
+        rules.push(build_rule(r, &format!("spec.rules[{i}]"), schema, false).map_err(field)?);
+    }
+    let autogen = crate::autogen::compute(&rules, &annotations, schema);
+    validate::check_rules(&ctx, &rules, &autogen.all)?;
+
+    let namespace = match kind {
+        PolicyKind::Policy => Some(written_ns.unwrap_or("default").to_owned()),
+        PolicyKind::ClusterPolicy => None,
+    };
+    Ok(Policy {
+        name: name.to_owned(),
+        namespace,
+        kind,
+        source: source.clone(),
+        annotations,
+        validation_failure_action: fields.validation_failure_action,
+        apply_one: fields.apply_one,
+        background: fields.background,
+        rules: autogen.all,
+        raw: node.clone(),
+        api_version,
+        admission: fields.admission,
+        failure_action_overrides: fields.failure_action_overrides,
+        match_conditions: fields.match_conditions,
+        autogen: super::model::Autogen {
+            spec_rules: rules,
+            by_kind: autogen.by_kind,
+        },
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

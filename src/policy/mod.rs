@@ -3,8 +3,14 @@
 //! Every problem found while loading is a [`Diagnostic`](crate::diagnostic::Diagnostic) that
 //! points into the policy file; an invalid policy is not evaluated.
 
+mod build;
+pub(crate) mod fields;
 mod load;
 mod model;
+mod validate;
 
+pub use build::build_rule;
 pub use load::{InvalidPolicy, LoadedPolicies, UnsupportedPolicy, load_policies};
-pub use model::{FailureAction, Policy, PolicyKind, Rule, RuleBody, Validate, ValidateCheck};
+pub use model::{
+    Autogen, FailureAction, Policy, PolicyKind, Rule, RuleBody, Validate, ValidateCheck,
+};

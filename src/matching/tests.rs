@@ -1,0 +1,188 @@
+//! Matching tests: every filter attribute, any/all/flat, match vs exclude user info.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::request::{Operation, UserInfo};
+use crate::yaml::{Limits, parse_documents};
+
+fn node(text: &str) -> Node {
+    parse_documents(text, Limits::default())
+        .unwrap()
+        .remove(0)
+        .root
+}
+
+fn block(text: &str) -> MatchBlock {
+    MatchBlock::compile(&node(text), "match", Schema::V1).unwrap()
+}
+
+fn res(text: &str) -> Resource {
+    Resource::from_document(node(text), None, 0).unwrap()
+}
+
+fn pod(ns: &str, name: &str) -> Resource {
+    res(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: {ns}, labels: {{app: web}}, annotations: {{team: core}}}}\n"
+    ))
+}
+
+fn req() -> Request {
+    Request::default()
+}
+
+#[test]
+fn kinds_any_all_flat() {
+    let p = pod("default", "p");
+    assert!(block("resources: {kinds: [Pod]}").selects(&p, &req()));
+    assert!(!block("resources: {kinds: [Service]}").selects(&p, &req()));
+    assert!(
+        block("any: [{resources: {kinds: [Service]}}, {resources: {kinds: [v1/Pod]}}]")
+            .selects(&p, &req())
+    );
+    assert!(
+        !block("all: [{resources: {kinds: [Service]}}, {resources: {kinds: [Pod]}}]")
+            .selects(&p, &req())
+    );
+    assert!(
+        block("all: [{resources: {kinds: ['*']}}, {resources: {kinds: [Pod]}}]")
+            .selects(&p, &req())
+    );
+    // An empty match never matches.
+    assert!(!block("{}").selects(&p, &req()));
+    assert!(!block("any: [{resources: {}}]").selects(&p, &req()));
+}
+
+#[test]
+fn names_and_generate_name() {
+    let p = pod("default", "web-1");
+    assert!(block("resources: {kinds: [Pod], names: [db, web-*]}").selects(&p, &req()));
+    assert!(!block("resources: {kinds: [Pod], names: [db]}").selects(&p, &req()));
+    assert!(block("resources: {kinds: [Pod], name: 'web-?'}").selects(&p, &req()));
+    let g = res("apiVersion: v1\nkind: Pod\nmetadata: {generateName: job-}\n");
+    assert!(block("resources: {kinds: [Pod], names: ['job-*']}").selects(&g, &req()));
+}
+
+#[test]
+fn namespaces_incl_namespace_kind_and_cluster_scoped() {
+    let p = pod("prod-eu", "p");
+    assert!(block("resources: {kinds: [Pod], namespaces: ['prod-*']}").selects(&p, &req()));
+    assert!(!block("resources: {kinds: [Pod], namespaces: [dev]}").selects(&p, &req()));
+    let ns = res("apiVersion: v1\nkind: Namespace\nmetadata: {name: prod-x}\n");
+    assert!(block("resources: {kinds: [Namespace], namespaces: ['prod-*']}").selects(&ns, &req()));
+    let node_r = res("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n");
+    assert!(block("resources: {kinds: [Node], namespaces: ['*']}").selects(&node_r, &req()));
+    assert!(!block("resources: {kinds: [Node], namespaces: ['?*']}").selects(&node_r, &req()));
+}
+
+#[test]
+fn annotations_and_selector() {
+    let p = pod("default", "p");
+    assert!(block("resources: {kinds: [Pod], annotations: {te*: core}}").selects(&p, &req()));
+    assert!(!block("resources: {kinds: [Pod], annotations: {team: other}}").selects(&p, &req()));
+    assert!(
+        block("resources: {kinds: [Pod], selector: {matchLabels: {app: web}}}").selects(&p, &req())
+    );
+    assert!(
+        block("resources: {kinds: [Pod], selector: {matchLabels: {'*': 'w*'}}}")
+            .selects(&p, &req())
+    );
+    assert!(
+        !block("resources: {kinds: [Pod], selector: {matchLabels: {app: db}}}").selects(&p, &req())
+    );
+    assert!(
+        !block("resources: {kinds: [Pod], selector: {matchLabels: {app: 'bad value'}}}")
+            .selects(&p, &req())
+    );
+}
+
+#[test]
+fn namespace_selector_from_request() {
+    let p = pod("web", "p");
+    let mut r = req();
+    let b = block("resources: {kinds: [Pod], namespaceSelector: {matchLabels: {env: prod}}}");
+    assert!(!b.selects(&p, &r));
+    r.namespace_labels.insert(
+        "web".into(),
+        BTreeMap::from([("env".to_owned(), "prod".to_owned())]),
+    );
+    assert!(b.selects(&p, &r));
+    let notin = block(
+        "resources: {kinds: [Pod], namespaceSelector: {matchExpressions: [{key: env, operator: NotIn, values: [dev]}]}}",
+    );
+    assert!(notin.selects(&pod("other", "p"), &req()));
+    let ns = res("apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n");
+    let nsb = block(
+        "resources: {kinds: [Namespace], namespaceSelector: {matchExpressions: [{key: env, operator: DoesNotExist}]}}",
+    );
+    assert!(!nsb.selects(&ns, &req()));
+}
+
+#[test]
+fn operations() {
+    let p = pod("default", "p");
+    let b = block("resources: {kinds: [Pod], operations: [UPDATE]}");
+    assert!(!b.selects(&p, &req()));
+    let mut r = req();
+    r.operation = Operation::Update;
+    assert!(b.selects(&p, &r));
+    r.operation = Operation::Connect;
+    assert!(!block("resources: {kinds: [Pod], operations: [CONNECT]}").selects(&p, &r));
+}
+
+#[test]
+fn user_info_match_vs_exclude() {
+    let p = pod("default", "p");
+    let m = block("any: [{resources: {kinds: [Pod]}, clusterRoles: [admin]}]");
+    // No user info: user filters of match are ignored.
+    assert!(m.selects(&p, &req()));
+    let mut r = req();
+    r.user_info = Some(UserInfo {
+        username: "system:serviceaccount:ns:sa".into(),
+        groups: vec!["devs".into()],
+        roles: vec!["ns:editor".into()],
+        cluster_roles: vec!["view".into()],
+    });
+    assert!(!m.selects(&p, &r));
+    let e = block("any: [{clusterRoles: [admin]}]");
+    assert!(!e.excludes(&p, &req()));
+    assert!(block("any: [{subjects: [{kind: User, name: '*'}]}]").excludes(&p, &req()));
+    assert!(
+        block("any: [{subjects: [{kind: ServiceAccount, name: sa, namespace: ns}]}]")
+            .excludes(&p, &r)
+    );
+    assert!(block("any: [{subjects: [{kind: Group, name: 'dev*'}]}]").excludes(&p, &r));
+    assert!(block("any: [{roles: ['ns:editor']}]").excludes(&p, &r));
+    assert!(!block("any: [{roles: ['ns:edit*']}]").excludes(&p, &r));
+}
+
+#[test]
+fn exclude_any_all_flat() {
+    let p = pod("kube-system", "p");
+    assert!(
+        block("any: [{resources: {namespaces: [x]}}, {resources: {namespaces: [kube-system]}}]")
+            .excludes(&p, &req())
+    );
+    assert!(
+        !block("all: [{resources: {namespaces: [x]}}, {resources: {namespaces: [kube-system]}}]")
+            .excludes(&p, &req())
+    );
+    assert!(block("resources: {namespaces: [kube-*]}").excludes(&p, &req()));
+    assert!(!block("{}").excludes(&p, &req()));
+}
+
+#[test]
+fn v2beta1_rejects_flat_form() {
+    assert!(
+        MatchBlock::compile(&node("resources: {kinds: [Pod]}"), "match", Schema::V2beta1).is_err()
+    );
+    assert!(
+        MatchBlock::compile(
+            &node("any: [{resources: {kinds: [Pod]}}]"),
+            "match",
+            Schema::V2beta1
+        )
+        .is_ok()
+    );
+}

@@ -1,0 +1,237 @@
+//! Kyverno's policy validation in mock mode (match.md §1.4,
+//! `kyverno/kyverno:pkg/validation/policy/validate.go`, `api/kyverno/v1/*_types.go`).
+//! A policy that fails is not evaluated. The first failure found is reported, checks run
+//! roughly in Kyverno's order; messages follow Kyverno's text where it is stable.
+
+mod filters;
+mod rules;
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::model::{PolicyKind, Rule, RuleBody};
+use crate::source::Span;
+use crate::yaml::{Map, Node, Value};
+
+/// Why a policy is invalid, and where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    pub reason: String,
+    pub span: Span,
+}
+
+impl Invalid {
+    pub fn new(reason: impl Into<String>, span: Span) -> Self {
+        Self {
+            reason: reason.into(),
+            span,
+        }
+    }
+}
+
+/// What the checks need to know about the policy document.
+pub struct PolicyCtx<'a> {
+    pub kind: PolicyKind,
+    pub name: &'a str,
+    /// `metadata.namespace` as written.
+    pub namespace: Option<&'a str>,
+    pub annotations: &'a BTreeMap<String, String>,
+    pub node: &'a Node,
+    pub spec: &'a Map,
+    pub rule_nodes: &'a [Node],
+    pub background: bool,
+    pub admission: bool,
+}
+
+impl PolicyCtx<'_> {
+    fn span_of(&self, path: &[&str]) -> Span {
+        self.node.get_path(path).map_or(self.node.span, |n| n.span)
+    }
+}
+
+/// Checks on the document, before rules are compiled.
+pub fn check_document(ctx: &PolicyCtx) -> Result<(), Invalid> {
+    // 1. A ClusterPolicy has no namespace.
+    if ctx.kind == PolicyKind::ClusterPolicy && ctx.namespace.is_some() {
+        return Err(Invalid::new(
+            "A clusterpolicy should not have the namespace defined",
+            ctx.span_of(&["metadata", "namespace"]),
+        ));
+    }
+    // 3. autogen-controllers: all.
+    if ctx
+        .annotations
+        .get(crate::autogen::CONTROLLERS_ANNOTATION)
+        .map(String::as_str)
+        == Some("all")
+    {
+        return Err(Invalid::new(
+            "metadata.annotations: Forbidden: Autogen annotation does not support 'all' anymore, remove the annotation or set it to a valid value",
+            ctx.span_of(&["metadata", "annotations"]),
+        ));
+    }
+    // 2. Name length (it is stored in a label of reports).
+    if ctx.name.len() > 63 {
+        return Err(Invalid::new(
+            "name: Too long: may not be more than 63 bytes",
+            ctx.span_of(&["metadata", "name"]),
+        ));
+    }
+    let policy_mutate_existing = ctx
+        .spec
+        .get("mutateExistingOnPolicyUpdate")
+        .and_then(Node::as_bool)
+        == Some(true);
+    for (i, r) in ctx.rule_nodes.iter().enumerate() {
+        // 19. mutateExistingOnPolicyUpdate requires targets.
+        if let Some(m) = r.get("mutate").filter(|n| !n.is_null()) {
+            let on = m
+                .get("mutateExistingOnPolicyUpdate")
+                .and_then(Node::as_bool);
+            let targets = m
+                .get("targets")
+                .and_then(Node::as_seq)
+                .is_some_and(|t| !t.is_empty());
+            if (policy_mutate_existing || on == Some(true)) && !targets {
+                return Err(Invalid::new(
+                    format!(
+                        "spec.mutateExistingOnPolicyUpdate: Forbidden: rules[{i}].mutate.targets has to be specified when mutateExistingOnPolicyUpdate is set"
+                    ),
+                    m.span,
+                ));
+            }
+        }
+    }
+    // 4. Duplicate rule names.
+    let mut seen = Vec::new();
+    for (i, r) in ctx.rule_nodes.iter().enumerate() {
+        let name = r.get("name").and_then(Node::as_str).unwrap_or("");
+        if seen.contains(&name) {
+            return Err(Invalid::new(
+                format!("spec.rules[{i}].name: Invalid value: Duplicate rule name: '{name}'"),
+                r.get("name").map_or(r.span, |n| n.span),
+            ));
+        }
+        seen.push(name);
+    }
+    // 5. Exactly one rule type; imageExtractors only with verifyImages.
+    for (i, r) in ctx.rule_nodes.iter().enumerate() {
+        rules::check_rule_type(r, i)?;
+    }
+    // 11. validationFailureActionOverrides only in a ClusterPolicy.
+    if ctx.kind == PolicyKind::Policy
+        && let Some(e) = ctx.spec.entry("validationFailureActionOverrides")
+        && e.value.as_seq().is_some_and(|s| !s.is_empty())
+    {
+        return Err(Invalid::new(
+            "spec.validationFailureActionOverrides: Forbidden: Use of validationFailureActionOverrides is supported only with ClusterPolicy",
+            e.key_span,
+        ));
+    }
+    Ok(())
+}
+
+/// Checks on the compiled rules (`rules`, as written) and on the autogen-expanded list
+/// (`computed`, `ComputeRules(policy, "")`) that Kyverno checks for several items.
+pub fn check_rules(ctx: &PolicyCtx, rules: &[Rule], computed: &[Rule]) -> Result<(), Invalid> {
+    // 14. Background mode: no user info in match/exclude, no user variables.
+    if ctx.background {
+        for (i, r) in computed.iter().enumerate() {
+            filters::check_no_user_info(r, i)?;
+        }
+        let mutate_existing = rules.iter().any(|r| {
+            matches!(&r.body, RuleBody::Mutate(m) if m.get("targets").and_then(Node::as_seq).is_some_and(|t| !t.is_empty()))
+        });
+        if !mutate_existing {
+            check_user_variables(ctx)?;
+        }
+    }
+    // Rule.Validate on the rules as written (items 6, 8, 9, 10, 12, 13, 19).
+    for (i, r) in rules.iter().enumerate() {
+        filters::check_match_exclude(ctx, r, i)?;
+    }
+    // 16. admission / background.
+    if !ctx.admission && !ctx.background {
+        return Err(Invalid::new(
+            "disabling both admission and background processing is not allowed",
+            ctx.span_of(&["spec", "admission"]),
+        ));
+    }
+    if !ctx.admission
+        && rules
+            .iter()
+            .any(|r| !matches!(r.body, RuleBody::Validate(_)))
+    {
+        return Err(Invalid::new(
+            "disabling admission processing is only allowed with validation policies",
+            ctx.span_of(&["spec", "admission"]),
+        ));
+    }
+    // Kinds (14, 15), then per-rule checks on the computed rules (6, 7, 18, 20, validate forms).
+    for (i, r) in computed.iter().enumerate() {
+        rules::check_kinds(r, i, ctx.background)?;
+    }
+    for (i, r) in computed.iter().enumerate() {
+        rules::check_computed_rule(r, i)?;
+    }
+    Ok(())
+}
+
+static VARIABLES: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})").ok());
+
+static FORBIDDEN: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        r"[^\.](serviceAccountName)(?-u:\b)",
+        r"[^\.](serviceAccountNamespace)(?-u:\b)",
+        r"[^\.](request.userInfo)(?-u:\b)",
+        r"[^\.](request.roles)(?-u:\b)",
+        r"[^\.](request.clusterRoles)(?-u:\b)",
+    ]
+    .iter()
+    .filter_map(|r| Regex::new(r).ok())
+    .collect()
+});
+
+/// `containsUserVariables`: variables about the requesting user are not allowed in
+/// background mode (background.go). Scans every string of the policy, as Kyverno scans the
+/// serialised policy.
+fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
+    let Some(vars) = VARIABLES.as_ref() else {
+        return Ok(());
+    };
+    let mut stack = vec![ctx.node];
+    while let Some(n) = stack.pop() {
+        match &n.value {
+            Value::Str(s) => {
+                for c in vars.captures_iter(s) {
+                    let Some(var) = c.get(2) else { continue };
+                    if FORBIDDEN.iter().any(|re| re.is_match(var.as_str())) {
+                        return Err(Invalid::new(
+                            format!(
+                                "only select variables are allowed in background mode. Set spec.background=false to disable background mode for this policy rule: variable {} is not allowed ",
+                                var.as_str()
+                            ),
+                            n.span,
+                        ));
+                    }
+                }
+            }
+            Value::Seq(items) => stack.extend(items.iter().rev()),
+            Value::Map(m) => {
+                for (k, v) in m.iter().collect::<Vec<_>>().into_iter().rev() {
+                    if k != "status" && k != "kubectl.kubernetes.io/last-applied-configuration" {
+                        stack.push(v);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,274 @@
+//! Policy validation tests: each §1.4 check, with the line:column it points at.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::policy::load::tests::load;
+
+fn invalid(text: &str) -> (String, u32, u32) {
+    let l = load(text);
+    assert!(l.policies.is_empty(), "expected invalid:\n{text}");
+    let i = &l.invalid[0];
+    let lc = i.location.as_ref().unwrap().start.unwrap();
+    assert_eq!(
+        l.diagnostics[0].code,
+        crate::diagnostic::Code::InvalidPolicy
+    );
+    (i.reason.clone(), lc.line, lc.column)
+}
+
+fn pol(meta: &str, spec: &str, rules: &str) -> String {
+    format!(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: p\n{meta}spec:\n{spec}  rules:\n{rules}"
+    )
+}
+
+const RULE: &str = "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      pattern:\n        metadata: {name: x}\n";
+
+#[test]
+fn valid_baseline() {
+    assert_eq!(load(&pol("", "", RULE)).policies.len(), 1);
+}
+
+#[test]
+fn cluster_policy_namespace_and_name_length_and_autogen_all() {
+    let (r, l, c) = invalid(&pol("  namespace: x\n", "", RULE));
+    assert_eq!(r, "A clusterpolicy should not have the namespace defined");
+    assert_eq!((l, c), (5, 14));
+    let long = pol("", "", RULE).replace("name: p\n", &format!("name: {}\n", "p".repeat(64)));
+    assert!(invalid(&long).0.contains("Too long"));
+    let (r, l, _) = invalid(&pol(
+        "  annotations:\n    pod-policies.kyverno.io/autogen-controllers: all\n",
+        "",
+        RULE,
+    ));
+    assert!(r.contains("does not support 'all'"));
+    assert_eq!(l, 6);
+}
+
+#[test]
+fn duplicate_names_and_rule_types() {
+    let (r, l, c) = invalid(&pol("", "", &format!("{RULE}{RULE}")));
+    assert!(r.contains("Duplicate rule name: 'r'"), "{r}");
+    assert_eq!((l, c), (15, 11));
+    let two =
+        RULE.to_owned() + "    mutate:\n      patchStrategicMerge: {metadata: {labels: {a: b}}}\n";
+    assert!(
+        invalid(&pol("", "", &two))
+            .0
+            .contains("Multiple operations")
+    );
+    let none = "  - name: r\n    match: {any: [{resources: {kinds: [Pod]}}]}\n";
+    assert!(
+        invalid(&pol("", "", none))
+            .0
+            .contains("No operation defined")
+    );
+}
+
+#[test]
+fn match_shape_checks() {
+    let any_all = RULE.replace(
+        "          kinds: [Pod]\n",
+        "          kinds: [Pod]\n      all:\n      - resources:\n          kinds: [Pod]\n",
+    );
+    let (r, l, _) = invalid(&pol("", "", &any_all));
+    assert!(r.contains("Can't specify any and all together"), "{r}");
+    assert_eq!(l, 9); // the block's first key
+    let no_kinds = RULE.replace("          kinds: [Pod]\n", "          namespaces: [x]\n");
+    let (r, l, c) = invalid(&pol("", "", &no_kinds));
+    assert!(r.contains("kind attribute is mandatory"), "{r}");
+    assert_eq!((l, c), (11, 11));
+    let name_names = RULE.replace(
+        "kinds: [Pod]\n",
+        "kinds: [Pod]\n          name: a\n          names: [b]\n",
+    );
+    assert!(
+        invalid(&pol("", "", &name_names))
+            .0
+            .contains("Both name and names")
+    );
+    let empty_sel = RULE.replace("kinds: [Pod]\n", "kinds: [Pod]\n          selector: {}\n");
+    assert!(
+        invalid(&pol("", "", &empty_sel))
+            .0
+            .contains("requirements are not specified")
+    );
+    let wild_sel = RULE.replace(
+        "kinds: [Pod]\n",
+        "kinds: [Pod]\n          selector: {matchLabels: {a: '*'}}\n",
+    );
+    assert_eq!(load(&pol("", "", &wild_sel)).policies.len(), 1);
+}
+
+#[test]
+fn namespaced_policy_checks() {
+    let ns = pol(
+        "",
+        "",
+        &RULE.replace(
+            "kinds: [Pod]\n",
+            "kinds: [Pod]\n          namespaces: [a]\n",
+        ),
+    )
+    .replace("kind: ClusterPolicy", "kind: Policy");
+    assert!(invalid(&ns).0.contains("Filtering namespaces not allowed"));
+    let ov = pol(
+        "",
+        "  validationFailureActionOverrides:\n  - action: Enforce\n    namespaces: [a]\n",
+        RULE,
+    )
+    .replace("kind: ClusterPolicy", "kind: Policy");
+    assert!(invalid(&ov).0.contains("supported only with ClusterPolicy"));
+}
+
+#[test]
+fn empty_set_and_user_info() {
+    let conflict = RULE.replace(
+        "    validate:",
+        "    exclude:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:",
+    );
+    assert!(
+        invalid(&pol("", "", &conflict))
+            .0
+            .contains("matching an empty set")
+    );
+    let flat = "  - name: r\n    match:\n      resources:\n        kinds: [Pod]\n    exclude:\n      resources:\n        kinds: [Pod, Service]\n    validate:\n      pattern: {metadata: {name: x}}\n";
+    assert!(
+        invalid(&pol("", "", flat))
+            .0
+            .contains("matching an empty set")
+    );
+    // Quirk: a flat match with an exclude.any is always "an empty set" upstream
+    // (ValidateMatchExcludeConflict compares the empty flat exclude with the flat match).
+    let flat_any = flat.replace(
+        "      resources:\n        kinds: [Pod, Service]\n",
+        "      any:\n      - resources:\n          namespaces: [x]\n",
+    );
+    assert!(
+        invalid(&pol("", "", &flat_any))
+            .0
+            .contains("matching an empty set")
+    );
+    let narrowed = flat.replace(
+        "kinds: [Pod, Service]\n",
+        "kinds: [Pod]\n        namespaces: [x]\n",
+    );
+    assert_eq!(load(&pol("", "", &narrowed)).policies.len(), 1);
+
+    let roles = RULE.replace(
+        "      - resources:",
+        "      - clusterRoles: [admin]\n        resources:",
+    );
+    assert!(
+        invalid(&pol("", "", &roles))
+            .0
+            .contains("invalid variable used at path: spec/rules[0]/match/any[0]/clusterRoles")
+    );
+    assert_eq!(
+        load(&pol("", "  background: false\n", &roles))
+            .policies
+            .len(),
+        1
+    );
+    let bad_subject = RULE.replace(
+        "      - resources:",
+        "      - subjects: [{kind: ServiceAccount, name: x}]\n        resources:",
+    );
+    assert!(
+        invalid(&pol("", "  background: false\n", &bad_subject))
+            .0
+            .contains("namespace is required")
+    );
+    let bad_role = RULE.replace(
+        "      - resources:",
+        "      - roles: [admin]\n        resources:",
+    );
+    assert!(
+        invalid(&pol("", "  background: false\n", &bad_role))
+            .0
+            .contains("namespace:name")
+    );
+    let var = RULE.replace("{name: x}", "{name: '{{ request.userInfo.username }}'}");
+    assert!(
+        invalid(&pol("", "", &var))
+            .0
+            .contains("variable {{ request.userInfo.username }} is not allowed")
+    );
+    assert_eq!(
+        load(&pol("", "  background: false\n", &var)).policies.len(),
+        1
+    );
+}
+
+#[test]
+fn wildcard_kinds_and_admission() {
+    let star = RULE.replace("kinds: [Pod]", "kinds: ['*']");
+    assert!(
+        invalid(&pol("", "", &star))
+            .0
+            .contains("not allowed in background mode")
+    );
+    assert_eq!(
+        load(&pol("", "  background: false\n", &star))
+            .policies
+            .len(),
+        1
+    );
+    let star2 = RULE.replace("kinds: [Pod]", "kinds: ['*', Pod]");
+    assert!(
+        invalid(&pol("", "  background: false\n", &star2))
+            .0
+            .contains("more than one kind")
+    );
+    let spec_pat = star.replace("metadata: {name: x}", "spec: {x: 1}");
+    assert!(
+        invalid(&pol("", "  background: false\n", &spec_pat))
+            .0
+            .contains("metadata field")
+    );
+    let both = pol("", "  background: false\n  admission: false\n", RULE);
+    assert!(
+        invalid(&both)
+            .0
+            .contains("disabling both admission and background")
+    );
+}
+
+#[test]
+fn mutate_and_label_checks() {
+    let m = |body: &str| {
+        format!(
+            "  - name: r\n    match: {{any: [{{resources: {{kinds: [Service]}}}}]}}\n    mutate:\n{body}"
+        )
+    };
+    let bad_path = m(
+        "      patchesJson6902: |-\n        - op: add\n          path: spec/x\n          value: 1\n",
+    );
+    assert!(invalid(&pol("", "", &bad_path)).0.contains("forward slash"));
+    let bad_op = m("      patchesJson6902: |-\n        - op: merge\n          path: /spec/x\n");
+    assert!(invalid(&pol("", "", &bad_op)).0.contains("unexpected kind"));
+    let both =
+        m("      patchesJson6902: '[]'\n      patchStrategicMerge: {metadata: {labels: {a: b}}}\n");
+    assert!(invalid(&pol("", "", &both)).0.contains("only one of"));
+    let nested = m(
+        "      foreach:\n      - list: x\n        context: []\n        foreach:\n        - list: y\n          patchStrategicMerge: {a: b}\n",
+    );
+    assert!(
+        invalid(&pol("", "", &nested))
+            .0
+            .contains("nested foreach cannot contain")
+    );
+    let no_targets = m(
+        "      mutateExistingOnPolicyUpdate: true\n      patchStrategicMerge: {metadata: {labels: {a: b}}}\n",
+    );
+    assert!(
+        invalid(&pol("", "", &no_targets))
+            .0
+            .contains("targets has to be specified")
+    );
+    let int_label = RULE.replace("metadata: {name: x}", "metadata: {labels: {a: 1}}");
+    assert!(
+        invalid(&pol("", "", &int_label))
+            .0
+            .contains("labels and annotations supports only string values")
+    );
+}
