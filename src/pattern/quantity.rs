@@ -139,24 +139,51 @@ fn interpret_suffix(suffix: &[u8]) -> Option<(u32, i64)> {
     }
 }
 
-/// Digits of `num` and `denom` concatenated, leading zeros dropped.
-fn significant_digits(num: &[u8], denom: &[u8]) -> Vec<u8> {
-    let mut d: Vec<u8> = num.iter().chain(denom).copied().collect();
-    let zeros = d.iter().take_while(|&&c| c == b'0').count();
-    d.drain(..zeros);
-    d
+/// The digits of `num` then `denom`, leading zeros dropped, without copying them.
+#[derive(Clone, Copy)]
+struct Digits<'a> {
+    num: &'a [u8],
+    denom: &'a [u8],
 }
 
-fn parse_u128(digits: &[u8]) -> u128 {
-    digits
-        .iter()
-        .fold(0u128, |acc, &c| acc * 10 + u128::from(c - b'0'))
+impl<'a> Digits<'a> {
+    fn new(num: &'a [u8], denom: &'a [u8]) -> Self {
+        let nz = num.iter().take_while(|&&c| c == b'0').count();
+        let num = &num[nz..];
+        let denom = if num.is_empty() {
+            let dz = denom.iter().take_while(|&&c| c == b'0').count();
+            &denom[dz..]
+        } else {
+            denom
+        };
+        Digits { num, denom }
+    }
+
+    fn len(self) -> usize {
+        self.num.len() + self.denom.len()
+    }
+
+    fn iter(self) -> impl Iterator<Item = u8> + 'a {
+        self.num.iter().chain(self.denom).copied()
+    }
+
+    /// The first `n` digits as a number (callers keep `n` ≤ 38).
+    fn prefix_value(self, n: usize) -> u128 {
+        self.iter()
+            .take(n)
+            .fold(0u128, |acc, c| acc * 10 + u128::from(c - b'0'))
+    }
+
+    /// Whether any digit after the first `n` is non-zero.
+    fn rest_nonzero(self, n: usize) -> bool {
+        self.iter().skip(n).any(|c| c != b'0')
+    }
 }
 
 /// Value × 10^exponent in nanos, rounded up, saturated above `MAX_NANOS`.
 fn decimal_nanos(num: &[u8], denom: &[u8], exponent: i64) -> u128 {
-    let d = significant_digits(num, denom);
-    if d.is_empty() {
+    let d = Digits::new(num, denom);
+    if d.len() == 0 {
         return 0;
     }
     let len = d.len() as i64;
@@ -166,7 +193,9 @@ fn decimal_nanos(num: &[u8], denom: &[u8], exponent: i64) -> u128 {
         if len + shift > 29 {
             return u128::MAX;
         }
-        return parse_u128(&d).saturating_mul(10u128.pow(shift as u32));
+        return d
+            .prefix_value(d.len())
+            .saturating_mul(10u128.pow(shift as u32));
     }
     let cut = -shift;
     if cut >= len {
@@ -176,32 +205,31 @@ fn decimal_nanos(num: &[u8], denom: &[u8], exponent: i64) -> u128 {
     if keep > 29 {
         return u128::MAX;
     }
-    let round_up = d[keep..].iter().any(|&c| c != b'0');
-    parse_u128(&d[..keep]) + u128::from(round_up)
+    d.prefix_value(keep) + u128::from(d.rest_nonzero(keep))
 }
 
 /// Value × 2^exponent, rounded up to whole units, in nanos, saturated above `MAX_NANOS`.
 fn binary_nanos(num: &[u8], denom: &[u8], exponent: i64) -> u128 {
-    let d = significant_digits(num, denom);
-    if d.is_empty() {
+    let d = Digits::new(num, denom);
+    if d.len() == 0 {
         return 0;
     }
     let e = exponent as u32; // binary suffixes are 10..=60
     let k = denom.len();
     let units = if d.len() <= 19 && k <= 19 {
-        let scaled = parse_u128(&d) << e; // < 10^19 · 2^60 < 2^124
+        let scaled = d.prefix_value(d.len()) << e; // < 10^19 · 2^60 < 2^124
         let div = 10u128.pow(k as u32);
         scaled / div + u128::from(!scaled.is_multiple_of(div))
     } else {
-        big_ceil_shift_div(&d, e, k)
+        big_ceil_shift_div(d, e, k)
     };
     units.min(MAX_UNITS + 1).saturating_mul(NANOS_PER_UNIT)
 }
 
 /// `ceil(digits · 2^shift / 10^k)` for long digit strings, saturating at `u128::MAX`.
-fn big_ceil_shift_div(digits: &[u8], shift: u32, k: usize) -> u128 {
+fn big_ceil_shift_div(digits: Digits<'_>, shift: u32, k: usize) -> u128 {
     let mut big: Vec<u32> = Vec::new();
-    for &c in digits {
+    for c in digits.iter() {
         mul_add(&mut big, 10, u32::from(c - b'0'));
     }
     let mut left = shift;

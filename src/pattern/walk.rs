@@ -185,13 +185,14 @@ impl Walker {
         // Phase 2: global anchors and keys holding anchors first (reverse sorted), then the
         // rest sorted (`getSortedNestedAnchorResource`); the first non-Ok result wins.
         plain.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let is_front = |&(k, v): &(&str, &Value)| {
+        let mut front: Vec<bool> = Vec::with_capacity(plain.len());
+        front.extend(plain.iter().map(|&(k, v)| {
             parse_anchor(k).is_some_and(|a| a.kind == AnchorKind::Global) || has_nested_anchors(v)
-        };
-        for &(key, value) in plain.iter().rev().filter(|e| is_front(e)) {
+        }));
+        for (&(key, value), _) in plain.iter().zip(&front).rev().filter(|(_, f)| **f) {
             self.handle(key, value, rm, path)?;
         }
-        for &(key, value) in plain.iter().filter(|e| !is_front(e)) {
+        for (&(key, value), _) in plain.iter().zip(&front).filter(|(_, f)| !**f) {
             self.handle(key, value, rm, path)?;
         }
         Ok(())
