@@ -50,7 +50,8 @@ fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> V
         }
     }
     let mut out = Vec::new();
-    for rule in &policy.rules {
+    // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).
+    for rule in policy.validate_rules(&resource.kind) {
         let RuleBody::Validate(_) = &rule.body else {
             continue;
         };
@@ -61,6 +62,7 @@ fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> V
             continue;
         };
         resp.failure_action = policy.rule_action(rule);
+        exempt_existing_violation(policy, rule, request, &mut resp);
         let applied = matches!(resp.status, Status::Pass | Status::Fail);
         out.push(resp);
         // applyRules: One stops after the first pass or fail (match.md §3.4).
@@ -125,4 +127,135 @@ fn validate_rule(
         path: verdict.path,
         unsupported: None,
     })
+}
+
+/// Under a simulated UPDATE an Enforce rule is evaluated again on the old object; when that
+/// fails too, the violation already existed and the rule is skipped (validate.md §1 step 7).
+/// Offline the old object is the resource itself, so every Enforce failure becomes a skip.
+fn exempt_existing_violation(
+    policy: &Policy,
+    rule: &Rule,
+    request: &Request,
+    resp: &mut RuleResponse,
+) {
+    let RuleBody::Validate(v) = &rule.body else {
+        return;
+    };
+    // Overrides are ignored here: the rule's own action, else the policy's.
+    let enforce = v.failure_action.unwrap_or(policy.validation_failure_action)
+        == crate::policy::FailureAction::Enforce;
+    if request.operation == Operation::Update
+        && enforce
+        && v.allow_existing_violations
+        && resp.status == Status::Fail
+    {
+        resp.status = Status::Skip;
+        resp.message = "skipping the rule evaluation as pre-existing violations are allowed".into();
+        resp.path = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::manifest::read_manifests;
+    use crate::policy::load_policies;
+    use crate::source::SourceFile;
+    use crate::yaml::{Limits, parse_documents};
+
+    fn engine(text: &str) -> Engine {
+        let source = Arc::new(SourceFile::new("p.yaml", text));
+        let docs = parse_documents(text, Limits::default()).unwrap();
+        let loaded = load_policies(&source, docs);
+        assert!(loaded.invalid.is_empty(), "{:?}", loaded.diagnostics);
+        Engine::new(loaded.policies)
+    }
+
+    fn resource(text: &str) -> Resource {
+        let source = Arc::new(SourceFile::new("r.yaml", text));
+        read_manifests(&source, Limits::default())
+            .resources
+            .remove(0)
+    }
+
+    fn statuses(e: &Engine, r: &Resource, req: &Request) -> Vec<(String, Status)> {
+        e.validate(r, req)
+            .into_iter()
+            .flat_map(|p| p.rules)
+            .map(|r| (r.rule, r.status))
+            .collect()
+    }
+
+    const POLICY: &str = "\
+apiVersion: kyverno.io/v1
+kind: POLICYKIND
+metadata: {name: p, namespace: team-a}
+spec:
+  validationFailureAction: Enforce
+  applyRules: APPLY
+  rules:
+  - name: one
+    match: {any: [{resources: {kinds: [ConfigMap]}}]}
+    validate: {message: m, pattern: {data: {a: '1'}}}
+  - name: two
+    match: {any: [{resources: {kinds: [ConfigMap]}}]}
+    validate: {message: m, pattern: {data: {b: '1'}}}
+";
+
+    fn policy(kind: &str, apply: &str) -> String {
+        let p = POLICY.replace("POLICYKIND", kind).replace("APPLY", apply);
+        if kind == "ClusterPolicy" {
+            p.replace(", namespace: team-a", "")
+        } else {
+            p
+        }
+    }
+
+    const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: NS}\ndata: {a: '2', b: '1'}\n";
+
+    /// A namespaced Policy only sees resources of its own namespace (match.md §2.2).
+    #[test]
+    fn namespaced_policy_ignores_other_namespaces() {
+        let e = engine(&policy("Policy", "All"));
+        let req = Request::default();
+        assert!(statuses(&e, &resource(&CM.replace("NS", "team-b")), &req).is_empty());
+        assert_eq!(
+            statuses(&e, &resource(&CM.replace("NS", "team-a")), &req),
+            [("one".into(), Status::Fail), ("two".into(), Status::Pass)]
+        );
+    }
+
+    /// applyRules: One stops after the first pass or fail.
+    #[test]
+    fn apply_rules_one_stops_at_first_applied_rule() {
+        let e = engine(&policy("ClusterPolicy", "One"));
+        let r = resource(&CM.replace("NS", "x"));
+        assert_eq!(
+            statuses(&e, &r, &Request::default()),
+            [("one".into(), Status::Fail)]
+        );
+    }
+
+    /// Under UPDATE an Enforce failure is a pre-existing violation: skip. DELETE gives no
+    /// response for pattern rules.
+    #[test]
+    fn update_exempts_enforce_failures_and_delete_gives_nothing() {
+        let e = engine(&policy("ClusterPolicy", "All"));
+        let r = resource(&CM.replace("NS", "x"));
+        let update = Request {
+            operation: Operation::Update,
+            ..Request::default()
+        };
+        assert_eq!(
+            statuses(&e, &r, &update),
+            [("one".into(), Status::Skip), ("two".into(), Status::Pass)]
+        );
+        let delete = Request {
+            operation: Operation::Delete,
+            ..Request::default()
+        };
+        assert!(statuses(&e, &r, &delete).is_empty());
+    }
 }

@@ -30,6 +30,17 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Both reject the input, or both read the same documents.
+fn agrees(expected: Option<Vec<Value>>, ours: &Result<Vec<Value>, String>) -> bool {
+    match (expected, ours) {
+        (None, Err(_)) => true,
+        (Some(exp), Ok(got)) => {
+            exp.len() == got.len() && exp.iter().zip(got).all(|(a, b)| same(a, b))
+        }
+        _ => false,
+    }
+}
+
 /// kpol's reading of a file: the non-null documents as JSON, or `Err`.
 fn read(text: &str) -> Result<Vec<Value>, String> {
     let docs = parse_documents(text, Limits::default()).map_err(|e| e.message)?;
@@ -85,14 +96,7 @@ fn edge_cases_match_kubernetes() {
         total += 1;
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         let ours = read(&text);
-        let ok = match (expected_docs(cell, false), &ours) {
-            (None, Err(_)) => true,
-            (Some(exp), Ok(got)) => {
-                exp.len() == got.len() && exp.iter().zip(got).all(|(a, b)| same(a, b))
-            }
-            _ => false,
-        };
-        if !ok {
+        if !agrees(expected_docs(cell, false), &ours) {
             mismatches.push(format!("{file}: expected {cell}, kpol read {ours:?}"));
         }
     }
@@ -132,14 +136,7 @@ fn real_corpus_matches_kubernetes() {
         total += 1;
         let text = String::from_utf8_lossy(&bytes);
         let ours = read(&text);
-        let ok = match (expected_docs(cell, true), &ours) {
-            (None, Err(_)) => true,
-            (Some(exp), Ok(got)) => {
-                exp.len() == got.len() && exp.iter().zip(got).all(|(a, b)| same(a, b))
-            }
-            _ => false,
-        };
-        if !ok {
+        if !agrees(expected_docs(cell, true), &ours) {
             mismatches.push(path.to_owned());
         }
     }

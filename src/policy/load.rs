@@ -10,7 +10,7 @@ use super::validate::{self, Invalid};
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::matching::Schema;
 use crate::source::Source;
-use crate::yaml::{Document, Node};
+use crate::yaml::{Document, Node, Value};
 
 /// Everything found in a set of policy documents.
 #[derive(Debug, Default)]
@@ -69,11 +69,31 @@ const UNSUPPORTED_KINDS: &[&str] = &[
 pub fn load_policies(source: &Source, docs: Vec<Document>) -> LoadedPolicies {
     let mut out = LoadedPolicies::default();
     for doc in docs {
-        for node in expand_lists(doc.root) {
+        for mut node in expand_lists(doc.root) {
+            integral_floats_to_ints(&mut node);
             load_document(source, node, &mut out);
         }
     }
     out
+}
+
+/// Kyverno reads policies YAML → JSON → Go values, so a literal `8.0` arrives as the JSON
+/// number `8` and is decoded as an int64 (validate.md §2.1). Pattern comparisons depend on it.
+fn integral_floats_to_ints(node: &mut Node) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if let Value::Float(f) = n.value {
+            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                n.value = Value::Int(f as i64);
+            }
+            continue;
+        }
+        match &mut n.value {
+            Value::Seq(items) => stack.extend(items.iter_mut()),
+            Value::Map(m) => stack.extend(m.entries_mut().iter_mut().map(|e| &mut e.value)),
+            _ => {}
+        }
+    }
 }
 
 /// `v1/List` documents are replaced by their items (load.go).

@@ -46,8 +46,8 @@ fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut impl Write) -> io::Result
     writeln!(out, "{level}[{}]: {}", d.code.as_str(), d.message)?;
     if let Some(loc) = &d.location {
         match loc.start {
-            Some(lc) => writeln!(out, "  --> {}:{}:{}", loc.file, lc.line, lc.column)?,
-            None => writeln!(out, "  --> {}", loc.file)?,
+            Some(lc) => writeln!(out, " --> {}:{}:{}", loc.file, lc.line, lc.column)?,
+            None => writeln!(out, " --> {}", loc.file)?,
         }
     }
     writeln!(out)
@@ -78,13 +78,28 @@ fn finding(f: &Finding, verbose: bool, out: &mut impl Write) -> io::Result<()> {
         f.response.message
     )?;
     let file = f.source.as_deref();
+    // The gutter is as wide as the line number plus one, as rustc draws it.
+    let pad = " ".repeat(f.start.map_or(1, |s| s.line.to_string().len() + 1));
     if let (Some(src), Some(start)) = (file, f.start) {
-        writeln!(out, "  --> {}:{}:{}", src.name(), start.line, start.column)?;
-        snippet(src, start, f.end, f.response.kyverno_path().as_deref(), out)?;
+        writeln!(
+            out,
+            "{pad}--> {}:{}:{}",
+            src.name(),
+            start.line,
+            start.column
+        )?;
+        snippet(
+            src,
+            start,
+            f.end,
+            f.response.kyverno_path().as_deref(),
+            &pad,
+            out,
+        )?;
     }
     writeln!(
         out,
-        "   = resource: {} ({})",
+        "{pad}= resource: {} ({})",
         f.resource,
         f.response.failure_action.as_str()
     )?;
@@ -96,11 +111,10 @@ fn snippet(
     start: LineCol,
     end: Option<LineCol>,
     label: Option<&str>,
+    pad: &str,
     out: &mut impl Write,
 ) -> io::Result<()> {
     let line = src.line_text(start.line);
-    let gutter = start.line.to_string().len();
-    let pad = " ".repeat(gutter);
     let width = match end {
         Some(e) if e.line == start.line && e.column > start.column => e.column - start.column,
         _ => {
@@ -113,12 +127,12 @@ fn snippet(
         .take(start.column.saturating_sub(1) as usize)
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    writeln!(out, "{pad} |")?;
-    writeln!(out, "{} | {}", start.line, line)?;
-    write!(out, "{pad} | {indent}{}", "^".repeat(width as usize))?;
+    writeln!(out, "{pad}|")?;
+    writeln!(out, "{:>w$} | {}", start.line, line, w = pad.len() - 1)?;
+    write!(out, "{pad}| {indent}{}", "^".repeat(width as usize))?;
     match label {
         Some(l) => writeln!(out, " {l}")?,
         None => writeln!(out)?,
     }
-    writeln!(out, "{pad} |")
+    writeln!(out, "{pad}|")
 }

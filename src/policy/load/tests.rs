@@ -135,3 +135,26 @@ fn v2beta1_rejects_allow_existing_violations() {
     assert_eq!(l.invalid.len(), 1);
     assert!(l.invalid[0].reason.contains("allowExistingViolations"));
 }
+
+/// A pattern literal `8.0` is the integer 8 once Kyverno has read the policy as JSON.
+#[test]
+fn integral_float_literals_become_ints() {
+    let l = load(&BASIC.replace(
+        "app: '?*'",
+        "app: '?*'\n        spec: {replicas: 8.0, ratio: 0.5}",
+    ));
+    let RuleBody::Validate(v) = &l.policies[0].rules[0].body else {
+        panic!("not a validate rule")
+    };
+    let ValidateCheck::Pattern(p) = &v.check else {
+        panic!("not a pattern")
+    };
+    assert_eq!(
+        p.get_path(&["spec", "replicas"]).map(|n| &n.value),
+        Some(&crate::yaml::Value::Int(8))
+    );
+    assert_eq!(
+        p.get_path(&["spec", "ratio"]).map(|n| &n.value),
+        Some(&crate::yaml::Value::Float(0.5))
+    );
+}

@@ -1,0 +1,142 @@
+//! `kpol check` end to end: the binary on fixture trees, its output and exit code.
+
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn kpol(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    match out {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run kpol: {e}"),
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The missing-limits Deployment fails the autogen rule, at the line of the container's
+/// `resources` field, with exit 1.
+#[test]
+fn missing_limits_in_deployment_points_at_the_container_field() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        "testdata/check/mixed/c-no-limits-deployment.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("fail[require-resource-limits/autogen-validate-resources]"),
+        "{text}"
+    );
+    // `resources:` of the first container is line 11 of the file.
+    assert!(
+        text.contains("--> testdata/check/mixed/c-no-limits-deployment.yaml:11:11"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 0, fail: 1, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+}
+
+/// Malformed YAML and a binary file among good files: the good ones are still reported, the bad
+/// ones get file:line:column, and the exit code says the run was incomplete.
+#[test]
+fn malformed_files_are_reported_and_the_rest_still_checked() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        "testdata/check/mixed",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("error[yaml]"), "{text}");
+    assert!(
+        text.contains("--> testdata/check/mixed/b-broken.yaml:"),
+        "{text}"
+    );
+    assert!(text.contains("error[encoding]"), "{text}");
+    assert!(
+        text.contains("--> testdata/check/mixed/d-binary.yaml:4:9"),
+        "{text}"
+    );
+    // a-good-pod passes, c-no-limits fails.
+    assert!(text.contains("pass: 1, fail: 1,"), "{text}");
+}
+
+/// Output is byte-identical whatever the number of threads.
+#[test]
+fn output_is_identical_for_any_thread_count() {
+    let (a, b) = ("testdata/sample", "testdata/check");
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join(a).is_dir());
+    let one = kpol(&["check", "-j1", "--format", "json", a, b]);
+    let two = kpol(&["check", "-j2", "--format", "json", a, b]);
+    let eight = kpol(&["check", "-j8", a, b]);
+    let one_h = kpol(&["check", "-j1", a, b]);
+    assert_eq!(one.stdout, two.stdout);
+    assert_eq!(one.status.code(), two.status.code());
+    assert_eq!(one_h.stdout, eight.stdout);
+    assert!(!one.stdout.is_empty());
+}
+
+/// The sample tree of README's first command fails on exactly the problems it describes.
+#[test]
+fn readme_sample_reports_its_known_problems() {
+    let o = kpol(&["check", "testdata/sample"]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    for expected in [
+        "fail[require-resource-limits/autogen-validate-resources]",
+        "fail[disallow-privileged-containers/autogen-privileged-containers]",
+        "fail[disallow-host-namespaces/host-namespaces]",
+        "fail[disallow-latest-tag/validate-image-tag]",
+    ] {
+        assert!(text.contains(expected), "missing {expected} in:\n{text}");
+    }
+    assert!(!text.contains("web-deployment.yaml:"), "{text}");
+}
+
+/// `-` reads manifests from standard input.
+#[test]
+fn stdin_is_read_with_dash() {
+    use std::io::Write;
+    let mut child = match Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["check", "-p", "policies/require-resource-limits.yaml", "-"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => panic!("cannot run kpol: {e}"),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(
+            b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: x:1\n",
+        );
+    }
+    let o = match child.wait_with_output() {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    };
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("--> <stdin>:"), "{text}");
+}
+
+/// A path that does not exist is an incomplete run, not a crash.
+#[test]
+fn missing_path_exits_2() {
+    let o = kpol(&["check", "testdata/does-not-exist.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("does-not-exist.yaml"));
+}
