@@ -3,8 +3,10 @@
 //! The engine is this library; the `kpol` binary (`src/main.rs`, `src/cli/`) only reads
 //! arguments and files, and renders what the engine returns.
 
+pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
+pub mod jmespath;
 pub mod manifest;
 pub mod matching;
 pub mod number;
@@ -14,4 +16,5 @@ pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod variables;
 pub mod yaml;

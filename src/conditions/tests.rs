@@ -1,0 +1,1 @@
+//! Condition operator tests (validate-cases.md §G, §H).
