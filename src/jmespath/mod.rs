@@ -39,7 +39,7 @@ const MAX_EXPR_LEN: usize = 64 * 1024;
 /// Deepest nesting of brackets, parentheses and prefix operators accepted before parsing.
 const MAX_NESTING: usize = 128;
 /// Deepest evaluation recursion (the compiled tree is at most this deep too).
-pub(crate) const MAX_DEPTH: u32 = 512;
+pub(crate) const MAX_DEPTH: u32 = 128;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {

@@ -158,8 +158,15 @@ pub(super) fn min(_: &str, a: &[Arg<'_, '_>], _: u32) -> R {
 fn sort_keys(items: &[Node], ir: &Ir, depth: u32, msg_numbers: bool) -> Result<Vec<Node>, Error> {
     let mut keys = Vec::with_capacity(items.len());
     let mut kind = None;
-    for item in items {
-        let k = eval(ir, item, depth)?.into_owned();
+    for (i, item) in items.iter().enumerate() {
+        let k = match eval(ir, item, depth) {
+            Ok(k) => k.into_owned(),
+            // sort_by: only the first key's error is reported as is (byExprFloat/String).
+            Err(_) if i > 0 && !msg_numbers => {
+                return Err(Error::Eval("error in sort_by comparison".to_owned()));
+            }
+            Err(e) => return Err(e),
+        };
         let this = match k.value {
             Value::Float(_) => 0,
             Value::Str(_) => 1,
