@@ -1,7 +1,40 @@
-//! Kyverno's validate pattern language (validate.md §3–7, §14).
+//! Kyverno's validate pattern language (validate.md §3–7, §14): `validate.pattern` and
+//! `validate.anyPattern` evaluated against one resource.
+//!
+//! The walk lives in [`walk`]; this file runs it (`MatchPattern` in
+//! `kyverno/kyverno:pkg/engine/validate/validate.go`), classifies its outcome (§3.1) and turns
+//! it into a rule status and message (`validatePatterns` in
+//! `pkg/engine/handlers/validation/validate_resource.go`).
+
+mod anchor;
+mod duration;
+mod messages;
+mod path;
+mod quantity;
+mod reference;
+mod scalar;
+mod walk;
+mod wildcards;
+
+#[cfg(test)]
+mod cases_tests;
+
+use std::borrow::Cow;
 
 use crate::report::Status;
-use crate::yaml::Node;
+use crate::yaml::{Node, Value};
+
+pub(crate) use reference::substitute_references;
+// Pieces the condition operators (validate.md §8) reuse; not all are used here yet.
+#[allow(unused_imports)]
+pub(crate) use {
+    duration::parse_go_duration,
+    quantity::parse_quantity,
+    scalar::{Op, compare as compare_scalar_term, operator_of, scalar_match, wildcard_match},
+};
+
+use path::{PathNode, render_segments};
+use walk::Walker;
 
 /// The outcome of a pattern or anyPattern rule.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,6 +46,44 @@ pub struct PatternVerdict {
     pub path: Option<Vec<String>>,
 }
 
+/// The classified result of one pattern walk (§3.1), before messages are built.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Outcome {
+    Pass,
+    /// Skip with the skip error text.
+    Skip(String),
+    /// Fail at a path (segments); `error` is the walk's error text.
+    Fail {
+        path: Vec<String>,
+        error: String,
+    },
+    /// Error (a failure with no path, or with a never-seen condition/existence anchor key).
+    Error(String),
+}
+
+/// `MatchPattern`: walks `pattern` over `resource` and classifies the result.
+pub(crate) fn match_pattern(resource: &Value, pattern: &Value) -> Outcome {
+    let mut walker = Walker::default();
+    let Err(failure) = walker.element(resource, pattern, &PathNode::root()) else {
+        return Outcome::Pass;
+    };
+    if failure.is_skip() {
+        return Outcome::Skip(failure.message);
+    }
+    // A negation hit fails even when some anchor key was never seen; otherwise a recorded
+    // conditional/existence key that no resource map had turns the failure into an error.
+    if !failure.is_negation() && walker.registry.keys_are_missing() {
+        return Outcome::Error(failure.message);
+    }
+    match failure.path {
+        Some(path) => Outcome::Fail {
+            path,
+            error: failure.message,
+        },
+        None => Outcome::Error(failure.message),
+    }
+}
+
 /// Evaluates `validate.pattern`.
 pub fn validate_pattern(
     rule_name: &str,
@@ -20,25 +91,85 @@ pub fn validate_pattern(
     resource: &Node,
     pattern: &Node,
 ) -> PatternVerdict {
-    let _ = (rule_name, rule_message, resource, pattern);
-    PatternVerdict {
-        status: Status::Error,
-        message: "pattern evaluation not implemented".to_owned(),
-        path: None,
+    let pattern: Cow<'_, Value> = match substitute_references(&pattern.value) {
+        Ok(None) => Cow::Borrowed(&pattern.value),
+        Ok(Some(v)) => Cow::Owned(v),
+        Err(e) => return verdict(Status::Error, messages::substitution_failed(&e), None),
+    };
+    match match_pattern(&resource.value, &pattern) {
+        Outcome::Pass => verdict(Status::Pass, messages::pass(rule_name), None),
+        Outcome::Skip(msg) => verdict(Status::Skip, msg, None),
+        Outcome::Fail { path, .. } => {
+            let msg = messages::fail_at(rule_name, rule_message, &render_segments(&path));
+            verdict(Status::Fail, msg, Some(path))
+        }
+        Outcome::Error(err) => verdict(
+            Status::Error,
+            messages::execution_error(rule_name, rule_message, &err),
+            None,
+        ),
     }
 }
 
-/// Evaluates `validate.anyPattern`.
+/// Evaluates `validate.anyPattern` (§7). The reported path is the first failing
+/// alternative's.
 pub fn validate_any_pattern(
     rule_name: &str,
     rule_message: Option<&str>,
     resource: &Node,
     patterns: &[Node],
 ) -> PatternVerdict {
-    let _ = (rule_name, rule_message, resource, patterns);
+    // All alternatives are substituted first, as one document (the list).
+    let substituted: Option<Vec<Node>> =
+        if patterns.iter().any(|p| reference::has_references(&p.value)) {
+            match substitute_references(&Value::Seq(patterns.to_vec())) {
+                Ok(Some(Value::Seq(items))) => Some(items),
+                Ok(_) => None,
+                Err(e) => return verdict(Status::Error, messages::substitution_failed(&e), None),
+            }
+        } else {
+            None
+        };
+    let patterns: &[Node] = substituted.as_deref().unwrap_or(patterns);
+
+    let mut failed: Vec<String> = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
+    let mut first_path: Option<Vec<String>> = None;
+    for (i, p) in patterns.iter().enumerate() {
+        match match_pattern(&resource.value, &p.value) {
+            Outcome::Pass => {
+                return verdict(Status::Pass, messages::any_pattern_pass(rule_name, i), None);
+            }
+            Outcome::Skip(err) => skipped.push(format!("rule {rule_name}[{i}] skipped: {err}")),
+            Outcome::Fail { path, .. } => {
+                failed.push(format!(
+                    "rule {rule_name}[{i}] failed at path {}",
+                    render_segments(&path)
+                ));
+                first_path.get_or_insert(path);
+            }
+            Outcome::Error(err) => failed.push(format!("rule {rule_name}[{i}] failed: {err}")),
+        }
+    }
+    if !failed.is_empty() {
+        let msg = messages::any_pattern_fail(rule_message, &failed);
+        return verdict(Status::Fail, msg, first_path);
+    }
+    if !skipped.is_empty() {
+        return verdict(Status::Skip, skipped.join(" "), None);
+    }
+    // An empty anyPattern passes with the raw rule message.
+    verdict(
+        Status::Pass,
+        rule_message.unwrap_or_default().to_owned(),
+        None,
+    )
+}
+
+fn verdict(status: Status, message: String, path: Option<Vec<String>>) -> PatternVerdict {
     PatternVerdict {
-        status: Status::Error,
-        message: "anyPattern evaluation not implemented".to_owned(),
-        path: None,
+        status,
+        message,
+        path,
     }
 }

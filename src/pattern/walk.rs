@@ -1,0 +1,392 @@
+//! The pattern walk: a resource tree against a pattern tree (validate.md §3–4,
+//! `kyverno/kyverno:pkg/engine/validate/validate.go`, `pkg/engine/anchor/handlers.go`).
+//!
+//! Errors keep upstream's three Go error types because the walk branches on them: direct
+//! anchor errors (`validateAnchorError`), aggregated skips (`*PatternError`) and plain
+//! `fmt.Errorf` errors. Like upstream, "is this a skip / a negation" is decided by type for
+//! anchor errors and by the message text for the others (`anchor/error.go` `isError`).
+
+use std::rc::Rc;
+
+use super::anchor::{AnchorKind, Registry, parse_anchor};
+use super::messages::{go_sprint, go_type_name};
+use super::path::PathNode;
+use super::scalar::scalar_match;
+use super::wildcards::{Expansions, expand_in_metadata};
+use crate::yaml::{Map, Node, Value};
+
+const CONDITIONAL_MSG: &str = "conditional anchor mismatch";
+const GLOBAL_MSG: &str = "global anchor mismatch";
+const NEGATION_MSG: &str = "negation anchor matched in resource";
+
+static NULL: Value = Value::Null;
+
+/// The Go type of an error raised in the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrKind {
+    /// `validateAnchorError` from a conditional anchor.
+    Conditional,
+    /// `validateAnchorError` from a global anchor.
+    Global,
+    /// `validateAnchorError` from a negation anchor.
+    Negation,
+    /// `*PatternError` wrapping skips of a map or array.
+    Aggregated,
+    /// Any other error.
+    Plain,
+}
+
+/// A non-Ok walk result: Go's `(path, error)` pair.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Failure {
+    /// The failing path as segments; `None` for Go's empty path (and, as an optimisation,
+    /// for failures whose path upstream discards: skips and everything under a condition).
+    pub path: Option<Vec<String>>,
+    pub kind: ErrKind,
+    pub message: String,
+}
+
+impl Failure {
+    /// `skip()` in validate.go: conditional or global anchor error.
+    pub(crate) fn is_skip(&self) -> bool {
+        match self.kind {
+            ErrKind::Conditional | ErrKind::Global => true,
+            ErrKind::Negation => false,
+            ErrKind::Aggregated | ErrKind::Plain => {
+                self.message.contains(CONDITIONAL_MSG) || self.message.contains(GLOBAL_MSG)
+            }
+        }
+    }
+
+    /// `fail()` in validate.go: negation anchor error.
+    pub(crate) fn is_negation(&self) -> bool {
+        match self.kind {
+            ErrKind::Negation => true,
+            ErrKind::Conditional | ErrKind::Global => false,
+            ErrKind::Aggregated | ErrKind::Plain => self.message.contains(NEGATION_MSG),
+        }
+    }
+
+    /// A skip that is not a `*PatternError` suppresses sibling anchor failures (§3.3 step 3).
+    fn is_direct(&self) -> bool {
+        self.kind != ErrKind::Aggregated
+    }
+}
+
+type Walk = Result<(), Failure>;
+
+/// State of one `MatchPattern` call.
+#[derive(Default)]
+pub(crate) struct Walker {
+    pub(crate) registry: Registry,
+    expansions: Expansions,
+    /// Nesting depth inside conditional/global anchor values, where failure paths are never
+    /// reported (the anchor turns every failure into a skip), so they are not built.
+    conditional_depth: usize,
+}
+
+impl Walker {
+    fn fail(&self, path: &PathNode<'_>, kind: ErrKind, message: String) -> Failure {
+        let path = (self.conditional_depth == 0).then(|| path.segments());
+        Failure {
+            path,
+            kind,
+            message,
+        }
+    }
+
+    /// `validateResourceElement`.
+    pub(crate) fn element(
+        &mut self,
+        resource: &Value,
+        pattern: &Value,
+        path: &PathNode<'_>,
+    ) -> Walk {
+        match pattern {
+            Value::Map(pm) => {
+                let Value::Map(rm) = resource else {
+                    let msg = format!(
+                        "pattern and resource have different structures. Path: {}. Expected {}, found {}",
+                        path.render(),
+                        go_type_name(pattern),
+                        go_type_name(resource)
+                    );
+                    return Err(self.fail(path, ErrKind::Plain, msg));
+                };
+                self.registry.check(pm, rm);
+                self.map(rm, pm, path)
+            }
+            Value::Seq(pa) => {
+                let Value::Seq(ra) = resource else {
+                    let msg = format!(
+                        "validation rule failed at path {}, resource does not satisfy the expected overlay pattern",
+                        path.render()
+                    );
+                    return Err(self.fail(path, ErrKind::Plain, msg));
+                };
+                self.array(resource, ra, pa, path)
+            }
+            _ => {
+                let ok = match resource {
+                    // A scalar pattern applies to every element; the failure names the array.
+                    Value::Seq(items) => items.iter().all(|i| scalar_match(&i.value, pattern)),
+                    _ => scalar_match(resource, pattern),
+                };
+                if ok {
+                    return Ok(());
+                }
+                let msg = format!(
+                    "resource value '{}' does not match '{}' at path {}",
+                    go_sprint(resource),
+                    go_sprint(pattern),
+                    path.render()
+                );
+                Err(self.fail(path, ErrKind::Plain, msg))
+            }
+        }
+    }
+
+    /// `validateMap`.
+    fn map(&mut self, rm: &Map, pm: &Map, path: &PathNode<'_>) -> Walk {
+        let expanded: Option<(usize, Rc<Value>)> = expand_in_metadata(pm, rm, &mut self.expansions);
+        let mut anchors: Vec<(&str, &Value)> = Vec::new();
+        let mut plain: Vec<(&str, &Value)> = Vec::with_capacity(pm.len());
+        for (i, e) in pm.entries().iter().enumerate() {
+            let value: &Value = match &expanded {
+                Some((idx, v)) if *idx == i => v,
+                _ => &e.value.value,
+            };
+            if parse_anchor(&e.key).is_some_and(|a| a.kind.is_phase_one()) {
+                anchors.push((&e.key, value));
+            } else {
+                plain.push((&e.key, value));
+            }
+        }
+
+        // Phase 1: anchors in byte order: conditions, equality, negation, existence.
+        anchors.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut skips: Vec<Failure> = Vec::new();
+        let mut applied = 0usize;
+        for &(key, value) in &anchors {
+            match self.handle(key, value, rm, path) {
+                Ok(()) => applied += 1,
+                Err(f) if f.is_skip() => skips.push(f),
+                Err(f) => {
+                    if !skips.iter().any(Failure::is_direct) {
+                        return Err(f);
+                    }
+                }
+            }
+        }
+        if !skips.is_empty() && (applied == 0 || skips.iter().any(Failure::is_direct)) {
+            return Err(aggregate(&skips));
+        }
+
+        // Phase 2: global anchors and keys holding anchors first (reverse sorted), then the
+        // rest sorted (`getSortedNestedAnchorResource`); the first non-Ok result wins.
+        plain.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut front: Vec<bool> = Vec::with_capacity(plain.len());
+        front.extend(plain.iter().map(|&(k, v)| {
+            parse_anchor(k).is_some_and(|a| a.kind == AnchorKind::Global) || has_nested_anchors(v)
+        }));
+        for (&(key, value), _) in plain.iter().zip(&front).rev().filter(|(_, f)| **f) {
+            self.handle(key, value, rm, path)?;
+        }
+        for (&(key, value), _) in plain.iter().zip(&front).filter(|(_, f)| !**f) {
+            self.handle(key, value, rm, path)?;
+        }
+        Ok(())
+    }
+
+    /// `CreateElementHandler(key, pattern, path).Handle(...)`.
+    fn handle(&mut self, key: &str, pattern: &Value, rm: &Map, path: &PathNode<'_>) -> Walk {
+        let Some(anchor) = parse_anchor(key).filter(|a| a.kind != AnchorKind::AddIfNotPresent)
+        else {
+            return self.plain_key(key, pattern, rm, path);
+        };
+        let child = path.key(anchor.key);
+        let present = rm.get(anchor.key);
+        match anchor.kind {
+            AnchorKind::Condition | AnchorKind::Global => {
+                let (kind, prefix) = if anchor.kind == AnchorKind::Condition {
+                    (ErrKind::Conditional, CONDITIONAL_MSG)
+                } else {
+                    (ErrKind::Global, GLOBAL_MSG)
+                };
+                let Some(value) = present else {
+                    if anchor.kind == AnchorKind::Global {
+                        return Ok(());
+                    }
+                    return Err(Failure {
+                        path: None,
+                        kind,
+                        message: format!(
+                            "{prefix}: conditional anchor key doesn't exist in the resource"
+                        ),
+                    });
+                };
+                self.conditional_depth += 1;
+                let result = self.element(&value.value, pattern, &child);
+                self.conditional_depth -= 1;
+                result.map_err(|f| Failure {
+                    path: None,
+                    kind,
+                    message: format!("{prefix}: {}", f.message),
+                })
+            }
+            AnchorKind::Equality => match present {
+                Some(value) => self.element(&value.value, pattern, &child),
+                None => Ok(()),
+            },
+            AnchorKind::Negation => match present {
+                Some(_) => {
+                    let msg = format!("{NEGATION_MSG}: {} is not allowed", child.render());
+                    Err(self.fail(&child, ErrKind::Negation, msg))
+                }
+                None => Ok(()),
+            },
+            AnchorKind::Existence => match present {
+                Some(value) => self.existence(&value.value, pattern, &child),
+                None => Ok(()),
+            },
+            AnchorKind::AddIfNotPresent => self.plain_key(key, pattern, rm, path),
+        }
+    }
+
+    /// `defaultHandler`: a plain key; `"*"` only requires a present, non-null value.
+    fn plain_key(&mut self, key: &str, pattern: &Value, rm: &Map, path: &PathNode<'_>) -> Walk {
+        let value = rm.get(key).map_or(&NULL, |n| &n.value);
+        if matches!(pattern, Value::Str(s) if s == "*") {
+            if *value != Value::Null {
+                return Ok(());
+            }
+            // Upstream reports the parent map's path (and prints a double slash).
+            let msg = format!("{}/{key} not found", path.render());
+            return Err(self.fail(path, ErrKind::Plain, msg));
+        }
+        self.element(value, pattern, &path.key(key))
+    }
+
+    /// `existenceHandler`: each pattern map needs one matching resource element.
+    fn existence(&mut self, resource: &Value, pattern: &Value, path: &PathNode<'_>) -> Walk {
+        let Value::Seq(items) = resource else {
+            let msg = format!(
+                "invalid resource type {}: Existence ^ () anchor can be used only on list/array type resource",
+                go_type_name(resource)
+            );
+            return Err(self.fail(path, ErrKind::Plain, msg));
+        };
+        let Value::Seq(patterns) = pattern else {
+            let msg = format!(
+                "invalid pattern type {}: Pattern has to be of list to compare against resource",
+                go_type_name(pattern)
+            );
+            return Err(self.fail(path, ErrKind::Plain, msg));
+        };
+        for p in patterns {
+            if !matches!(p.value, Value::Map(_)) {
+                let msg = format!(
+                    "invalid pattern type {}: Pattern has to be of type map to compare against items in resource",
+                    go_type_name(pattern)
+                );
+                return Err(self.fail(path, ErrKind::Plain, msg));
+            }
+            let mut found = false;
+            for (i, item) in items.iter().enumerate() {
+                if self.element(&item.value, &p.value, &path.index(i)).is_ok() {
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                let msg = format!(
+                    "existence anchor validation failed at path {}",
+                    path.render()
+                );
+                return Err(self.fail(path, ErrKind::Plain, msg));
+            }
+        }
+        Ok(())
+    }
+
+    /// `validateArray`: the first pattern element decides the mode (§3.4).
+    fn array(&mut self, resource: &Value, ra: &[Node], pa: &[Node], path: &PathNode<'_>) -> Walk {
+        let Some(first) = pa.first() else {
+            return Err(self.fail(path, ErrKind::Plain, "pattern Array empty".to_owned()));
+        };
+        match &first.value {
+            Value::Map(_) => {
+                // Array of maps: the first pattern map against every element.
+                let mut skips = Vec::new();
+                let mut applied = 0usize;
+                for (i, item) in ra.iter().enumerate() {
+                    match self.element(&item.value, &first.value, &path.index(i)) {
+                        Ok(()) => applied += 1,
+                        Err(f) if f.is_skip() => skips.push(f),
+                        Err(f) => return Err(f),
+                    }
+                }
+                if applied == 0 && !skips.is_empty() {
+                    return Err(aggregate(&skips));
+                }
+                Ok(())
+            }
+            Value::Seq(_) => {
+                // Nested arrays are positional.
+                if ra.len() < pa.len() {
+                    return Err(Failure {
+                        path: None,
+                        kind: ErrKind::Plain,
+                        message: format!(
+                            "validate Array failed, array length mismatch, resource Array len is {} and pattern Array len is {}",
+                            ra.len(),
+                            pa.len()
+                        ),
+                    });
+                }
+                let mut skips = Vec::new();
+                let mut applied = 0usize;
+                for (i, (item, p)) in ra.iter().zip(pa).enumerate() {
+                    match self.element(&item.value, &p.value, &path.index(i)) {
+                        Ok(()) => applied += 1,
+                        Err(f) if f.is_skip() => skips.push(f),
+                        Err(f) => return Err(f),
+                    }
+                }
+                if applied == 0 && !skips.is_empty() {
+                    return Err(aggregate(&skips));
+                }
+                Ok(())
+            }
+            // A scalar first element applies to every resource element.
+            scalar => self.element(resource, scalar, path),
+        }
+    }
+}
+
+/// A `*PatternError` skip combining `skips` (multierr joins messages with `"; "`).
+fn aggregate(skips: &[Failure]) -> Failure {
+    let message = skips
+        .iter()
+        .map(|f| f.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    Failure {
+        path: None,
+        kind: ErrKind::Aggregated,
+        message,
+    }
+}
+
+/// `hasNestedAnchors`: any condition/existence/equality/negation/global anchor key at any
+/// depth of a pattern value.
+fn has_nested_anchors(pattern: &Value) -> bool {
+    match pattern {
+        Value::Map(m) => m.iter().any(|(k, v)| {
+            parse_anchor(k).is_some_and(|a| a.kind != AnchorKind::AddIfNotPresent)
+                || has_nested_anchors(&v.value)
+        }),
+        Value::Seq(items) => items.iter().any(|i| has_nested_anchors(&i.value)),
+        _ => false,
+    }
+}
