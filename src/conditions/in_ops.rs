@@ -5,17 +5,12 @@
 //! may be a wildcard, a range `a-b` (checked with the pattern language's range semantics,
 //! §5.2), a JSON array of strings, or a single literal.
 //!
-//! The range check is a local copy of the pattern operator logic restricted to string
-//! inputs; it should move to `crate::pattern` once that module exposes scalar matching.
-
-use std::sync::LazyLock;
-
-use regex::Regex;
+//! Range values are checked with the pattern language's scalar matching
+//! (`crate::pattern::scalar_match`), as upstream calls `pattern.Validate`.
 
 use super::CondError;
-use crate::jmespath::duration;
-use crate::jmespath::quantity::Quantity;
 use crate::jmespath::value::go_sprint;
+use crate::pattern::{Op, operator_of, scalar_match};
 use crate::variables::VarError;
 use crate::yaml::{Node, Value};
 
@@ -220,105 +215,10 @@ pub(super) fn in_op(key: &Node, val: &Node, negate: bool) -> Result<bool, CondEr
     }
 }
 
-// ---- The pattern language's operators on string values (validate.md §5.2). ----
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Equal,
-    NotEqual,
-    More,
-    MoreEqual,
-    Less,
-    LessEqual,
-    InRange,
-    NotInRange,
-}
-
-const BOUND: &str = r"[-|+]?\d+(?:\.\d+)?[A-Za-z]*";
-static IN_RANGE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(&format!("^({BOUND})-({BOUND})$")).ok());
-static NOT_IN_RANGE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(&format!("^({BOUND})!-({BOUND})$")).ok());
-
-fn range_bounds(re: &LazyLock<Option<Regex>>, s: &str) -> Option<(String, String)> {
-    let c = re.as_ref()?.captures(s)?;
-    Some((c.get(1)?.as_str().to_owned(), c.get(2)?.as_str().to_owned()))
-}
-
-/// `operator.GetOperatorFromStringPattern`.
-fn operator_of(p: &str) -> Op {
-    if p.len() < 2 {
-        return Op::Equal;
-    }
-    for (prefix, op) in [
-        (">=", Op::MoreEqual),
-        ("<=", Op::LessEqual),
-        (">", Op::More),
-        ("<", Op::Less),
-        ("!", Op::NotEqual),
-    ] {
-        if p.starts_with(prefix) {
-            return op;
-        }
-    }
-    if range_bounds(&NOT_IN_RANGE, p).is_some() {
-        return Op::NotInRange;
-    }
-    if range_bounds(&IN_RANGE, p).is_some() {
-        return Op::InRange;
-    }
-    Op::Equal
-}
-
-/// `pattern.Validate(value, pattern)` for a string value and string pattern.
+/// `pattern.Validate(key, value)` (upstream `handleRange`) for a string key and range.
 fn pattern_match(value: &str, pattern: &str) -> bool {
-    if value == pattern {
-        return true;
-    }
-    pattern
-        .split('|')
-        .any(|alt| alt.split('&').all(|term| term_match(value, term.trim())))
-}
-
-fn term_match(value: &str, term: &str) -> bool {
-    let op = operator_of(term);
-    let operand = |n: usize| term[n..].trim();
-    match op {
-        Op::Equal => compare(value, term, Op::Equal),
-        Op::NotEqual => compare(value, operand(1), Op::NotEqual),
-        Op::MoreEqual | Op::LessEqual => compare(value, operand(2), op),
-        Op::More | Op::Less => compare(value, operand(1), op),
-        Op::InRange => range_bounds(&IN_RANGE, term).is_some_and(|(a, b)| {
-            compare(value, &a, Op::MoreEqual) && compare(value, &b, Op::LessEqual)
-        }),
-        Op::NotInRange => range_bounds(&NOT_IN_RANGE, term)
-            .is_some_and(|(a, b)| compare(value, &a, Op::Less) || compare(value, &b, Op::More)),
-    }
-}
-
-fn ordered(ord: std::cmp::Ordering, op: Op) -> bool {
-    use std::cmp::Ordering::*;
-    match op {
-        Op::Equal => ord == Equal,
-        Op::NotEqual => ord != Equal,
-        Op::More => ord == Greater,
-        Op::MoreEqual => ord != Less,
-        Op::Less => ord == Less,
-        Op::LessEqual => ord != Greater,
-        _ => false,
-    }
-}
-
-fn compare(value: &str, operand: &str, op: Op) -> bool {
-    if let (Some(p), Some(v)) = (duration::parse(operand), duration::parse(value)) {
-        return ordered(v.cmp(&p), op);
-    }
-    if let (Some(p), Some(v)) = (Quantity::parse(operand), Quantity::parse(value)) {
-        return ordered(v.cmp_value(&p), op);
-    }
-    match op {
-        Op::Equal => wildcard(operand, value),
-        Op::NotEqual => !wildcard(operand, value),
-        _ => false,
-    }
+    scalar_match(
+        &Value::Str(value.to_owned()),
+        &Value::Str(pattern.to_owned()),
+    )
 }
