@@ -61,16 +61,22 @@ impl Context {
         }
         req.push(("namespace".to_owned(), value::string(namespace)));
         if let Some(user) = &request.user_info {
+            // RequestInfo / UserInfo fields are `omitempty`.
             let strings = |v: &[String]| value::seq(v.iter().map(value::string).collect());
-            req.push(("roles".to_owned(), strings(&user.roles)));
-            req.push(("clusterRoles".to_owned(), strings(&user.cluster_roles)));
-            req.push((
-                "userInfo".to_owned(),
-                value::map(vec![
-                    ("username".to_owned(), value::string(&user.username)),
-                    ("groups".to_owned(), strings(&user.groups)),
-                ]),
-            ));
+            if !user.roles.is_empty() {
+                req.push(("roles".to_owned(), strings(&user.roles)));
+            }
+            if !user.cluster_roles.is_empty() {
+                req.push(("clusterRoles".to_owned(), strings(&user.cluster_roles)));
+            }
+            let mut info = Vec::new();
+            if !user.username.is_empty() {
+                info.push(("username".to_owned(), value::string(&user.username)));
+            }
+            if !user.groups.is_empty() {
+                info.push(("groups".to_owned(), strings(&user.groups)));
+            }
+            req.push(("userInfo".to_owned(), value::map(info)));
         }
         ctx.set_path(&["request"], value::map(req));
         if let Some(user) = &request.user_info {
@@ -233,6 +239,155 @@ fn split_key(key: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::UserInfo;
+    use crate::variables::substitute_str;
+    use std::collections::BTreeMap;
+
+    fn pod(ns: bool) -> Resource {
+        let mut doc = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}]}});
+        if ns {
+            doc["metadata"]["namespace"] = serde_json::json!("team");
+        }
+        Resource::from_document(Node::from_json(&doc), None, 0).unwrap()
+    }
+
+    fn q(ctx: &mut Context, e: &str) -> Result<serde_json::Value, VarError> {
+        ctx.query(e).map(|n| n.to_json())
+    }
+
+    #[test]
+    fn builtin_context_for_the_cli() {
+        let mut ctx = Context::for_resource(&pod(false), &Request::default());
+        assert_eq!(q(&mut ctx, "request.operation").unwrap(), "CREATE");
+        assert_eq!(q(&mut ctx, "request.namespace").unwrap(), "default");
+        assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+        assert!(q(&mut ctx, "request.oldObject").is_err());
+        // H13.
+        assert_eq!(
+            q(&mut ctx, "images.containers.web.registry").unwrap(),
+            "docker.io"
+        );
+        assert_eq!(q(&mut ctx, "images.containers.web.path").unwrap(), "nginx");
+        assert_eq!(q(&mut ctx, "images.containers.web.tag").unwrap(), "latest");
+        assert_eq!(
+            q(&mut ctx, "images.containers.web.reference").unwrap(),
+            "docker.io/nginx:latest"
+        );
+        assert!(
+            q(&mut ctx, "images.initContainers")
+                .unwrap_err()
+                .message
+                .contains("Unknown key \"initContainers\"")
+        );
+        // H15.
+        assert!(q(&mut ctx, "request.userInfo").is_err());
+        assert!(q(&mut ctx, "serviceAccountName").is_err());
+    }
+
+    #[test]
+    fn update_delete_and_users() {
+        let req = Request {
+            operation: Operation::Delete,
+            user_info: Some(UserInfo {
+                username: "system:serviceaccount:ns1:sa1".to_owned(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut ctx = Context::for_resource(&pod(true), &req);
+        assert_eq!(q(&mut ctx, "request.namespace").unwrap(), "");
+        assert_eq!(
+            q(&mut ctx, "request.oldObject.metadata.namespace").unwrap(),
+            "team"
+        );
+        // DELETE: request.object in a variable reads request.oldObject.
+        let v = substitute_str("{{ request.object.metadata.name }}", &mut ctx, "").unwrap();
+        assert_eq!(v.as_str(), Some("p"));
+        assert_eq!(q(&mut ctx, "serviceAccountName").unwrap(), "sa1");
+        assert_eq!(q(&mut ctx, "serviceAccountNamespace").unwrap(), "ns1");
+        assert_eq!(
+            q(&mut ctx, "request.userInfo.username").unwrap(),
+            "system:serviceaccount:ns1:sa1"
+        );
+        let req = Request {
+            operation: Operation::Update,
+            ..Default::default()
+        };
+        let mut ctx = Context::for_resource(&pod(true), &req);
+        assert_eq!(q(&mut ctx, "request.oldObject.metadata.name").unwrap(), "p");
+        assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+    }
+
+    #[test]
+    fn elements_values_and_checkpoints() {
+        let mut ctx = Context::from_root(Node::from_json(&serde_json::json!({})));
+        ctx.set_variable("a.\"b.c\".d", &Node::from_json(&serde_json::json!(1)));
+        assert_eq!(q(&mut ctx, "a.\"b.c\".d").unwrap(), serde_json::json!(1.0));
+        ctx.checkpoint();
+        ctx.add_element(&Node::from_json(&serde_json::json!({"name": "x"})), 2, 0);
+        assert_eq!(q(&mut ctx, "element.name").unwrap(), "x");
+        assert_eq!(q(&mut ctx, "element0.name").unwrap(), "x");
+        // elementIndex is a Go int64: JSON-number comparisons do not equal it.
+        assert_eq!(q(&mut ctx, "elementIndex == `2`").unwrap(), false);
+        assert_eq!(
+            substitute_str("i={{ elementIndex0 }}", &mut ctx, "")
+                .unwrap()
+                .as_str(),
+            Some("i=2")
+        );
+        ctx.restore();
+        assert!(q(&mut ctx, "element").is_err());
+    }
+
+    #[test]
+    fn context_entries_are_lazy() {
+        let mut ctx = Context::for_resource(&pod(true), &Request::default());
+        let entries = Node::from_json(&serde_json::json!([
+            {"name": "broken", "variable": {"jmesPath": "request.object.nope"}},
+            {"name": "ns", "variable": {"jmesPath": "request.object.metadata.namespace"}},
+            {"name": "withDefault", "variable": {"jmesPath": "request.object.nope", "default": "dflt"}},
+            {"name": "fromValue", "variable": {"value": {"k": ["{{ request.object.metadata.name }}"]}, "jmesPath": "k[0]"}},
+            {"name": "literal", "variable": {"value": 3}},
+            {"name": "nullish", "variable": {"jmesPath": "request.object.metadata.labels"}},
+            {"name": "cm", "configMap": {"name": "c", "namespace": "default"}},
+            {"name": "api", "apiCall": {"urlPath": "/x"}}
+        ]));
+        let mut external = BTreeMap::new();
+        external.insert(
+            "api".to_owned(),
+            Node::from_json(&serde_json::json!({"items": [1]})),
+        );
+        ctx.add_context_entries(&entries, &external).unwrap();
+        assert_eq!(q(&mut ctx, "ns").unwrap(), "team");
+        assert_eq!(q(&mut ctx, "withDefault").unwrap(), "dflt");
+        assert_eq!(q(&mut ctx, "fromValue").unwrap(), "p");
+        assert_eq!(q(&mut ctx, "literal").unwrap(), serde_json::json!(3.0));
+        assert_eq!(q(&mut ctx, "api.items[0]").unwrap(), serde_json::json!(1.0));
+        // H5: a configMap without values is never loaded offline.
+        assert!(
+            q(&mut ctx, "cm.data")
+                .unwrap_err()
+                .message
+                .contains("Unknown key \"cm\"")
+        );
+        let e = q(&mut ctx, "broken").unwrap_err().message;
+        assert_eq!(
+            e,
+            "failed to apply jmespath request.object.nope to variable <nil>: JMESPath query failed: Unknown key \"nope\" in path"
+        );
+        let e = q(&mut ctx, "nullish").unwrap_err().message;
+        assert!(e.contains("Unknown key \"labels\""), "{e}");
+        let entries = Node::from_json(
+            &serde_json::json!([{"name": "nil", "variable": {"value": null, "jmesPath": "request.object.metadata.annotations || `null`"}}]),
+        );
+        ctx.add_context_entries(&entries, &BTreeMap::new()).unwrap();
+        assert_eq!(
+            q(&mut ctx, "nil").unwrap_err().message,
+            "failed to add context entry for variable nil since it evaluated to nil"
+        );
+    }
 
     #[test]
     fn keys_and_accounts() {
