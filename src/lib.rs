@@ -17,5 +17,6 @@ pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod values;
 pub mod variables;
 pub mod yaml;
