@@ -17,6 +17,7 @@ pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod validate;
 pub mod values;
 pub mod variables;
 pub mod yaml;

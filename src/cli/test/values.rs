@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::fields::{Fields, LoadError};
 use kpol::request::UserInfo;
 use kpol::source::SourceFile;
-pub use kpol::values::{KeyValues, PolicyValues, Values, base_rule};
+pub use kpol::values::{KeyValues, PolicyValues, Values};
 use kpol::yaml::{Node, Value};
 
 const FILE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata"];
