@@ -113,7 +113,17 @@ fn validate_rule(
         }
         ValidateCheck::Deny(_) => return unsupported("deny"),
         ValidateCheck::Foreach(_) => return unsupported("foreach"),
-        ValidateCheck::PodSecurity(_) => return unsupported("podSecurity"),
+        ValidateCheck::PodSecurity(body) => {
+            if request.operation == Operation::Delete {
+                return None;
+            }
+            let v = crate::pss::validate(&rule.name, body, resource);
+            pattern::PatternVerdict {
+                status: v.status,
+                message: v.message,
+                path: v.path,
+            }
+        }
         ValidateCheck::Cel(_) => return unsupported("cel"),
         ValidateCheck::Manifests(_) => return unsupported("manifests"),
     };
