@@ -8,6 +8,7 @@
 //! check left without errors is gone. A check that reports no field errors is never removed.
 
 use crate::matching::wildcard;
+use crate::yaml::Node;
 
 use super::field::{CheckResult, FieldErr};
 use super::pod::{Container, Pod, Spec};
@@ -221,4 +222,72 @@ fn remove_one(
     if errs.is_empty() {
         results.remove(pos);
     }
+}
+
+/// Controls set per container: an entry for them must name `images`.
+const CONTAINER_LEVEL: &[&str] = &[
+    "Capabilities",
+    "Privileged Containers",
+    "Host Ports",
+    "/proc Mount Type",
+    "Privilege Escalation",
+];
+
+/// Controls set on the pod: an entry for them must not name `images`.
+const POD_LEVEL: &[&str] = &[
+    "Host Namespaces",
+    "HostPath Volumes",
+    "Sysctls",
+    "Volume Types",
+];
+
+/// Restricted-only controls, which a baseline rule cannot exclude.
+const RESTRICTED_ONLY: &[&str] = &[
+    "Volume Types",
+    "Privilege Escalation",
+    "Running as Non-root",
+    "Running as Non-root user",
+];
+
+/// Kyverno's policy validation of the `exclude` entries of rule `rule_index`
+/// (`ValidatePSaControlNames`): the first problem, with the node it is about.
+pub(crate) fn policy_error(body: &Node, rule_index: usize) -> Option<(String, &Node)> {
+    let baseline = body.get("level").and_then(Node::as_str) == Some("baseline");
+    let entries = body.get("exclude").and_then(Node::as_seq)?;
+    for (i, e) in entries.iter().enumerate() {
+        let path = format!("spec.rules[{rule_index}].podSecurity.exclude[{i}]");
+        let control = e.get("controlName").and_then(Node::as_str).unwrap_or("");
+        let control_node = e.get("controlName").unwrap_or(e);
+        let has = |key: &str| {
+            e.get(key)
+                .and_then(Node::as_seq)
+                .is_some_and(|s| !s.is_empty())
+        };
+        let field = e
+            .get("restrictedField")
+            .and_then(Node::as_str)
+            .unwrap_or("");
+        let invalid =
+            |detail: &str| format!("{path}.controlName: Invalid value: \"{control}\": {detail}");
+        if CONTAINER_LEVEL.contains(&control) && !has("images") {
+            let msg = invalid("exclude.images must be specified for the container level control");
+            return Some((msg, control_node));
+        }
+        if POD_LEVEL.contains(&control) && has("images") {
+            let msg = invalid("exclude.images must not be specified for the pod level control");
+            return Some((msg, control_node));
+        }
+        if !field.is_empty() && !has("values") {
+            return Some((format!("{path}.values: Forbidden: values is required"), e));
+        }
+        if field.is_empty() && has("values") {
+            let msg = format!("{path}.restrictedField: Forbidden: restrictedField is required");
+            return Some((msg, e));
+        }
+        if baseline && RESTRICTED_ONLY.contains(&control) {
+            let msg = invalid("Invalid control name defined at the given level");
+            return Some((msg, control_node));
+        }
+    }
+    None
 }

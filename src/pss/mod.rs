@@ -112,6 +112,12 @@ fn parse_body(body: &Node) -> Body {
     }
 }
 
+/// Kyverno's policy validation of a podSecurity rule's `exclude` entries (rule `rule_index`
+/// of the policy): the first error message and the node it is about, if any.
+pub fn policy_error(body: &Node, rule_index: usize) -> Option<(String, &Node)> {
+    exclude::policy_error(body, rule_index)
+}
+
 /// Evaluates a podSecurity rule (`body` = the `validate.podSecurity` map) on `resource`.
 /// DELETE requests are the caller's business (they give no response).
 pub fn validate(rule: &str, body: &Node, resource: &Resource) -> PssVerdict {

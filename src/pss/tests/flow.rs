@@ -277,7 +277,8 @@ fn exclude_removes_one_error_in_place() {
 }
 
 /// Without `images` an entry re-runs the checks on a pod with one empty container `fake`,
-/// whose own container errors also remove errors (one per check).
+/// whose own container errors also remove errors: here the fake container's missing
+/// `runAsNonRoot` removes the first container's error, not the second's.
 #[test]
 fn exclude_without_images_uses_a_fake_container() {
     let mut second = base()["spec"]["containers"][0].clone();
@@ -286,17 +287,78 @@ fn exclude_without_images_uses_a_fake_container() {
     let doc = pod_with_patch(
         doc,
         json!({"spec": {"containers": [
-        {"securityContext": {"allowPrivilegeEscalation": true}},
-        {"securityContext": {"allowPrivilegeEscalation": true}}]}}),
+            {"securityContext": {"runAsNonRoot": null}},
+            {"securityContext": {"runAsNonRoot": null}}]}}),
     );
-    let rule = "{level: restricted, exclude: [{controlName: Privilege Escalation}]}";
+    let rule = "{level: restricted, exclude: [{controlName: Running as Non-root}]}";
     let v = run(rule, &doc);
     assert_eq!(
         v.message,
         fail_text(
             "restricted:",
-            "(Forbidden reason: allowPrivilegeEscalation != false, field error list: \
-             [spec.containers[1].securityContext.allowPrivilegeEscalation is forbidden, forbidden values found: true])"
+            "(Forbidden reason: runAsNonRoot != true, field error list: \
+             [spec.containers[1].securityContext.runAsNonRoot: Required value])"
         )
+    );
+}
+
+/// Kyverno's policy validation of `exclude` (`ValidatePSaControlNames`).
+#[test]
+fn exclude_entries_are_validated_with_the_policy() {
+    use crate::policy::load_policies;
+    use crate::source::SourceFile;
+    use crate::yaml::{Limits, parse_documents};
+    let load = |level: &str, entry: &str| {
+        let text = format!(
+            "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: p}}\nspec:\n  rules:\n  - name: r\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n    validate:\n      podSecurity:\n        level: {level}\n        exclude: [{entry}]\n"
+        );
+        let source = std::sync::Arc::new(SourceFile::new("p.yaml", &text));
+        let docs = parse_documents(&text, Limits::default()).unwrap();
+        let loaded = load_policies(&source, docs);
+        loaded.invalid.first().map(|i| i.reason.clone())
+    };
+    let p = "spec.rules[0].podSecurity.exclude[0]";
+    assert_eq!(
+        load("restricted", "{controlName: Capabilities}"),
+        Some(format!(
+            "{p}.controlName: Invalid value: \"Capabilities\": exclude.images must be specified for the container level control"
+        ))
+    );
+    assert_eq!(
+        load("baseline", "{controlName: Sysctls, images: ['*']}"),
+        Some(format!(
+            "{p}.controlName: Invalid value: \"Sysctls\": exclude.images must not be specified for the pod level control"
+        ))
+    );
+    assert_eq!(
+        load(
+            "baseline",
+            "{controlName: Host Namespaces, restrictedField: spec.hostPID}"
+        ),
+        Some(format!("{p}.values: Forbidden: values is required"))
+    );
+    assert_eq!(
+        load(
+            "baseline",
+            "{controlName: Host Namespaces, values: ['true']}"
+        ),
+        Some(format!(
+            "{p}.restrictedField: Forbidden: restrictedField is required"
+        ))
+    );
+    assert_eq!(
+        load("baseline", "{controlName: Running as Non-root}"),
+        Some(format!(
+            "{p}.controlName: Invalid value: \"Running as Non-root\": Invalid control name defined at the given level"
+        ))
+    );
+    assert_eq!(load("baseline", "{controlName: Seccomp}"), None);
+    assert_eq!(
+        load("restricted", "{controlName: Capabilities, images: [nginx]}"),
+        None
+    );
+    assert_eq!(
+        load("restricted", "{controlName: Running as Non-root}"),
+        None
     );
 }
