@@ -4,8 +4,10 @@
 //! arguments and files, and renders what the engine returns.
 
 pub mod autogen;
+pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
+pub mod jmespath;
 pub mod manifest;
 pub mod matching;
 pub mod number;
@@ -16,4 +18,6 @@ pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod values;
+pub mod variables;
 pub mod yaml;

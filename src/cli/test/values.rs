@@ -1,0 +1,227 @@
+//! The values file / inline `values` (cli-compat.md §5) and the userinfo file (§6).
+//!
+//! kpol uses what matching needs now: `request.operation` (global and per resource) and
+//! namespace labels. The other values (variables for `{{ }}`) are kept by key so that rows
+//! depending on them can be reported as unsupported instead of passing by accident.
+
+use std::collections::BTreeMap;
+
+use super::fields::{Fields, LoadError};
+use kpol::request::UserInfo;
+use kpol::source::SourceFile;
+pub use kpol::values::{KeyValues, PolicyValues, Values, base_rule};
+use kpol::yaml::{Node, Value};
+
+const FILE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata"];
+const SPEC_FIELDS: &[&str] = &[
+    "globalValues",
+    "policies",
+    "namespaceSelector",
+    "namespaces",
+    "subresources",
+    "variables",
+];
+
+/// Parsing of the Values file into the library model.
+pub trait ValuesFile: Sized {
+    fn from_file(
+        source: &SourceFile,
+        root: &Node,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self, LoadError>;
+    fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError>;
+}
+
+impl ValuesFile for Values {
+    /// Reads a values file (`variables:`). Missing apiVersion/kind is Kyverno ≥ 1.15's
+    /// deprecated-schema error; kpol warns and goes on (into `warnings`).
+    fn from_file(
+        source: &SourceFile,
+        root: &Node,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self, LoadError> {
+        let known: Vec<&str> = FILE_FIELDS.iter().chain(SPEC_FIELDS).copied().collect();
+        let f = Fields::new(source, root, "values", &known)?;
+        if f.string("apiVersion")?.is_empty() || f.string("kind")?.is_empty() {
+            warnings.push(format!(
+                "values file {} uses a deprecated schema (no apiVersion/kind)",
+                source.name()
+            ));
+        }
+        from_fields(&f)
+    }
+
+    /// Reads an inline `values:` spec.
+    fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError> {
+        from_fields(&Fields::new(source, node, "values", SPEC_FIELDS)?)
+    }
+}
+
+fn from_fields(f: &Fields<'_>) -> Result<Values, LoadError> {
+    let src = f.source;
+    let mut v = Values {
+        global: key_values(src, f.get("globalValues"))?,
+        subresources: !f.list("subresources")?.is_empty(),
+        ..Values::default()
+    };
+    for p in f.list("policies")? {
+        let pf = Fields::new(src, p, "values policy", &["name", "resources", "rules"])?;
+        let mut pv = PolicyValues {
+            name: pf.string("name")?,
+            ..PolicyValues::default()
+        };
+        for r in pf.list("resources")? {
+            let rf = Fields::new(src, r, "values resource", &["name", "values"])?;
+            pv.resources
+                .push((rf.string("name")?, key_values(src, rf.get("values"))?));
+        }
+        for r in pf.list("rules")? {
+            let rf = Fields::new(src, r, "values rule", &["name", "values", "foreachValues"])?;
+            pv.rules.push((
+                rf.string("name")?,
+                key_values(src, rf.get("values"))?,
+                rf.get("foreachValues").is_some(),
+            ));
+        }
+        v.policies.push(pv);
+    }
+    for ns in f.list("namespaceSelector")? {
+        let nf = Fields::new(src, ns, "namespaceSelector", &["name", "labels"])?;
+        let labels = string_map(src, nf.get("labels"))?;
+        v.namespace_labels.insert(nf.string("name")?, labels);
+    }
+    // Full Namespace objects win over namespaceSelector entries (§5).
+    for ns in f.list("namespaces")? {
+        let meta = ns.get("metadata");
+        let name = meta.and_then(|m| m.get("name")).and_then(Node::as_str);
+        let labels = string_map(src, meta.and_then(|m| m.get("labels")))?;
+        v.namespace_labels
+            .insert(name.unwrap_or("").to_owned(), labels);
+    }
+    Ok(v)
+}
+
+fn key_values(source: &SourceFile, node: Option<&Node>) -> Result<KeyValues, LoadError> {
+    match node.map(|n| &n.value) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Map(m)) => Ok(m.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect()),
+        Some(v) => Err(LoadError::at(
+            source,
+            node.unwrap_or(&Node::null()),
+            format!("values: expected an object, got {}", v.type_name()),
+        )),
+    }
+}
+
+fn string_map(
+    source: &SourceFile,
+    node: Option<&Node>,
+) -> Result<BTreeMap<String, String>, LoadError> {
+    let mut out = BTreeMap::new();
+    let Some(n) = node.filter(|n| !n.is_null()) else {
+        return Ok(out);
+    };
+    let Some(m) = n.as_map() else {
+        return Err(LoadError::at(source, n, "labels: expected an object"));
+    };
+    for (k, v) in m.iter() {
+        let s = v
+            .as_str()
+            .ok_or_else(|| LoadError::at(source, v, format!("label {k}: expected a string")))?;
+        out.insert(k.to_owned(), s.to_owned());
+    }
+    Ok(out)
+}
+
+/// Reads a userinfo file (§6). Missing apiVersion/kind: warning (Kyverno ≥ 1.15 errors).
+pub fn user_info(
+    source: &SourceFile,
+    root: &Node,
+    warnings: &mut Vec<String>,
+) -> Result<UserInfo, LoadError> {
+    let f = Fields::new(
+        source,
+        root,
+        "userinfo",
+        &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "roles",
+            "clusterRoles",
+            "userInfo",
+        ],
+    )?;
+    if f.string("apiVersion")?.is_empty() || f.string("kind")?.is_empty() {
+        warnings.push(format!(
+            "user info file {} uses a deprecated schema (no apiVersion/kind)",
+            source.name()
+        ));
+    }
+    let mut info = UserInfo {
+        roles: f.strings("roles")?,
+        cluster_roles: f.strings("clusterRoles")?,
+        ..UserInfo::default()
+    };
+    if let Some(u) = f.get("userInfo") {
+        let uf = Fields::new(
+            source,
+            u,
+            "userInfo",
+            &["username", "uid", "groups", "extra"],
+        )?;
+        info.username = uf.string("username")?;
+        info.groups = uf.strings("groups")?;
+    }
+    Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kpol::request::Operation;
+    use kpol::yaml::{Limits, parse_documents};
+
+    fn values(text: &str) -> Result<(Values, Vec<String>), LoadError> {
+        let src = SourceFile::new("values.yaml", text);
+        let docs = parse_documents(text, Limits::default())
+            .map_err(|e| LoadError::in_file("yaml", e.message))?;
+        let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+        let mut w = Vec::new();
+        let v = Values::from_file(&src, &root, &mut w)?;
+        Ok((v, w))
+    }
+
+    #[test]
+    fn operations_and_namespace_labels() -> Result<(), LoadError> {
+        let (v, w) = values(
+            "apiVersion: cli.kyverno.io/v1alpha1\nkind: Value\n\
+             globalValues: {request.operation: CONNECT}\n\
+             policies:\n- name: p\n  resources:\n  - name: web\n    values: {request.operation: UPDATE}\n\
+             \x20 rules:\n  - name: r\n    values: {teams.data: x}\n\
+             namespaceSelector:\n- name: prod\n  labels: {env: prod}\n\
+             namespaces:\n- metadata: {name: prod, labels: {env: production}}\n",
+        )?;
+        assert!(w.is_empty());
+        assert_eq!(v.operation("p", "web"), Ok(Operation::Update));
+        assert_eq!(v.operation("p", "api"), Ok(Operation::Connect));
+        assert_eq!(v.operation("q", "web"), Ok(Operation::Connect));
+        assert_eq!(v.variable_keys("p", "web", "autogen-r"), ["teams.data"]);
+        assert_eq!(
+            v.namespace_labels
+                .get("prod")
+                .and_then(|l| l.get("env"))
+                .map(String::as_str),
+            Some("production")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn bad_global_operation_is_an_error() -> Result<(), LoadError> {
+        let (v, w) = values("globalValues: {request.operation: PATCH}\n")?;
+        assert_eq!(w.len(), 1);
+        assert!(v.operation("p", "r").is_err());
+        Ok(())
+    }
+}
