@@ -7,8 +7,10 @@
 //! `exclude` entries remove what they exempt ([`exclude`]), and what is left fails the rule
 //! with Kyverno's message. The finding points at the first offending field.
 
+mod container;
 mod exclude;
 mod field;
+mod gojson;
 mod host;
 mod pod;
 mod privilege;
