@@ -146,7 +146,18 @@ fn validate_rule(
             Some(c) => validate::foreach_rule(&rule.name, message, f, &resource.root, c)?,
             None => return None,
         },
-        ValidateCheck::PodSecurity(_) => return unsupported("podSecurity"),
+        ValidateCheck::PodSecurity(body) => {
+            if request.operation == Operation::Delete {
+                return None;
+            }
+            let v = crate::pss::validate(&rule.name, body, resource);
+            validate::Verdict {
+                status: v.status,
+                message: v.message,
+                path: v.path,
+                span: None,
+            }
+        }
         ValidateCheck::Cel(_) => return unsupported("cel"),
         ValidateCheck::Manifests(_) => return unsupported("manifests"),
     };

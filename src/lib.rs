@@ -13,6 +13,7 @@ pub mod matching;
 pub mod number;
 pub mod pattern;
 pub mod policy;
+pub mod pss;
 pub mod report;
 pub mod request;
 pub mod resource;
