@@ -65,16 +65,29 @@ pub struct TestArgs {
     pub paths: Vec<PathBuf>,
 
     /// Name of the test files to look for.
-    #[arg(long, default_value = "kyverno-test.yaml")]
+    #[arg(short = 'f', long, default_value = "kyverno-test.yaml")]
     pub file_name: String,
 
-    /// Show only the rows that failed.
+    /// Keep only matching result entries: `policy=<w>,rule=<w>,resource=<w>` (wildcards).
+    #[arg(
+        short = 't',
+        long,
+        value_name = "SELECTOR",
+        default_value = "policy=*,rule=*,resource=*"
+    )]
+    pub test_case_selector: String,
+
+    /// Show only the rows that failed, aggregated after the summary.
     #[arg(long)]
     pub fail_only: bool,
 
-    /// Show the reason column for every row.
+    /// Add the MESSAGE column (the rule message).
     #[arg(long)]
     pub detailed_results: bool,
+
+    /// Fail (exit 2) when no test file is found.
+    #[arg(long)]
+    pub require_tests: bool,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
