@@ -4,6 +4,7 @@
 //! arguments and files, and renders what the engine returns.
 
 pub mod autogen;
+pub mod cel;
 pub mod diagnostic;
 pub mod engine;
 pub mod manifest;
