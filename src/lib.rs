@@ -16,4 +16,5 @@ pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod vpol;
 pub mod yaml;
