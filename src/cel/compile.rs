@@ -79,7 +79,8 @@ fn parse(text: &str) -> Result<IdedExpr, SyntaxError> {
             let first = errors.errors.first();
             Err(SyntaxError {
                 line: first.map_or(1, |e| usize::try_from(e.pos.0).unwrap_or(1).max(1)),
-                column: first.map_or(0, |e| usize::try_from(e.pos.1).unwrap_or(0)),
+                // The parser's columns are 1-based.
+                column: first.map_or(0, |e| usize::try_from(e.pos.1 - 1).unwrap_or(0)),
                 message: first.map_or_else(|| "syntax error".to_owned(), |e| e.msg.clone()),
             })
         }

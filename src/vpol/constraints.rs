@@ -94,9 +94,12 @@ impl Constraints {
         {
             return false;
         }
-        self.resource_rules
-            .iter()
-            .any(|r| rule_matches(r, resource, op))
+        // No resource rules: every resource (Kubernetes' matcher; cel.md §3.2).
+        self.resource_rules.is_empty()
+            || self
+                .resource_rules
+                .iter()
+                .any(|r| rule_matches(r, resource, op))
     }
 
     fn namespace_matches(&self, resource: &Resource, request: &Request) -> bool {

@@ -13,6 +13,8 @@ pub mod cel_rule;
 pub mod constraints;
 pub mod evaluate;
 pub mod load;
+#[cfg(test)]
+mod tests;
 
 use crate::cel::Program;
 use constraints::Constraints;
