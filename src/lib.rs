@@ -5,8 +5,10 @@
 
 pub mod autogen;
 pub mod cel;
+pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
+pub mod jmespath;
 pub mod manifest;
 pub mod matching;
 pub mod number;
@@ -16,5 +18,7 @@ pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod values;
+pub mod variables;
 pub mod vpol;
 pub mod yaml;

@@ -263,6 +263,49 @@ fn fixture_rows_follow_kyverno_rules() {
     assert_eq!(json["totals"]["skip"], 3);
 }
 
+// validate.pattern through the engine: pass and fail rows, autogen rule names for a
+// Deployment and a CronJob, `ns/name` resources, and fail read as warn for an unscored policy.
+#[test]
+fn fixture_pattern_rows_pass() {
+    let (code, json, stderr) = kpol_test(&[&fixture("pattern")]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<(String, String, String, bool)> = rows_of(&json)
+        .into_iter()
+        .map(|r| (r.0, r.1, r.2, r.3))
+        .collect();
+    let s = |x: &str| x.to_owned();
+    assert_eq!(
+        rows,
+        [
+            (
+                s("check-team"),
+                s("v1/Pod/default/good-pod"),
+                s("pass"),
+                true
+            ),
+            (
+                s("autogen-cronjob-check-team"),
+                s("batch/v1/CronJob/default/good-cron"),
+                s("pass"),
+                true
+            ),
+            (
+                s("check-team"),
+                s("v1/Pod/default/bad-pod"),
+                s("fail"),
+                true
+            ),
+            (
+                s("autogen-check-team"),
+                s("apps/v1/Deployment/prod/bad-deploy"),
+                s("fail"),
+                true
+            ),
+            (s("no-latest"), s("v1/Pod/default/bad-pod"), s("warn"), true),
+        ]
+    );
+}
+
 // A test file of Kyverno ≤ 1.14 (top-level name; resource/status/namespace) still runs.
 #[test]
 fn fixture_legacy_fields_are_accepted_with_a_warning() {
@@ -286,7 +329,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 3);
+    assert_eq!(names.len(), 4);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -316,7 +359,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 5 tests passed and 5 tests failed\n"),
+        text.contains("\nTest Summary: 10 tests passed and 5 tests failed\n"),
         "{text}"
     );
 }

@@ -4,9 +4,20 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+const EXIT_HELP: &str = "Exit codes: 0 nothing failed; 1 a rule failed or errored (kpol test: a \
+                         row did not match); 2 the run was incomplete (bad flag, unreadable file, \
+                         malformed YAML, invalid policy) — everything else was still checked \
+                         and reported.";
+
 /// Kyverno policies, evaluated offline on Kubernetes manifests.
 #[derive(Debug, Parser)]
-#[command(name = "kpol", version, about, long_about = None)]
+#[command(
+    name = "kpol",
+    version,
+    about,
+    long_about = None,
+    after_help = EXIT_HELP
+)]
 pub struct Args {
     /// Worker threads (default: one per core). Output is identical for any value.
     #[arg(short = 'j', long, global = true)]
@@ -25,6 +36,7 @@ pub enum Command {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_HELP)]
 pub struct CheckArgs {
     /// Files or directories to check (`.yaml`, `.yml`, `.json`; directories recursively);
     /// `-` reads standard input.
@@ -50,6 +62,10 @@ pub struct CheckArgs {
     /// Also print passing and skipped results, and skipped documents.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -59,6 +75,7 @@ pub enum Format {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_HELP)]
 pub struct TestArgs {
     /// Directories (searched recursively) or test files.
     #[arg(default_value = ".")]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::fields::LoadError;
 use super::policies::{self, PolicySet};
 use super::spec::TestSpec;
-use super::values::{self, Values};
+use super::values::{self, Values, ValuesFile};
 use kpol::request::UserInfo;
 use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
