@@ -31,14 +31,31 @@ impl Engine {
             .filter(|(_, p)| {
                 p.rules
                     .iter()
-                    .any(|r| matches!(r.body, RuleBody::Validate(_)))
+                    .any(|r| matches!(r.body, RuleBody::Validate(_) | RuleBody::CelPolicy(_)))
             })
-            .map(|(i, p)| PolicyResponse {
-                policy: i,
-                rules: validate_policy(p, resource, request),
+            .filter_map(|(i, p)| {
+                let rules = match cel_policy(p) {
+                    Some(_)
+                        if p.kind == PolicyKind::NamespacedValidatingPolicy
+                            && p.namespace.as_deref() != Some(resource.namespace.as_str()) =>
+                    {
+                        return None;
+                    }
+                    Some(cel) => crate::vpol::evaluate::evaluate(cel, resource, request)?,
+                    None => validate_policy(p, resource, request),
+                };
+                Some(PolicyResponse { policy: i, rules })
             })
             .collect()
     }
+}
+
+/// The compiled CEL policy of a ValidatingPolicy / VAP (crate::vpol), in its namespace's scope.
+fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
+    policy.rules.iter().find_map(|r| match &r.body {
+        RuleBody::CelPolicy(c) => Some(&**c),
+        _ => None,
+    })
 }
 
 fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> Vec<RuleResponse> {
@@ -158,7 +175,19 @@ fn validate_rule(
                 span: None,
             }
         }
-        ValidateCheck::Cel(_) => return unsupported("cel"),
+        ValidateCheck::Cel(cel) => {
+            let (status, message, feature) = crate::vpol::cel_rule::evaluate(
+                &rule.name,
+                v.message.as_deref(),
+                cel,
+                rule.cel_preconditions.as_ref(),
+                resource,
+                request,
+            );
+            let mut r = RuleResponse::new(&rule.name, status, message);
+            r.unsupported = feature.map(str::to_owned);
+            return Some(r);
+        }
         ValidateCheck::Manifests(_) => return unsupported("manifests"),
     };
     respond(verdict)
