@@ -79,7 +79,7 @@ fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> V
             continue;
         };
         resp.failure_action = policy.rule_action(rule);
-        exempt_existing_violation(policy, rule, request, &mut resp);
+        exempt_existing_violation(policy, rule, resource, request, &mut resp);
         let applied = matches!(resp.status, Status::Pass | Status::Fail);
         out.push(resp);
         // applyRules: One stops after the first pass or fail (match.md §3.4).
@@ -193,12 +193,14 @@ fn validate_rule(
     respond(verdict)
 }
 
-/// Under a simulated UPDATE an Enforce rule is evaluated again on the old object; when that
-/// fails too, the violation already existed and the rule is skipped (validate.md §1 step 7).
-/// Offline the old object is the resource itself, so every Enforce failure becomes a skip.
+/// Under a simulated UPDATE an Enforce rule is evaluated again on the old object as if it
+/// were created (validate.md §1 step 7); when that fails too, the violation already existed and
+/// the rule is skipped. Offline the old object is the resource itself, so what differs is the
+/// operation the rule sees (a deny on `request.operation` passes for the old object).
 fn exempt_existing_violation(
     policy: &Policy,
     rule: &Rule,
+    resource: &Resource,
     request: &Request,
     resp: &mut RuleResponse,
 ) {
@@ -208,14 +210,36 @@ fn exempt_existing_violation(
     // Overrides are ignored here: the rule's own action, else the policy's.
     let enforce = v.failure_action.unwrap_or(policy.validation_failure_action)
         == crate::policy::FailureAction::Enforce;
-    if request.operation == Operation::Update
-        && enforce
-        && v.allow_existing_violations
-        && resp.status == Status::Fail
+    if request.operation != Operation::Update
+        || !enforce
+        || !v.allow_existing_violations
+        || resp.status != Status::Fail
     {
-        resp.status = Status::Skip;
-        resp.message = "skipping the rule evaluation as pre-existing violations are allowed".into();
-        resp.path = None;
+        return;
+    }
+    let as_create = Request {
+        operation: Operation::Create,
+        user_info: None,
+        ..request.clone()
+    };
+    if !matching::rule_matches(rule, resource, &as_create) {
+        return;
+    }
+    match validate_rule(policy, rule, resource, &as_create) {
+        Some(old) if old.status == Status::Fail => {
+            resp.status = Status::Skip;
+            resp.message =
+                "skipping the rule evaluation as pre-existing violations are allowed".into();
+            resp.path = None;
+            resp.span = None;
+        }
+        Some(old) if old.status == Status::Error => {
+            resp.status = Status::Skip;
+            resp.message = "failed to validate old object".into();
+            resp.path = None;
+            resp.span = None;
+        }
+        _ => {}
     }
 }
 
