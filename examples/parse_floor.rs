@@ -16,6 +16,10 @@ use rayon::prelude::*;
 
 use kpol::yaml::{Limits, parse_documents};
 
+/// The same allocator as the `kpol` binary, so that the floor is the same YAML layer.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// What parsing one file gave.
 #[derive(Clone, Copy, Default)]
 struct Count {

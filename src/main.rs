@@ -4,6 +4,10 @@ mod cli;
 
 use std::process::ExitCode;
 
+/// mimalloc: kpol allocates many small tree nodes per document (docs/PERFORMANCE.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     cli::run()
 }

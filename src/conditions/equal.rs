@@ -30,7 +30,7 @@ pub(super) fn durations(key: &Node, val: &Node) -> Option<(f64, f64)> {
 }
 
 fn wildcard(pattern: &str, s: &str) -> bool {
-    wildmatch::WildMatch::new(pattern).matches(s)
+    crate::matching::wildcard::matches(pattern, s)
 }
 
 /// Go `strconv.ParseInt(s, 10, 64)`.

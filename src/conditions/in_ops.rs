@@ -25,7 +25,7 @@ pub(super) enum Mode {
 }
 
 fn wildcard(pattern: &str, s: &str) -> bool {
-    wildmatch::WildMatch::new(pattern).matches(s)
+    crate::matching::wildcard::matches(pattern, s)
 }
 
 fn both_ways(a: &str, b: &str) -> bool {

@@ -34,9 +34,45 @@ impl PartialEq for Pattern {
     }
 }
 
-/// One-off wildcard comparison (`wildcard.Match(pattern, s)`).
+/// One-off wildcard comparison (`wildcard.Match(pattern, s)`), without allocating: literal
+/// patterns compare directly, ASCII ones byte by byte; only non-ASCII text with wildcards goes
+/// through `wildmatch` (whose `?` is one `char`).
 pub fn matches(pattern: &str, s: &str) -> bool {
+    if !contains_wildcard(pattern) {
+        return pattern == s;
+    }
+    if pattern.is_ascii() && s.is_ascii() {
+        return ascii_matches(pattern.as_bytes(), s.as_bytes());
+    }
     WildMatch::new(pattern).matches(s)
+}
+
+/// The greedy `*`/`?` matcher with one backtrack point (what `wildmatch` runs, on bytes).
+fn ascii_matches(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    // Position after the last `*` seen, and the text position it is tried from.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                pi += 1;
+                star = Some((pi, si));
+            }
+            Some(&c) if c == b'?' || c == s[si] => {
+                pi += 1;
+                si += 1;
+            }
+            _ => match star {
+                Some((sp, ss)) => {
+                    pi = sp;
+                    si = ss + 1;
+                    star = Some((sp, ss + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// Whether a string contains `*` or `?` (`wildcard.ContainsWildcard`).
@@ -61,5 +97,32 @@ mod tests {
         assert!(!matches("[ab]", "a"));
         assert!(contains_wildcard("a?"));
         assert!(!contains_wildcard("a.b"));
+    }
+
+    /// The byte matcher agrees with `wildmatch` on every pattern/text pair over a small
+    /// alphabet (all strings up to length 4 against patterns up to length 4).
+    #[test]
+    fn ascii_matcher_agrees_with_wildmatch() {
+        fn all(alphabet: &[char], max: usize) -> Vec<String> {
+            let mut out = vec![String::new()];
+            let mut last = vec![String::new()];
+            for _ in 0..max {
+                last = last
+                    .iter()
+                    .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                    .collect();
+                out.extend(last.iter().cloned());
+            }
+            out
+        }
+        let texts = all(&['a', 'b', '*', '?'], 4);
+        let pats = all(&['a', 'b', '*', '?'], 4);
+        for p in &pats {
+            let w = WildMatch::new(p);
+            for t in &texts {
+                assert_eq!(matches(p, t), w.matches(t), "{p:?} vs {t:?}");
+            }
+        }
+        assert!(matches("é*", "éa") && !matches("?", "éé") && matches("??", "éé"));
     }
 }

@@ -9,7 +9,6 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
-use wildmatch::WildMatch;
 
 use super::duration::parse_go_duration;
 use super::quantity::parse_quantity;
@@ -92,13 +91,10 @@ pub(crate) fn operator_of(term: &str) -> Op {
 /// Kyverno wildcard matching (`ext/wildcard`, go-wildcard v1): `*` any run, `?` exactly one
 /// character, everything else literal, case-sensitive.
 pub(crate) fn wildcard_match(pattern: &str, text: &str) -> bool {
-    if !pattern.contains(['*', '?']) {
-        return pattern == text;
-    }
     if pattern == "*" {
         return true;
     }
-    WildMatch::new(pattern).matches(text)
+    crate::matching::wildcard::matches(pattern, text)
 }
 
 /// Whether a string contains a Kyverno wildcard (`ext/wildcard.ContainsWildcard`).

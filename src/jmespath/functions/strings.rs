@@ -138,7 +138,7 @@ pub(super) fn pattern_match(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
 
 /// Kyverno's wildcard match (`*`, `?`; validate.md §5.5).
 pub(crate) fn wildcard(pattern: &str, s: &str) -> bool {
-    wildmatch::WildMatch::new(pattern).matches(s)
+    crate::matching::wildcard::matches(pattern, s)
 }
 
 pub(super) fn to_boolean(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
