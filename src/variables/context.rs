@@ -2,7 +2,9 @@
 //! entries, with checkpoints for foreach (`Checkpoint`/`Restore` upstream).
 
 use super::VarError;
+use super::checkpoint::{Mark, Undo};
 use super::entries::Pending;
+use super::image::may_read_images;
 use crate::jmespath::{Expr, value};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
@@ -14,8 +16,14 @@ pub struct Context {
     pub(super) operation: Operation,
     pub(super) pending: Vec<Pending>,
     /// Why `images` could not be built (an unparsable image), reported when queried.
-    images_error: Option<String>,
-    checkpoints: Vec<(Node, Vec<Pending>)>,
+    pub(super) images_error: Option<String>,
+    /// The kind whose `images` map is still to be built from `request.object` (built on the
+    /// first query that may read it, or before `request`/`images` change): most rules never
+    /// look at `images`, and parsing image references is costly (docs/PERFORMANCE.md).
+    pub(super) images_pending: Option<String>,
+    /// Open checkpoints and the changes since the first one (super::checkpoint).
+    pub(super) marks: Vec<Mark>,
+    pub(super) undo: Vec<Undo>,
 }
 
 impl Context {
@@ -31,7 +39,9 @@ impl Context {
             operation: Operation::Create,
             pending: Vec::new(),
             images_error: None,
-            checkpoints: Vec::new(),
+            images_pending: None,
+            marks: Vec::new(),
+            undo: Vec::new(),
         }
     }
 
@@ -84,10 +94,8 @@ impl Context {
             ctx.set_path(&["serviceAccountName"], value::string(name));
             ctx.set_path(&["serviceAccountNamespace"], value::string(ns));
         }
-        match super::image::images_of(&resource.kind, &resource.root) {
-            Ok(Some(images)) => ctx.set_path(&["images"], images),
-            Ok(None) => {}
-            Err(e) => ctx.images_error = Some(e),
+        if super::image::has_images(&resource.kind) {
+            ctx.images_pending = Some(resource.kind.clone());
         }
         ctx
     }
@@ -107,6 +115,13 @@ impl Context {
 
     /// Sets a value at a path of map keys, creating maps on the way (replacing non-maps).
     pub fn set_path(&mut self, path: &[&str], v: Node) {
+        if self.images_pending.is_some() && matches!(path.first(), Some(&("request" | "images"))) {
+            self.materialize_images();
+        }
+        if let [key] = path {
+            return self.set_top(key, v);
+        }
+        self.log_before(path);
         fn go(node: &mut Node, path: &[&str], v: Node) {
             let Some((first, rest)) = path.split_first() else {
                 *node = v;
@@ -149,31 +164,13 @@ impl Context {
         self.set_path(&[&format!("elementIndex{nesting}")], idx);
     }
 
-    pub fn checkpoint(&mut self) {
-        self.checkpoints
-            .push((self.root.clone(), self.pending.clone()));
-    }
-
-    /// Back to the last checkpoint, which stays for the next restore.
-    pub fn restore(&mut self) {
-        if let Some((root, pending)) = self.checkpoints.last() {
-            self.root = root.clone();
-            self.pending = pending.clone();
-        }
-    }
-
-    /// Back to the last checkpoint and drops it.
-    pub fn reset(&mut self) {
-        if let Some((root, pending)) = self.checkpoints.pop() {
-            self.root = root;
-            self.pending = pending;
-        }
-    }
-
     /// `ctx.Query` upstream: loads pending entries the query mentions, compiles, searches.
     /// Compile errors read `incorrect query <q>: <err>`, search errors
     /// `JMESPath query failed: <err>`.
     pub fn query(&mut self, query: &str) -> Result<Node, VarError> {
+        if self.images_pending.is_some() && may_read_images(query) {
+            self.materialize_images();
+        }
         self.load_pending(query)?;
         let q = query.trim();
         if q.is_empty() {

@@ -22,14 +22,16 @@ pub struct ImageInfo {
     pub reference_with_tag: String,
 }
 
-// distribution/reference: name components, optional domain, tag, digest.
+// distribution/reference: name components, optional domain, tag, digest. Go's `\w` is ASCII
+// (`[0-9A-Za-z_]`); spelling it out also keeps the compiled regex small (a Unicode `\w{0,127}`
+// cost more to compile than a whole run of checks, docs/PERFORMANCE.md).
 const DOMAIN: &str = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?";
 const COMPONENT: &str = r"[a-z0-9]+(?:(?:[._]|__|[-]*)[a-z0-9]+)*";
 
 static REFERENCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     let name = format!("(?:{DOMAIN}/)?{COMPONENT}(?:/{COMPONENT})*");
     Regex::new(&format!(
-        r"^({name})(?::([\w][\w.-]{{0,127}}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][0-9a-fA-F]{{32,}}))?$"
+        r"^({name})(?::([0-9A-Za-z_][0-9A-Za-z_.-]{{0,127}}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][0-9a-fA-F]{{32,}}))?$"
     ))
     .ok()
 });
@@ -160,6 +162,34 @@ fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
         "CronJob" => &["spec", "jobTemplate", "spec", "template", "spec"],
         _ => return None,
     })
+}
+
+impl super::Context {
+    /// Builds the pending `images` map from the object as `for_resource` put it in.
+    pub(super) fn materialize_images(&mut self) {
+        let Some(kind) = self.images_pending.take() else {
+            return;
+        };
+        let object = self
+            .root
+            .get_path(&["request", "object"])
+            .or_else(|| self.root.get_path(&["request", "oldObject"]));
+        match object.map(|o| images_of(&kind, o)) {
+            Some(Ok(Some(images))) => self.set_path(&["images"], images),
+            Some(Err(e)) => self.images_error = Some(e),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a query may read `images`: it names it, or reads the root as a whole.
+pub(super) fn may_read_images(query: &str) -> bool {
+    query.contains("images") || query.contains(['@', '*', '$', '\\'])
+}
+
+/// Whether a kind has an image extractor (an `images` map).
+pub fn has_images(kind: &str) -> bool {
+    pod_spec_path(kind).is_some()
 }
 
 /// The `images` map of a resource: `Ok(None)` when the kind has no extractor or no
