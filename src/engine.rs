@@ -25,6 +25,8 @@ impl Engine {
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {
+        // One variable context for all rules of this resource (validate/shared.rs).
+        let mut contexts = validate::Contexts::new(resource, request);
         self.policies
             .iter()
             .enumerate()
@@ -42,7 +44,7 @@ impl Engine {
                         return None;
                     }
                     Some(cel) => crate::vpol::evaluate::evaluate(cel, resource, request)?,
-                    None => validate_policy(p, resource, request),
+                    None => validate_policy(p, resource, request, &mut contexts),
                 };
                 Some(PolicyResponse { policy: i, rules })
             })
@@ -58,7 +60,12 @@ fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
     })
 }
 
-fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> Vec<RuleResponse> {
+fn validate_policy(
+    policy: &Policy,
+    resource: &Resource,
+    request: &Request,
+    contexts: &mut validate::Contexts,
+) -> Vec<RuleResponse> {
     // A namespaced Policy applies only to resources of its own namespace (match.md §2.2).
     if policy.kind == PolicyKind::Policy {
         let ns = policy.namespace.as_deref().unwrap_or("default");
@@ -75,7 +82,9 @@ fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> V
         if !matching::rule_matches(rule, resource, request) {
             continue;
         }
-        let Some(mut resp) = validate_rule(policy, rule, resource, request) else {
+        let resp = validate_rule(policy, rule, resource, request, contexts);
+        contexts.release();
+        let Some(mut resp) = resp else {
             continue;
         };
         resp.failure_action = policy.rule_action(rule);
@@ -96,6 +105,7 @@ fn validate_rule(
     rule: &Rule,
     resource: &Resource,
     request: &Request,
+    contexts: &mut validate::Contexts,
 ) -> Option<RuleResponse> {
     let RuleBody::Validate(v) = &rule.body else {
         return None;
@@ -130,14 +140,14 @@ fn validate_rule(
         return None;
     }
     let mut ctx = if validate::needs_context(rule, v) {
-        match validate::rule_context(policy, rule, resource, request) {
+        match contexts.for_rule(policy, rule) {
             Ok(c) => Some(c),
             Err(verdict) => return respond(verdict),
         }
     } else {
         None
     };
-    if let Some(c) = ctx.as_mut()
+    if let Some(c) = ctx.as_deref_mut()
         && let Some(verdict) = validate::preconditions(rule, c)
     {
         return respond(verdict);
@@ -150,16 +160,21 @@ fn validate_rule(
             false,
             std::slice::from_ref(p),
             &resource.root,
-            ctx.as_mut(),
+            ctx.as_deref_mut(),
         ),
-        ValidateCheck::AnyPattern(ps) => {
-            validate::pattern_check(&rule.name, message, true, ps, &resource.root, ctx.as_mut())
-        }
-        ValidateCheck::Deny(d) => match ctx.as_mut() {
+        ValidateCheck::AnyPattern(ps) => validate::pattern_check(
+            &rule.name,
+            message,
+            true,
+            ps,
+            &resource.root,
+            ctx.as_deref_mut(),
+        ),
+        ValidateCheck::Deny(d) => match ctx {
             Some(c) => validate::deny_check(&rule.name, message, d, c),
             None => return None,
         },
-        ValidateCheck::Foreach(f) => match ctx.as_mut() {
+        ValidateCheck::Foreach(f) => match ctx {
             Some(c) => validate::foreach_rule(&rule.name, message, f, &resource.root, c)?,
             None => return None,
         },
@@ -225,7 +240,8 @@ fn exempt_existing_violation(
     if !matching::rule_matches(rule, resource, &as_create) {
         return;
     }
-    match validate_rule(policy, rule, resource, &as_create) {
+    let mut contexts = validate::Contexts::new(resource, &as_create);
+    match validate_rule(policy, rule, resource, &as_create, &mut contexts) {
         Some(old) if old.status == Status::Fail => {
             resp.status = Status::Skip;
             resp.message =

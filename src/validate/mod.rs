@@ -6,6 +6,7 @@
 //! rules) never copies the resource into a JMESPath context.
 
 mod foreach;
+mod shared;
 
 use std::collections::BTreeMap;
 
@@ -19,6 +20,7 @@ use crate::variables::{Context, substitute_at, substitute_str};
 use crate::yaml::{Node, Value};
 
 pub(crate) use foreach::foreach_rule;
+pub(crate) use shared::Contexts;
 
 /// The result of a rule before the engine adds the rule name and action.
 #[derive(Debug)]
@@ -81,7 +83,10 @@ pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
 }
 
 /// Builds the rule's context: the CLI's request context, the values for this policy and
-/// resource, then the rule's values, then its `context` entries (cli-compat.md §5.2).
+/// resource, then the rule's values, then its `context` entries (cli-compat.md §5.2). The
+/// engine shares one context per resource instead ([`Contexts`]); this fresh one is for
+/// callers outside a resource loop.
+#[allow(dead_code)]
 pub(crate) fn rule_context(
     policy: &Policy,
     rule: &Rule,
@@ -89,6 +94,18 @@ pub(crate) fn rule_context(
     request: &Request,
 ) -> Result<Context, Verdict> {
     let mut ctx = Context::for_resource(resource, request);
+    apply_rule_context(&mut ctx, policy, rule, resource, request)?;
+    Ok(ctx)
+}
+
+/// The rule's part of its context: values, then `context` entries.
+pub(crate) fn apply_rule_context(
+    ctx: &mut Context,
+    policy: &Policy,
+    rule: &Rule,
+    resource: &Resource,
+    request: &Request,
+) -> Result<(), Verdict> {
     for (k, v) in request.values.for_resource(&policy.name, &resource.name) {
         if k != "request.operation" {
             ctx.set_variable(k, v);
@@ -101,7 +118,7 @@ pub(crate) fn rule_context(
         ctx.add_context_entries(entries, &BTreeMap::new())
             .map_err(|e| Verdict::new(Status::Error, format!("failed to load context: {e}")))?;
     }
-    Ok(ctx)
+    Ok(())
 }
 
 /// Rule-level preconditions (§9): `None` to go on, or the Skip/Error verdict.

@@ -1,0 +1,58 @@
+//! One variable context per resource, shared by the rules that need one (Kyverno's engine
+//! does the same: one policy context, `Checkpoint` before a rule, `Restore` after). Building a
+//! context copies the resource into `request.object`; doing it once per resource instead of
+//! once per rule is what keeps deny/foreach rules near the cost of the parse
+//! (docs/PERFORMANCE.md).
+
+use super::{Verdict, apply_rule_context};
+use crate::policy::{Policy, Rule};
+use crate::request::Request;
+use crate::resource::Resource;
+use crate::variables::Context;
+
+/// The lazily built context of one resource under one request.
+pub(crate) struct Contexts<'a> {
+    resource: &'a Resource,
+    request: &'a Request,
+    base: Option<Context>,
+    /// Whether `base` holds a rule's checkpoint that `release` must undo.
+    lent: bool,
+}
+
+impl<'a> Contexts<'a> {
+    pub(crate) fn new(resource: &'a Resource, request: &'a Request) -> Self {
+        Self {
+            resource,
+            request,
+            base: None,
+            lent: false,
+        }
+    }
+
+    /// The rule's context: the resource's context with the rule's values and `context`
+    /// entries on top, undone by the next `release`.
+    pub(crate) fn for_rule(
+        &mut self,
+        policy: &Policy,
+        rule: &Rule,
+    ) -> Result<&mut Context, Verdict> {
+        self.release();
+        let (resource, request) = (self.resource, self.request);
+        let ctx = self
+            .base
+            .get_or_insert_with(|| Context::for_resource(resource, request));
+        ctx.checkpoint();
+        self.lent = true;
+        apply_rule_context(ctx, policy, rule, resource, request)?;
+        Ok(ctx)
+    }
+
+    /// Undoes what the last rule added (no-op when nothing is lent).
+    pub(crate) fn release(&mut self) {
+        if std::mem::take(&mut self.lent)
+            && let Some(ctx) = self.base.as_mut()
+        {
+            ctx.reset();
+        }
+    }
+}
