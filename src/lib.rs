@@ -8,6 +8,7 @@ pub mod diagnostic;
 pub mod engine;
 pub mod manifest;
 pub mod matching;
+pub mod mutate;
 pub mod number;
 pub mod pattern;
 pub mod policy;

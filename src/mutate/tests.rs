@@ -1,0 +1,102 @@
+//! JSON patch and text-edit tests (mutate.md §5; the `--write` contract).
+
+use super::edit;
+use super::json_patch;
+use crate::yaml::{Limits, Node, parse_documents};
+
+fn yaml(text: &str) -> Node {
+    parse_documents(text, Limits::default())
+        .unwrap()
+        .remove(0)
+        .root
+}
+
+fn jp(doc: &str, patch: &str) -> Result<serde_json::Value, String> {
+    let mut d = yaml(doc);
+    let ops = json_patch::parse(patch)?;
+    json_patch::apply(&mut d, &ops)?;
+    Ok(d.to_json())
+}
+
+#[test]
+fn add_creates_missing_parents_and_minus_one_appends() {
+    let out = jp("a: {}", "- {op: add, path: /b/c/0/d, value: 1}").unwrap();
+    assert_eq!(out, serde_json::json!({"a": {}, "b": {"c": [{"d": 1}]}}));
+    let out = jp(
+        "l: [1, 2]",
+        "[{\"op\": \"add\", \"path\": \"/l/-1\", \"value\": 3}]",
+    )
+    .unwrap();
+    assert_eq!(out["l"], serde_json::json!([1, 2, 3]));
+    let out = jp("l: [1, 2]", "- {op: add, path: /l/-, value: 3}").unwrap();
+    assert_eq!(out["l"], serde_json::json!([1, 2, 3]));
+}
+
+#[test]
+fn remove_of_missing_path_is_a_no_op_test_failure_is_an_error() {
+    assert_eq!(
+        jp("a: 1", "- {op: remove, path: /x/y}").unwrap(),
+        serde_json::json!({"a": 1})
+    );
+    assert_eq!(
+        jp("l: [1, 2]", "- {op: remove, path: /l/-1}").unwrap()["l"],
+        serde_json::json!([1])
+    );
+    assert!(jp("a: 1", "- {op: test, path: /a, value: 2}").is_err());
+    assert!(jp("a: 1", "- {op: replace, path: /b, value: 2}").is_err());
+    assert_eq!(
+        jp("a: 1", "- {op: move, from: /a, path: /b}").unwrap(),
+        serde_json::json!({"b": 1})
+    );
+}
+
+const DEPLOY: &str = "\
+# a deployment
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web   # the name
+  labels:
+    app: web
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: web  # main
+        image: 'nginx:1.27'
+";
+
+fn roundtrip(text: &str, after: &Node) -> String {
+    let before = yaml(text);
+    let edits = edit::diff(text, &before, after).unwrap();
+    let out = edit::apply(text, &edits).unwrap();
+    assert_eq!(yaml(&out).to_json(), after.to_json(), "{out}");
+    out
+}
+
+#[test]
+fn adding_a_label_touches_only_that_line() {
+    let mut after = yaml(DEPLOY).to_json();
+    after["metadata"]["labels"]["team"] = "a b: c".into();
+    let out = roundtrip(DEPLOY, &Node::from_json(&after));
+    assert_eq!(
+        out,
+        DEPLOY.replace("    app: web\n", "    app: web\n    team: \"a b: c\"\n")
+    );
+}
+
+#[test]
+fn changed_lists_and_new_blocks_reparse() {
+    let mut after = yaml(DEPLOY).to_json();
+    after["spec"]["template"]["spec"]["containers"] = serde_json::json!([
+        {"name": "side", "image": "x", "ports": [{"containerPort": 80}]},
+        {"name": "web", "image": "nginx:1.27"}
+    ]);
+    after["spec"]["template"]["metadata"] = serde_json::json!({"labels": {"a": "true"}});
+    after["metadata"].as_object_mut().unwrap().remove("labels");
+    let out = roundtrip(DEPLOY, &Node::from_json(&after));
+    assert!(out.starts_with("# a deployment\n"));
+    assert!(out.contains("name: web   # the name"));
+    assert!(out.contains("a: \"true\""));
+}
