@@ -22,6 +22,25 @@ impl Engine {
         &self.policies
     }
 
+    // --- mutate phase (branch `mutate`) ---
+    /// The mutate phase for one resource: every policy with mutate rules, in load order, each
+    /// on the resource as the previous one left it (mutate.md §2). Variables are not evaluated
+    /// yet (rules with `{{ }}` answer `unsupported: variables`).
+    pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
+        self.mutate_with(resource, request, &crate::mutate::NoVariables)
+    }
+
+    /// The mutate phase with a variables layer.
+    pub fn mutate_with(
+        &self,
+        resource: &Resource,
+        request: &Request,
+        vars: &dyn crate::mutate::Variables,
+    ) -> crate::mutate::Mutation {
+        crate::mutate::mutate(resource, &self.policies, request, vars)
+    }
+    // --- end mutate phase ---
+
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {

@@ -114,12 +114,12 @@ fn merge_maps(dm: &Map, om: &Map, ty: SchemaType, path: &str) -> Result<Map, Mer
             }
         }
     }
-    // kyaml walks the union of field names sorted; new fields are appended in that order.
-    let mut new: Vec<&str> = om
+    // New fields are appended in the overlay's order (kyaml appends them sorted; the order of
+    // keys is not observable in Kyverno's JSON, and the overlay's order reads better in files).
+    let new: Vec<&str> = om
         .keys()
         .filter(|k| *k != "$patch" && !dm.contains_key(k))
         .collect();
-    new.sort_unstable();
     for k in new {
         let Some(o) = om.get(k) else { continue };
         let (cty, strat) = ty.field(k);

@@ -6,11 +6,13 @@
 
 pub mod anchors;
 pub mod edit;
+pub mod file;
 mod foreach;
 pub mod json_patch;
 pub mod merge;
 pub mod merge_keys;
 pub mod render;
+pub mod udiff;
 pub mod vars;
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ fn is_plain_safe(s: &str) -> bool {
     matches!(resolve_plain(s), Value::Str(ref r) if r == s)
 }
 
-/// One-line flow rendering (JSON-compatible).
+/// One-line flow rendering as JSON (valid YAML flow, and right for `.json` files).
 pub fn flow(v: &Value) -> String {
     match v {
         Value::Seq(items) => {
@@ -63,12 +63,18 @@ pub fn flow(v: &Value) -> String {
         Value::Map(m) => {
             let parts: Vec<String> = m
                 .iter()
-                .map(|(k, v)| format!("{}: {}", string(k), flow(&v.value)))
+                .map(|(k, v)| format!("{}: {}", json_string(k), flow(&v.value)))
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }
+        Value::Str(s) => json_string(s),
+        Value::Float(f) if !f.is_finite() => "null".to_owned(),
         other => scalar(other),
     }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
 }
 
 /// Whether a value renders as an indented block (a non-empty collection).

@@ -100,3 +100,26 @@ fn changed_lists_and_new_blocks_reparse() {
     assert!(out.contains("name: web   # the name"));
     assert!(out.contains("a: \"true\""));
 }
+
+#[test]
+fn flow_maps_get_entries_before_the_brace() {
+    let text = "{\"metadata\": {\"name\": \"flow\", \"labels\": {\"app\": \"web\"}}}\n";
+    let mut after = yaml(text).to_json();
+    after["metadata"]["labels"]["team"] = "core".into();
+    let out = roundtrip(text, &Node::from_json(&after));
+    assert_eq!(
+        out,
+        "{\"metadata\": {\"name\": \"flow\", \"labels\": {\"app\": \"web\", \"team\": \"core\"}}}\n"
+    );
+}
+
+#[test]
+fn synthetic_namespace_is_not_written() {
+    let text = "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"flow\", \"labels\": {\"app\": \"web\"}}}\n";
+    let r = crate::resource::Resource::from_document(yaml(text), None, 0).unwrap();
+    let mut after = r.root.to_json();
+    after["metadata"]["labels"]["team"] = "core".into();
+    let edits = edit::diff(text, &r.root, &Node::from_json(&after)).unwrap();
+    let out = edit::apply(text, &edits).unwrap();
+    assert!(!out.contains("namespace"), "{out} {edits:?}");
+}
