@@ -4,8 +4,10 @@
 //! arguments and files, and renders what the engine returns.
 
 pub mod autogen;
+pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
+pub mod jmespath;
 pub mod manifest;
 pub mod matching;
 pub mod mutate;
@@ -16,4 +18,5 @@ pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod variables;
 pub mod yaml;

@@ -4,9 +4,20 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+const EXIT_HELP: &str = "Exit codes: 0 nothing failed; 1 a rule failed or errored (kpol test: a \
+                         row did not match); 2 the run was incomplete (bad flag, unreadable file, \
+                         malformed YAML, invalid policy) — everything else was still checked \
+                         and reported.";
+
 /// Kyverno policies, evaluated offline on Kubernetes manifests.
 #[derive(Debug, Parser)]
-#[command(name = "kpol", version, about, long_about = None)]
+#[command(
+    name = "kpol",
+    version,
+    about,
+    long_about = None,
+    after_help = EXIT_HELP
+)]
 pub struct Args {
     /// Worker threads (default: one per core). Output is identical for any value.
     #[arg(short = 'j', long, global = true)]
@@ -30,6 +41,7 @@ pub enum Command {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_HELP)]
 pub struct CheckArgs {
     /// Files or directories to check (`.yaml`, `.yml`, `.json`; directories recursively);
     /// `-` reads standard input.
@@ -55,6 +67,10 @@ pub struct CheckArgs {
     /// Also print passing and skipped results, and skipped documents.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -64,22 +80,36 @@ pub enum Format {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_HELP)]
 pub struct TestArgs {
     /// Directories (searched recursively) or test files.
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
 
     /// Name of the test files to look for.
-    #[arg(long, default_value = "kyverno-test.yaml")]
+    #[arg(short = 'f', long, default_value = "kyverno-test.yaml")]
     pub file_name: String,
 
-    /// Show only the rows that failed.
+    /// Keep only matching result entries: `policy=<w>,rule=<w>,resource=<w>` (wildcards).
+    #[arg(
+        short = 't',
+        long,
+        value_name = "SELECTOR",
+        default_value = "policy=*,rule=*,resource=*"
+    )]
+    pub test_case_selector: String,
+
+    /// Show only the rows that failed, aggregated after the summary.
     #[arg(long)]
     pub fail_only: bool,
 
-    /// Show the reason column for every row.
+    /// Add the MESSAGE column (the rule message).
     #[arg(long)]
     pub detailed_results: bool,
+
+    /// Fail (exit 2) when no test file is found.
+    #[arg(long)]
+    pub require_tests: bool,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]

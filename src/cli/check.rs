@@ -86,11 +86,12 @@ pub fn run(args: CheckArgs) -> u8 {
     let set = policies::load(&args.policies);
     diagnostics.extend(set.diagnostics);
     let engine = Engine::new(set.policies);
+    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
     let request = Request::default();
 
     let files: Vec<FileReport> = inputs
         .par_iter()
-        .map(|input| check_input(&engine, &request, input, args.audit_warn))
+        .map(|input| check_input(&engine, &request, input, args.audit_warn, max_bytes))
         .collect();
 
     let mut summary = Summary::default();
@@ -130,8 +131,14 @@ pub fn run(args: CheckArgs) -> u8 {
     }
 }
 
-fn check_input(engine: &Engine, request: &Request, input: &Input, audit_warn: bool) -> FileReport {
-    let text = match policies::read(input) {
+fn check_input(
+    engine: &Engine,
+    request: &Request,
+    input: &Input,
+    audit_warn: bool,
+    max_bytes: u64,
+) -> FileReport {
+    let text = match policies::read(input, max_bytes) {
         Ok(t) => t,
         Err(d) => {
             return FileReport {

@@ -1,8 +1,0 @@
-//! `kpol test`.
-
-use super::args::TestArgs;
-
-pub fn run(args: TestArgs) -> u8 {
-    let _ = args;
-    super::exit::CLEAN
-}

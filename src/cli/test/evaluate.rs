@@ -1,0 +1,273 @@
+//! Running a test's policies over its resources (cli-compat.md §7): one run with the values'
+//! operations, one more per operation declared on result entries (§7.2).
+//!
+//! The engine does the validate phase. The phases kpol does not evaluate yet (mutate,
+//! verifyImages, generate) still yield responses in the CLI's order (match.md §3.1), with every
+//! matched rule marked unsupported, so that rows for them never pass by accident. Validate
+//! responses on a resource that an unsupported mutation may have changed are marked too.
+
+use std::collections::BTreeSet;
+
+use super::load::Inputs;
+use super::values::base_rule;
+use kpol::engine::Engine;
+use kpol::matching;
+use kpol::policy::{Policy, PolicyKind, RuleBody};
+use kpol::report::Status;
+use kpol::request::{Operation, Request};
+use kpol::resource::Resource;
+
+/// One rule response, as the row matcher needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuleOutcome {
+    pub rule: String,
+    pub status: Status,
+    pub message: String,
+    /// Set when kpol could not evaluate the rule: the feature.
+    pub unsupported: Option<String>,
+}
+
+/// One engine response (a policy in one phase) for one resource.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response {
+    pub policy: String,
+    /// `policies.kyverno.io/scored: "false"`: fail is reported as warn (§8.4).
+    pub unscored: bool,
+    pub rules: Vec<RuleOutcome>,
+}
+
+/// The responses for one resource, keyed like the CLI keys them (§8).
+#[derive(Clone, Debug)]
+pub struct ResourceRun {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub responses: Vec<Response>,
+}
+
+impl ResourceRun {
+    /// `<apiVersion>/<Kind>/<namespace>/<name>` (the RESOURCE column).
+    pub fn display(&self) -> String {
+        format!(
+            "{}/{}/{}/{}",
+            self.api_version, self.kind, self.namespace, self.name
+        )
+    }
+}
+
+/// Evaluates every resource. `forced` overrides the values' operations (§7.2).
+pub fn run(
+    engine: &Engine,
+    inputs: &Inputs,
+    forced: Option<Operation>,
+) -> Result<Vec<ResourceRun>, String> {
+    let mut runs = Vec::with_capacity(inputs.resources.len());
+    for resource in &inputs.resources {
+        runs.push(run_resource(engine, inputs, resource, forced)?);
+    }
+    // Upstream iterates a map here; kpol sorts.
+    runs.sort_by(|a, b| {
+        (&a.api_version, &a.kind, &a.namespace, &a.name).cmp(&(
+            &b.api_version,
+            &b.kind,
+            &b.namespace,
+            &b.name,
+        ))
+    });
+    Ok(runs)
+}
+
+fn run_resource(
+    engine: &Engine,
+    inputs: &Inputs,
+    resource: &Resource,
+    forced: Option<Operation>,
+) -> Result<ResourceRun, String> {
+    let policies = engine.policies();
+    let mut ops = Vec::with_capacity(policies.len());
+    for p in policies {
+        ops.push(match forced {
+            Some(op) => op,
+            None => inputs.values.operation(&p.name, &resource.name)?,
+        });
+    }
+    let request_for = |op: Operation| Request {
+        operation: op,
+        namespace_labels: inputs.values.namespace_labels.clone(),
+        user_info: inputs.user_info.clone(),
+    };
+    let mut responses = Vec::new();
+    let mut mutated = false;
+    for (phase, feature) in [
+        (Phase::Mutate, "mutate"),
+        (Phase::VerifyImages, "verifyImages"),
+    ] {
+        for (i, p) in policies.iter().enumerate() {
+            if !p.rules.iter().any(|r| phase.has(&r.body)) {
+                continue;
+            }
+            let request = request_for(ops[i]);
+            let rules: Vec<RuleOutcome> = p
+                .rules
+                .iter()
+                .filter(|r| phase.has(&r.body))
+                .filter(|r| in_scope(p, resource) && matching::rule_matches(r, resource, &request))
+                .map(|r| unsupported(&r.name, feature))
+                .collect();
+            mutated |= phase == Phase::Mutate && !rules.is_empty();
+            responses.push(response(p, rules));
+        }
+    }
+    // Validate phase: one engine run per distinct operation, each policy's response taken
+    // from the run with its own operation.
+    let distinct: BTreeSet<usize> = ops.iter().map(|o| *o as usize).collect();
+    let mut validate: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
+    for op in distinct {
+        let Some(&operation) = ops.iter().find(|o| **o as usize == op) else {
+            continue;
+        };
+        for pr in engine.validate(resource, &request_for(operation)) {
+            if ops.get(pr.policy) != Some(&operation) {
+                continue;
+            }
+            let Some(policy) = policies.get(pr.policy) else {
+                continue;
+            };
+            let rules = pr
+                .rules
+                .into_iter()
+                .map(|r| {
+                    let mut o = RuleOutcome {
+                        unsupported: r.unsupported,
+                        rule: r.rule,
+                        status: r.status,
+                        message: r.message,
+                    };
+                    if o.unsupported.is_none() {
+                        o.unsupported = taint(inputs, policy, resource, &o.rule, mutated);
+                    }
+                    o
+                })
+                .collect();
+            validate.push((pr.policy, rules));
+        }
+    }
+    validate.sort_by_key(|(i, _)| *i);
+    for (i, rules) in validate {
+        if let Some(p) = policies.get(i) {
+            responses.push(response(p, rules));
+        }
+    }
+    // Generate phase: every generate rule is unsupported, matched or not.
+    for p in policies {
+        let rules: Vec<RuleOutcome> = p
+            .rules
+            .iter()
+            .filter(|r| matches!(r.body, RuleBody::Generate(_)))
+            .map(|r| unsupported(&r.name, "generate"))
+            .collect();
+        if !rules.is_empty() {
+            responses.push(response(p, rules));
+        }
+    }
+    Ok(ResourceRun {
+        api_version: resource.api_version.clone(),
+        kind: resource.kind.clone(),
+        namespace: resource.namespace.clone(),
+        name: resource.name.clone(),
+        responses,
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Mutate,
+    VerifyImages,
+}
+
+impl Phase {
+    fn has(self, body: &RuleBody) -> bool {
+        match self {
+            Phase::Mutate => matches!(body, RuleBody::Mutate(_)),
+            Phase::VerifyImages => matches!(body, RuleBody::VerifyImages(_)),
+        }
+    }
+}
+
+/// A namespaced Policy applies only in its own namespace (match.md §2.2).
+fn in_scope(policy: &Policy, resource: &Resource) -> bool {
+    policy.kind != PolicyKind::Policy
+        || policy.namespace.as_deref().unwrap_or("default") == resource.namespace
+}
+
+fn unsupported(rule: &str, feature: &str) -> RuleOutcome {
+    RuleOutcome {
+        rule: rule.to_owned(),
+        status: Status::Error,
+        message: format!("kpol does not evaluate {feature} rules yet"),
+        unsupported: Some(feature.to_owned()),
+    }
+}
+
+fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
+    Response {
+        policy: policy.name.clone(),
+        unscored: policy
+            .annotations
+            .get("policies.kyverno.io/scored")
+            .is_some_and(|v| v == "false"),
+        rules,
+    }
+}
+
+/// Why a validate result kpol computed may still differ from Kyverno's: the resource was
+/// mutated first, an exception may apply, or values feed variables kpol does not substitute.
+fn taint(
+    inputs: &Inputs,
+    policy: &Policy,
+    resource: &Resource,
+    rule: &str,
+    mutated: bool,
+) -> Option<String> {
+    if mutated {
+        return Some("mutate (resource mutated before validation)".to_owned());
+    }
+    let excepted = inputs.exceptions.iter().any(|(p, rules)| {
+        (p == &policy.name || p == &policy.key())
+            && rules
+                .iter()
+                .any(|r| wildmatch::WildMatch::new(r).matches(rule))
+    });
+    if excepted {
+        return Some("exceptions".to_owned());
+    }
+    if inputs.values.subresources {
+        return Some("values subresources".to_owned());
+    }
+    let keys = inputs
+        .values
+        .variable_keys(&policy.name, &resource.name, rule);
+    let uses_variables = policy
+        .rules
+        .iter()
+        .find(|r| r.name == rule || r.name == base_rule(rule))
+        .is_some_and(|r| contains_variable(&r.raw));
+    if keys.iter().any(|k| k.starts_with("request.object")) || (uses_variables && !keys.is_empty())
+    {
+        return Some("values-file variables".to_owned());
+    }
+    None
+}
+
+fn contains_variable(node: &kpol::yaml::Node) -> bool {
+    use kpol::yaml::Value;
+    match &node.value {
+        Value::Str(s) => s.contains("{{"),
+        Value::Seq(items) => items.iter().any(contains_variable),
+        Value::Map(m) => m
+            .iter()
+            .any(|(k, v)| k.contains("{{") || contains_variable(v)),
+        _ => false,
+    }
+}

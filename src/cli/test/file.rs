@@ -1,0 +1,113 @@
+//! One test file, end to end: every YAML document is a test (cli-compat.md §2.1); each is
+//! loaded, evaluated and matched against its expected results. A broken test stops only
+//! itself.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::evaluate::{self, ResourceRun};
+use super::fields::LoadError;
+use super::load::{self, read_yaml};
+use super::policies::unsupported_feature;
+use super::report::{FileReport, TestReport};
+use super::rows::{self, Context};
+use super::select::Selector;
+use super::spec::{self, TestSpec};
+use kpol::engine::Engine;
+use kpol::request::Operation;
+
+pub fn run_file(path: &Path, selector: &Selector) -> FileReport {
+    let mut report = FileReport {
+        path: path.display().to_string(),
+        ..FileReport::default()
+    };
+    let (src, docs) = match read_yaml(path) {
+        Ok(x) => x,
+        Err(e) => {
+            report.error = Some(e.to_string());
+            return report;
+        }
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for doc in docs {
+        let test = match spec::parse_test(&src, &doc.root) {
+            Ok(mut t) => {
+                t.results = selector.apply(&t.results);
+                // A test with no (selected) result entries is skipped, as upstream does.
+                if t.results.is_empty() {
+                    continue;
+                }
+                run_test(dir, t)
+            }
+            Err(e) => TestReport::failed(&e, String::new()),
+        };
+        report.tests.push(test);
+    }
+    report
+}
+
+fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
+    let mut report = TestReport {
+        name: spec.name.clone(),
+        warnings: spec.warnings.clone(),
+        ..TestReport::default()
+    };
+    let inputs = match load::load(dir, &spec) {
+        Ok(i) => i,
+        Err(e) => {
+            report.error = Some(e.to_string());
+            return report;
+        }
+    };
+    let mut inputs = inputs;
+    report.warnings.append(&mut inputs.warnings);
+    report.errors = std::mem::take(&mut inputs.policies.errors);
+    let policies = std::mem::take(&mut inputs.policies.policies);
+    report.applying = (
+        policies.len() + inputs.policies.invalid.len() + inputs.policies.unsupported.len(),
+        inputs.resources.len(),
+        inputs.exceptions.len(),
+    );
+    let evaluated: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+    let engine = Engine::new(policies);
+    let unsupported: Vec<(String, String)> = inputs
+        .policies
+        .unsupported
+        .iter()
+        .map(|(n, k)| (n.clone(), unsupported_feature(k)))
+        .collect();
+    let cx = Context {
+        invalid: &inputs.policies.invalid,
+        unsupported: &unsupported,
+        unsupported_inputs: &spec.unsupported_inputs,
+        evaluated: &evaluated,
+    };
+    // §7.2: the default run, plus one per operation declared on result entries.
+    let mut runs: Vec<(Option<Operation>, Vec<ResourceRun>)> = Vec::new();
+    let declared: BTreeSet<&str> = spec
+        .results
+        .iter()
+        .filter_map(|r| r.operation.map(Operation::as_str))
+        .collect();
+    let wanted = std::iter::once(None).chain(
+        declared
+            .iter()
+            .filter_map(|s| Operation::parse(s).map(Some)),
+    );
+    for op in wanted {
+        match evaluate::run(&engine, &inputs, op) {
+            Ok(r) => runs.push((op, r)),
+            Err(e) => {
+                report.error = Some(LoadError::in_file(dir.display().to_string(), e).to_string());
+                return report;
+            }
+        }
+    }
+    for entry in &spec.results {
+        let Some((_, run)) = runs.iter().find(|(op, _)| *op == entry.operation) else {
+            continue;
+        };
+        report.rows.extend(rows::rows_for(entry, run, &cx));
+    }
+    report
+}

@@ -1,0 +1,195 @@
+//! Loading what one test names (cli-compat.md §4): policies, resources, exceptions, values,
+//! userinfo — all paths relative to the test file's directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::fields::LoadError;
+use super::policies::{self, PolicySet};
+use super::spec::TestSpec;
+use super::values::{self, Values};
+use kpol::request::UserInfo;
+use kpol::resource::Resource;
+use kpol::source::{Source, SourceFile};
+use kpol::yaml::{Document, Limits, Node, parse_documents};
+
+/// Everything a test evaluates.
+pub struct Inputs {
+    pub policies: PolicySet,
+    pub resources: Vec<Resource>,
+    /// `(policyName, ruleNames)` of every PolicyException given.
+    pub exceptions: Vec<(String, Vec<String>)>,
+    pub values: Values,
+    pub user_info: Option<UserInfo>,
+    pub warnings: Vec<String>,
+}
+
+/// Loads the inputs of one test. A failure aborts this test only.
+pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
+    let mut warnings = Vec::new();
+    let values = match (&spec.values, &spec.variables) {
+        (Some(node), _) => {
+            // Inline values are part of the test file; positions are not kept for them.
+            let src = SourceFile::new("values", "");
+            Values::from_spec(&src, node)?
+        }
+        (None, Some(file)) => {
+            let (src, docs) = read_yaml(&dir.join(file))?;
+            let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+            Values::from_file(&src, &root, &mut warnings)?
+        }
+        (None, None) => Values::default(),
+    };
+    let user_info = match &spec.userinfo {
+        Some(file) => {
+            let (src, docs) = read_yaml(&dir.join(file))?;
+            let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+            Some(values::user_info(&src, &root, &mut warnings)?)
+        }
+        None => None,
+    };
+    let mut policies = PolicySet::default();
+    for p in &spec.policies {
+        for file in policy_files(&dir.join(p))? {
+            let (src, docs) = read_yaml(&file)?;
+            policies.extend(policies::load_file(&src, docs));
+        }
+    }
+    let resources = load_resources(dir, &spec.resources, &mut warnings)?;
+    let mut exceptions = Vec::new();
+    for e in &spec.exceptions {
+        let (_, docs) = read_yaml(&dir.join(e))?;
+        exceptions.extend(docs.iter().flat_map(|d| exception_refs(&d.root)));
+    }
+    Ok(Inputs {
+        policies,
+        resources,
+        exceptions,
+        values,
+        user_info,
+        warnings,
+    })
+}
+
+/// Reads and parses one YAML file; the source is named by the path as joined.
+pub fn read_yaml(path: &Path) -> Result<(Source, Vec<Document>), LoadError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LoadError::in_file(&name, format!("cannot read: {e}")))?;
+    let src = Arc::new(SourceFile::new(name, text));
+    match parse_documents(src.text(), Limits::default()) {
+        Ok(docs) => Ok((src, docs)),
+        Err(e) => {
+            let lc = src.line_col(e.offset);
+            Err(LoadError {
+                message: format!("invalid YAML: {}", e.message),
+                position: format!("{}:{}:{}", src.name(), lc.line, lc.column),
+            })
+        }
+    }
+}
+
+/// A policy path: a file, or a directory walked recursively in file-name order (hidden
+/// entries skipped, only `*.yaml`/`*.yml`), match.md §1.1.
+fn policy_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let walk = walkdir::WalkDir::new(path)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walk {
+        let entry =
+            entry.map_err(|e| LoadError::in_file(path.display().to_string(), e.to_string()))?;
+        if entry.file_type().is_file() && is_yaml(entry.path()) {
+            out.push(entry.into_path());
+        }
+    }
+    Ok(out)
+}
+
+fn is_yaml(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    )
+}
+
+/// Resources (§4): a directory as the *first* path replaces the list by the YAML files
+/// directly inside it; duplicates keep the first. Deliberate difference: Kyverno skips an
+/// unreadable resource file with a warning (and then silently checks nothing for it); kpol
+/// stops the test with an error naming the file.
+fn load_resources(
+    dir: &Path,
+    paths: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Resource>, LoadError> {
+    let mut files: Vec<PathBuf> = paths.iter().map(|p| dir.join(p)).collect();
+    if let Some(first) = files.first().filter(|f| f.is_dir()) {
+        let mut inside: Vec<PathBuf> = std::fs::read_dir(first)
+            .map_err(|e| LoadError::in_file(first.display().to_string(), e.to_string()))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && is_yaml(p))
+            .collect();
+        inside.sort();
+        files = inside;
+    }
+    let mut out: Vec<Resource> = Vec::new();
+    for file in files {
+        let (src, docs) = read_yaml(&file)?;
+        for d in docs {
+            let Ok(r) = Resource::from_document(d.root, Some(src.clone()), d.index) else {
+                warnings.push(format!(
+                    "{}: document {} is not a resource (no apiVersion/kind); skipped",
+                    src.name(),
+                    d.index + 1
+                ));
+                continue;
+            };
+            let dup = out.iter().any(|o| {
+                o.group_version().0 == r.group_version().0
+                    && o.kind == r.kind
+                    && o.namespace == r.namespace
+                    && o.name == r.name
+            });
+            if dup {
+                warnings.push(format!(
+                    "found duplicated resource {} {} {}",
+                    r.kind, r.name, r.namespace
+                ));
+                continue;
+            }
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// `(policyName, ruleNames)` pairs of a PolicyException document.
+fn exception_refs(root: &Node) -> Vec<(String, Vec<String>)> {
+    if root.get("kind").and_then(Node::as_str) != Some("PolicyException") {
+        return Vec::new();
+    }
+    let items = root
+        .get_path(&["spec", "exceptions"])
+        .and_then(Node::as_seq)
+        .unwrap_or(&[]);
+    items
+        .iter()
+        .map(|e| {
+            let policy = e.get("policyName").and_then(Node::as_str).unwrap_or("");
+            let rules = e
+                .get("ruleNames")
+                .and_then(Node::as_seq)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(Node::as_str)
+                .map(str::to_owned)
+                .collect();
+            (policy.to_owned(), rules)
+        })
+        .collect()
+}

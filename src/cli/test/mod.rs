@@ -1,0 +1,105 @@
+//! `kpol test`: runs the Kyverno CLI's own test files (`kyverno-test.yaml`) unchanged, as
+//! `kyverno test` does (cli-compat.md §2–10).
+//!
+//! Test files are found (sorted), evaluated in parallel, and reported in path order, so the
+//! output does not depend on the thread count. Exit codes: 0 every row ok; 1 a row failed;
+//! 2 a path, test file or test input could not be used (the rest still ran).
+
+mod evaluate;
+mod fields;
+mod file;
+mod human;
+mod json;
+mod load;
+mod policies;
+mod report;
+mod rows;
+mod select;
+mod spec;
+mod values;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::args::{Format, TestArgs};
+use super::exit;
+use report::{FileReport, Totals};
+
+pub fn run(args: TestArgs) -> u8 {
+    let mut missing = Vec::new();
+    let mut paths = Vec::new();
+    for p in &args.paths {
+        match discover(p, &args.file_name) {
+            Ok(found) => paths.extend(found),
+            Err(e) => missing.push(e),
+        }
+    }
+    let selector = select::Selector::parse(&args.test_case_selector);
+    if !selector.errors.is_empty() {
+        eprintln!("Filter errors:");
+        for e in &selector.errors {
+            eprintln!("  Error: {e}");
+        }
+    }
+    if paths.is_empty() && args.require_tests {
+        missing.push("no tests found".to_owned());
+    }
+    let files: Vec<FileReport> = paths
+        .par_iter()
+        .map(|p| file::run_file(p, &selector))
+        .collect();
+    let totals = Totals::of(&files);
+    let text = match args.format {
+        Format::Json => json::render(&files, &totals, args.detailed_results),
+        Format::Human => {
+            let mut t = String::new();
+            if files.is_empty() && missing.is_empty() {
+                t.push_str("No test yamls available\n");
+            }
+            t.push_str(&human::render(
+                &files,
+                &totals,
+                args.fail_only,
+                args.detailed_results,
+            ));
+            t
+        }
+    };
+    // A closed pipe is not a failure of the run.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    for m in &missing {
+        eprintln!("Error: {m}");
+    }
+    let incomplete = files.iter().filter(|f| f.incomplete()).count();
+    if !missing.is_empty() || incomplete > 0 {
+        eprintln!(
+            "Error: found {} errors after loading tests",
+            incomplete + missing.len()
+        );
+        return exit::INCOMPLETE;
+    }
+    if totals.fail > 0 {
+        eprintln!("Error: {} tests failed", totals.fail);
+        return exit::FINDINGS;
+    }
+    exit::CLEAN
+}
+
+/// The test files under `path` (recursively, in file-name order, hidden directories included:
+/// the library keeps its tests in `.kyverno-test/`), or `path` itself when it is a file.
+fn discover(path: &Path, file_name: &str) -> Result<Vec<PathBuf>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+        let entry = entry.map_err(|e| format!("{}: {e}", path.display()))?;
+        if entry.file_type().is_file() && entry.file_name() == file_name {
+            out.push(entry.into_path());
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,150 @@
+//! What running one test file produced: per test (YAML document) its rows or the error that
+//! stopped it; and the totals over all files. Plain data, rendered by `human` and `json`.
+
+use serde::Serialize;
+
+use super::fields::LoadError;
+use super::rows::{Count, Row};
+
+#[derive(Debug, Default, Serialize)]
+pub struct FileReport {
+    /// The test file's path, as walked.
+    pub path: String,
+    /// The file could not be read or parsed: no test ran.
+    pub error: Option<String>,
+    pub tests: Vec<TestReport>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct TestReport {
+    /// `metadata.name`.
+    pub name: String,
+    pub warnings: Vec<String>,
+    /// Non-fatal problems while loading (e.g. policy documents that were skipped).
+    pub errors: Vec<String>,
+    /// The problem that stopped this test.
+    pub error: Option<String>,
+    /// Policies, resources, exceptions loaded.
+    #[serde(skip)]
+    pub applying: (usize, usize, usize),
+    pub rows: Vec<Row>,
+}
+
+impl TestReport {
+    pub fn failed(error: &LoadError, name: String) -> Self {
+        Self {
+            name,
+            error: Some(error.to_string()),
+            ..Self::default()
+        }
+    }
+}
+
+impl FileReport {
+    /// The file passes when it loaded and every row of every test is ok.
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+            && self
+                .tests
+                .iter()
+                .all(|t| t.error.is_none() && t.rows.iter().all(|r| r.ok))
+    }
+
+    /// Whether anything stopped part of this file from running.
+    pub fn incomplete(&self) -> bool {
+        self.error.is_some() || self.tests.iter().any(|t| t.error.is_some())
+    }
+
+    /// `Path: …` / `Error: …` lines for the errors block.
+    pub fn error_lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let errs = self
+            .error
+            .iter()
+            .chain(self.tests.iter().filter_map(|t| t.error.as_ref()));
+        for e in errs {
+            out.push(format!("Path: {}", self.path));
+            out.push(format!("  Error: {e}"));
+        }
+        out
+    }
+
+    /// A short reason for a failing file: its error, else the distinct reasons of its not-ok
+    /// rows in order of appearance (at most three).
+    pub fn failure_reason(&self) -> Option<String> {
+        if let Some(e) = self
+            .error
+            .as_ref()
+            .or_else(|| self.tests.iter().find_map(|t| t.error.as_ref()))
+        {
+            return Some(format!("error: {e}"));
+        }
+        let mut reasons: Vec<String> = Vec::new();
+        for t in &self.tests {
+            for r in t.rows.iter().filter(|r| !r.ok) {
+                let reason = r.reason.clone();
+                if !reasons.contains(&reason) {
+                    reasons.push(reason);
+                }
+            }
+        }
+        if reasons.is_empty() {
+            return None;
+        }
+        if reasons.len() > 3 {
+            reasons.truncate(3);
+            reasons.push("…".to_owned());
+        }
+        Some(reasons.join("; "))
+    }
+}
+
+/// Row and file counts over the whole run.
+#[derive(Debug, Default, Serialize)]
+pub struct Totals {
+    pub files: usize,
+    pub files_passed: usize,
+    pub files_failed: usize,
+    pub rows: usize,
+    pub rows_ok: usize,
+    pub rows_not_ok: usize,
+    /// Kyverno's counters (§8.5): pass + skip are "tests passed".
+    pub pass: usize,
+    pub skip: usize,
+    pub fail: usize,
+    /// Rows not ok because kpol does not support a feature yet.
+    pub unsupported: usize,
+}
+
+impl Totals {
+    pub fn of(files: &[FileReport]) -> Self {
+        let mut t = Totals {
+            files: files.len(),
+            ..Totals::default()
+        };
+        for f in files {
+            if f.ok() {
+                t.files_passed += 1;
+            } else {
+                t.files_failed += 1;
+            }
+            for r in f.tests.iter().flat_map(|t| &t.rows) {
+                t.rows += 1;
+                if r.ok {
+                    t.rows_ok += 1;
+                } else {
+                    t.rows_not_ok += 1;
+                }
+                if r.reason.starts_with("unsupported:") {
+                    t.unsupported += 1;
+                }
+                match r.count {
+                    Count::Pass => t.pass += 1,
+                    Count::Skip => t.skip += 1,
+                    Count::Fail => t.fail += 1,
+                }
+            }
+        }
+        t
+    }
+}

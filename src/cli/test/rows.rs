@@ -1,0 +1,242 @@
+//! Result entries → rows, as `kyverno test` builds them (cli-compat.md §8,
+//! `cli/commands/test/output.go`): resource keys selected by name or `ns/name` (all of them
+//! when none matches), one row per selected rule response, `Excluded` when a policy's response
+//! has none, `Invalid Policy` / `Not found` when the policy gave no response at all.
+//!
+//! kpol adds one reason: `unsupported: <feature>` — a row kpol cannot decide, never a pass.
+
+use serde::Serialize;
+
+use super::evaluate::{ResourceRun, Response, RuleOutcome};
+use super::spec::ResultEntry;
+use kpol::report::Status;
+
+/// How a row counts in the summary (§8.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Count {
+    Pass,
+    Skip,
+    Fail,
+}
+
+/// One row of a test's table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The entry's `policy`, as written.
+    pub policy: String,
+    /// The rule response's name (the entry's `rule` for Excluded / Not found / Invalid rows).
+    pub rule: String,
+    /// `<apiVersion>/<Kind>/<namespace>/<name>`, empty when no resource was involved.
+    pub resource: String,
+    /// The resource's kind (the entry's `kind` when no resource was involved).
+    pub kind: String,
+    pub expected: String,
+    /// `pass|fail|warn|error|skip`, or `excluded`, `not found`, `invalid policy`,
+    /// `unsupported`.
+    pub actual: String,
+    pub ok: bool,
+    pub count: Count,
+    /// `Ok`, `Want <x>, got <y>`, `Excluded`, `Not found`, `Invalid Policy`,
+    /// `unsupported: <feature>`.
+    pub reason: String,
+    /// The rule message (`--detailed-results`).
+    pub message: String,
+}
+
+impl Row {
+    /// The RESULT column.
+    pub fn result_word(&self) -> &'static str {
+        match (self.ok, self.actual.as_str()) {
+            (true, "invalid policy") => "Skip",
+            (true, _) => "Pass",
+            (false, _) => "Fail",
+        }
+    }
+}
+
+/// What the matcher knows besides the runs.
+pub struct Context<'a> {
+    /// Names of policies not evaluated because they are invalid, with the reason.
+    pub invalid: &'a [(String, String)],
+    /// Names of policies kpol cannot evaluate, with the `unsupported:` feature.
+    pub unsupported: &'a [(String, String)],
+    /// Test-level inputs kpol does not use yet: every row is unsupported.
+    pub unsupported_inputs: &'a [&'static str],
+    /// Names of the policies kpol evaluates.
+    pub evaluated: &'a [String],
+}
+
+/// The rows of one result entry against the runs of its operation.
+pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> Vec<Row> {
+    let keys = select(entry, runs);
+    let policy_name = entry.policy.rsplit('/').next().unwrap_or("");
+    let feature = if let Some(f) = cx.unsupported_inputs.first() {
+        Some((*f).to_owned())
+    } else if let Some(kind) = entry.cel_kind {
+        Some(format!("cel ({kind})"))
+    } else if entry.generate {
+        Some("generate".to_owned())
+    } else if !cx.evaluated.iter().any(|n| n == policy_name) {
+        cx.unsupported
+            .iter()
+            .find(|(n, _)| n == policy_name)
+            .map(|(_, f)| f.clone())
+    } else {
+        None
+    };
+    if let Some(feature) = feature {
+        if keys.is_empty() {
+            return vec![unsupported_row(entry, None, &entry.rule, &feature)];
+        }
+        return keys
+            .iter()
+            .map(|k| unsupported_row(entry, Some(k), &entry.rule, &feature))
+            .collect();
+    }
+    let mut rows = Vec::new();
+    for run in keys {
+        let before = rows.len();
+        for resp in run.responses.iter().filter(|r| r.policy == policy_name) {
+            for outcome in resp.rules.iter().filter(|o| selects(&entry.rule, &o.rule)) {
+                rows.push(outcome_row(entry, run, resp, outcome));
+            }
+            if rows.len() == before {
+                rows.push(fixed_row(
+                    entry,
+                    Some(run),
+                    "excluded",
+                    true,
+                    "Excluded",
+                    "Excluded",
+                ));
+            }
+        }
+        if rows.len() == before {
+            rows.push(match cx.invalid.iter().find(|(n, _)| n == policy_name) {
+                Some((_, why)) => fixed_row(
+                    entry,
+                    Some(run),
+                    "invalid policy",
+                    true,
+                    "Invalid Policy",
+                    why,
+                ),
+                None => fixed_row(
+                    entry,
+                    Some(run),
+                    "not found",
+                    false,
+                    "Not found",
+                    "Not found",
+                ),
+            });
+        }
+    }
+    rows
+}
+
+/// §8.1–8.2: keys named by `resources` (`name` or `ns/name`), else all keys.
+fn select<'r>(entry: &ResultEntry, runs: &'r [ResourceRun]) -> Vec<&'r ResourceRun> {
+    let mut out: Vec<&ResourceRun> = Vec::new();
+    for wanted in &entry.resources {
+        for run in runs {
+            let hit = match wanted.split_once('/') {
+                Some((ns, name)) => run.namespace == ns && run.name == name,
+                None => run.name == *wanted,
+            };
+            if hit && !out.iter().any(|o| std::ptr::eq(*o, run)) {
+                out.push(run);
+            }
+        }
+    }
+    if out.is_empty() {
+        out = runs.iter().collect();
+    }
+    out
+}
+
+/// `rule: x` selects `x`, `autogen-x` and `autogen-cronjob-x` (match.md §8.8).
+fn selects(wanted: &str, rule: &str) -> bool {
+    wanted.is_empty()
+        || rule == wanted
+        || rule.strip_prefix("autogen-") == Some(wanted)
+        || rule.strip_prefix("autogen-cronjob-") == Some(wanted)
+}
+
+fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &RuleOutcome) -> Row {
+    if let Some(feature) = &o.unsupported {
+        return unsupported_row(entry, Some(run), &o.rule, feature);
+    }
+    let actual = match o.status {
+        Status::Fail if resp.unscored => Status::Warn,
+        s => s,
+    }
+    .as_str()
+    .to_owned();
+    let ok = actual == entry.result;
+    let count = match (ok, entry.result.as_str()) {
+        (false, _) => Count::Fail,
+        (true, "skip") => Count::Skip,
+        (true, _) => Count::Pass,
+    };
+    Row {
+        policy: entry.policy.clone(),
+        rule: o.rule.clone(),
+        resource: run.display(),
+        kind: run.kind.clone(),
+        expected: entry.result.clone(),
+        reason: if ok {
+            "Ok".to_owned()
+        } else {
+            format!("Want {}, got {actual}", entry.result)
+        },
+        actual,
+        ok,
+        count,
+        message: o.message.clone(),
+    }
+}
+
+fn fixed_row(
+    entry: &ResultEntry,
+    run: Option<&ResourceRun>,
+    actual: &str,
+    ok: bool,
+    reason: &str,
+    message: &str,
+) -> Row {
+    Row {
+        policy: entry.policy.clone(),
+        rule: entry.rule.clone(),
+        resource: run.map(ResourceRun::display).unwrap_or_default(),
+        kind: run.map_or_else(|| entry.kind.clone(), |r| r.kind.clone()),
+        expected: entry.result.clone(),
+        actual: actual.to_owned(),
+        ok,
+        // Excluded and Invalid Policy rows count as skipped, whatever was expected (§8.5).
+        count: if ok { Count::Skip } else { Count::Fail },
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+fn unsupported_row(
+    entry: &ResultEntry,
+    run: Option<&ResourceRun>,
+    rule: &str,
+    feature: &str,
+) -> Row {
+    let mut row = fixed_row(entry, run, "unsupported", false, "", "");
+    row.rule = rule.to_owned();
+    row.reason = format!("unsupported: {feature}");
+    row.message = format!("kpol does not evaluate {feature} yet");
+    if run.is_none() {
+        row.resource = entry.resources.join(",");
+    }
+    row
+}
+
+#[cfg(test)]
+#[path = "rows_tests.rs"]
+mod tests;

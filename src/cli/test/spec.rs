@@ -1,0 +1,317 @@
+//! The `cli.kyverno.io/v1alpha1` `Test` document (cli-compat.md §3): read strictly, with
+//! case-insensitive field names ([`super::fields`]), legacy (≤ v1.14) fields accepted with a
+//! warning and mapped as v1.11–v1.14 did (§3.2).
+
+use super::fields::{Fields, LoadError};
+use kpol::request::Operation;
+use kpol::source::SourceFile;
+use kpol::yaml::Node;
+
+const TEST_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "name",
+    "policies",
+    "resources",
+    "targetResources",
+    "exceptions",
+    "variables",
+    "values",
+    "userinfo",
+    "results",
+    "checks",
+    "context",
+    "clusterResources",
+    "paramResources",
+    "jsonPayload",
+    "jsonPayloads",
+    "httpPayloads",
+    "envoyPayloads",
+    "apiCallResponses",
+    "globalContextEntries",
+];
+
+const RESULT_FIELDS: &[&str] = &[
+    "policy",
+    "rule",
+    "resources",
+    "resourceSpecs",
+    "kind",
+    "result",
+    "operation",
+    "patchedResources",
+    "failOnMissingResources",
+    "generatedResource",
+    "generatedResources",
+    "cloneSourceResource",
+    "isValidatingAdmissionPolicy",
+    "isMutatingAdmissionPolicy",
+    "isValidatingPolicy",
+    "isImageValidatingPolicy",
+    "isGeneratingPolicy",
+    "isMutatingPolicy",
+    "isDeletingPolicy",
+    // Legacy (removed in v1.15.0).
+    "resource",
+    "status",
+    "namespace",
+    "patchedResource",
+];
+
+/// The CEL policy kinds a result entry can declare; kpol evaluates none of them.
+const CEL_FLAGS: &[(&str, &str)] = &[
+    ("isValidatingAdmissionPolicy", "ValidatingAdmissionPolicy"),
+    ("isMutatingAdmissionPolicy", "MutatingAdmissionPolicy"),
+    ("isValidatingPolicy", "ValidatingPolicy"),
+    ("isImageValidatingPolicy", "ImageValidatingPolicy"),
+    ("isGeneratingPolicy", "GeneratingPolicy"),
+    ("isMutatingPolicy", "MutatingPolicy"),
+    ("isDeletingPolicy", "DeletingPolicy"),
+];
+
+/// One test (one YAML document of a test file).
+#[derive(Clone, Debug, Default)]
+pub struct TestSpec {
+    pub name: String,
+    pub policies: Vec<String>,
+    pub resources: Vec<String>,
+    pub target_resources: Vec<String>,
+    pub exceptions: Vec<String>,
+    /// The values file (`variables:`); ignored when inline `values` is set.
+    pub variables: Option<String>,
+    /// Inline `values:` (a ValuesSpec).
+    pub values: Option<Node>,
+    pub userinfo: Option<String>,
+    pub results: Vec<ResultEntry>,
+    /// Inputs kpol does not use yet; every row of the test is then unsupported.
+    pub unsupported_inputs: Vec<&'static str>,
+    pub warnings: Vec<String>,
+}
+
+/// One expected result (cli-compat.md §3.1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResultEntry {
+    pub policy: String,
+    pub rule: String,
+    pub resources: Vec<String>,
+    /// Informational only: never used for matching (§3.1).
+    pub kind: String,
+    /// The expected result, as written (`pass`, `fail`, `warn`, `error`, `skip`).
+    pub result: String,
+    pub operation: Option<Operation>,
+    pub patched_resources: Option<String>,
+    /// Uses generatedResource(s) / cloneSourceResource.
+    pub generate: bool,
+    /// The CEL policy kind the entry declares (`isValidatingPolicy: true` → `ValidatingPolicy`).
+    pub cel_kind: Option<&'static str>,
+}
+
+/// Reads one Test document. `Err` aborts this test (the file's other tests still run).
+pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadError> {
+    let f = Fields::new(source, root, "test", TEST_FIELDS)?;
+    let mut t = TestSpec::default();
+    let legacy_name = f.string("name")?;
+    if f.string("apiVersion")?.is_empty() || f.string("kind")?.is_empty() || f.has("name") {
+        // Kyverno ≥ 1.15 refuses the file; kpol keeps running old suites (§3.2).
+        t.warnings.push(format!(
+            "test file ({}) uses a deprecated schema that will be removed in 1.15",
+            source.name()
+        ));
+    }
+    t.name = match f.get("metadata") {
+        Some(m) => m
+            .get("name")
+            .and_then(Node::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        None => String::new(),
+    };
+    if t.name.is_empty() {
+        t.name = legacy_name;
+    }
+    t.policies = dedup(f.strings("policies")?);
+    t.resources = dedup(f.strings("resources")?);
+    t.target_resources = f.strings("targetResources")?;
+    t.exceptions = f.strings("exceptions")?;
+    t.variables = f.opt_string("variables")?;
+    t.values = f.get("values").cloned();
+    t.userinfo = f.opt_string("userinfo")?;
+    for (field, feature) in [
+        ("jsonPayload", "json payloads"),
+        ("jsonPayloads", "json payloads"),
+        ("httpPayloads", "http payloads"),
+        ("envoyPayloads", "envoy payloads"),
+        ("paramResources", "paramResources"),
+        ("context", "cel context"),
+        ("checks", "checks"),
+    ] {
+        if f.get(field).is_some() && !t.unsupported_inputs.contains(&feature) {
+            t.unsupported_inputs.push(feature);
+        }
+    }
+    for field in ["apiCallResponses", "globalContextEntries"] {
+        if f.get(field).is_some() {
+            t.warnings
+                .push(format!("{field} are not used by kpol yet; ignored"));
+        }
+    }
+    for item in f.list("results")? {
+        t.results.push(parse_result(source, item, &mut t.warnings)?);
+    }
+    Ok(t)
+}
+
+fn parse_result(
+    source: &SourceFile,
+    node: &Node,
+    warnings: &mut Vec<String>,
+) -> Result<ResultEntry, LoadError> {
+    let f = Fields::new(source, node, "test result", RESULT_FIELDS)?;
+    let mut r = ResultEntry {
+        policy: f.string("policy")?,
+        rule: f.string("rule")?,
+        resources: f.strings("resources")?,
+        kind: f.string("kind")?,
+        result: f.string("result")?,
+        patched_resources: f.opt_string("patchedResources")?,
+        ..ResultEntry::default()
+    };
+    // resourceSpecs are inert upstream (§8.2): read for strictness only.
+    let _ = f.list("resourceSpecs")?;
+    let _ = f.bool("failOnMissingResources")?;
+    r.generate = f.get("generatedResource").is_some()
+        || f.get("cloneSourceResource").is_some()
+        || !f.list("generatedResources")?.is_empty();
+    for (flag, kind) in CEL_FLAGS {
+        if f.bool(flag)? && r.cel_kind.is_none() {
+            r.cel_kind = Some(kind);
+        }
+    }
+    let op = f.string("operation")?;
+    if !op.is_empty() {
+        r.operation = match Operation::parse(&op) {
+            Some(o @ (Operation::Create | Operation::Update | Operation::Delete)) => Some(o),
+            _ => {
+                return Err(LoadError::at(
+                    source,
+                    f.get("operation").unwrap_or(node),
+                    format!(
+                        "invalid test result for policy {}: invalid operation \"{op}\", must be one of CREATE, UPDATE, DELETE",
+                        r.policy
+                    ),
+                ));
+            }
+        };
+    }
+    // Legacy fields, mapped as v1.11–v1.14 did (§3.2).
+    let legacy: Vec<&str> = ["resource", "status", "namespace", "patchedResource"]
+        .into_iter()
+        .filter(|k| f.has(k))
+        .collect();
+    if !legacy.is_empty() {
+        let lc = source.line_col(node.span.start);
+        warnings.push(format!(
+            "{}:{}:{}: deprecated result field(s) {} (removed in Kyverno 1.15)",
+            source.name(),
+            lc.line,
+            lc.column,
+            legacy.join(", ")
+        ));
+    }
+    let resource = f.string("resource")?;
+    if !resource.is_empty() {
+        r.resources.push(resource);
+    }
+    if r.result.is_empty() {
+        r.result = f.string("status")?;
+    }
+    if r.patched_resources.is_none() {
+        r.patched_resources = f.opt_string("patchedResource")?;
+    }
+    let _ = f.string("namespace")?;
+    Ok(r)
+}
+
+/// Removes repeated entries, keeping the first (§3).
+fn dedup(items: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(items.len());
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kpol::yaml::{Limits, parse_documents};
+
+    fn parse(text: &str) -> Result<TestSpec, LoadError> {
+        let src = SourceFile::new("kyverno-test.yaml", text);
+        let docs = parse_documents(text, Limits::default())
+            .map_err(|e| LoadError::in_file("yaml", e.message))?;
+        let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+        parse_test(&src, &root)
+    }
+
+    #[test]
+    fn current_format() -> Result<(), LoadError> {
+        let t = parse(
+            "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\n\
+             policies: [p.yaml, p.yaml]\nresources: [r.yaml]\nresults:\n\
+             - policy: p\n  rule: r\n  resources: [a, ns/b]\n  kind: Pod\n  result: fail\n  operation: UPDATE\n",
+        )?;
+        assert_eq!(t.name, "t");
+        assert_eq!(t.policies, ["p.yaml"]);
+        assert!(t.warnings.is_empty());
+        let r = &t.results[0];
+        assert_eq!((r.policy.as_str(), r.rule.as_str()), ("p", "r"));
+        assert_eq!(r.resources, ["a", "ns/b"]);
+        assert_eq!(r.result, "fail");
+        assert_eq!(r.operation, Some(Operation::Update));
+        Ok(())
+    }
+
+    // Old suites (Kyverno ≤ 1.14): top-level name, result `resource`/`status`.
+    #[test]
+    fn legacy_fields_are_mapped_with_a_warning() -> Result<(), LoadError> {
+        let t = parse(
+            "name: old\npolicies: [p.yaml]\nresources: [r.yaml]\nresults:\n\
+             - policy: p\n  rule: r\n  resource: web\n  namespace: prod\n  status: pass\n  patchedResource: x.yaml\n",
+        )?;
+        assert_eq!(t.name, "old");
+        assert_eq!(t.warnings.len(), 2);
+        let r = &t.results[0];
+        assert_eq!(r.resources, ["web"]);
+        assert_eq!(r.result, "pass");
+        assert_eq!(r.patched_resources.as_deref(), Some("x.yaml"));
+        Ok(())
+    }
+
+    // The library itself writes `isMUtatingPolicy`; encoding/json accepts it.
+    #[test]
+    fn field_names_are_case_insensitive() -> Result<(), LoadError> {
+        let t = parse(
+            "apiVersion: v\nkind: Test\nPolicies: [p.yaml]\nresults:\n\
+             - Policy: p\n  isMUtatingPolicy: true\n  RESULT: pass\n",
+        )?;
+        assert_eq!(t.policies, ["p.yaml"]);
+        assert_eq!(t.results[0].cel_kind, Some("MutatingPolicy"));
+        assert_eq!(t.results[0].result, "pass");
+        Ok(())
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_operations_are_errors() {
+        let e = parse("apiVersion: v\nkind: Test\npolicy: [p.yaml]\n").err();
+        assert_eq!(
+            e.map(|e| e.to_string()).as_deref(),
+            Some("kyverno-test.yaml:3:1: test: unknown field \"policy\"")
+        );
+        let e = parse("apiVersion: v\nkind: Test\nresults:\n- policy: p\n  operation: PATCH\n");
+        assert!(e.is_err_and(|e| e.message.contains("invalid operation \"PATCH\"")));
+    }
+}

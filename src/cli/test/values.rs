@@ -1,0 +1,297 @@
+//! The values file / inline `values` (cli-compat.md §5) and the userinfo file (§6).
+//!
+//! kpol uses what matching needs now: `request.operation` (global and per resource) and
+//! namespace labels. The other values (variables for `{{ }}`) are kept by key so that rows
+//! depending on them can be reported as unsupported instead of passing by accident.
+
+use std::collections::BTreeMap;
+
+use super::fields::{Fields, LoadError};
+use kpol::request::{Operation, UserInfo};
+use kpol::source::SourceFile;
+use kpol::yaml::{Node, Value};
+
+const FILE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata"];
+const SPEC_FIELDS: &[&str] = &[
+    "globalValues",
+    "policies",
+    "namespaceSelector",
+    "namespaces",
+    "subresources",
+    "variables",
+];
+
+/// Injected values: dotted keys and their values, in file order.
+pub type KeyValues = Vec<(String, Node)>;
+
+#[derive(Clone, Debug, Default)]
+pub struct Values {
+    pub global: KeyValues,
+    pub policies: Vec<PolicyValues>,
+    pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// `subresources` mappings are given (not evaluated by kpol yet).
+    pub subresources: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PolicyValues {
+    pub name: String,
+    /// Per resource name.
+    pub resources: Vec<(String, KeyValues)>,
+    /// Per rule name: values, and whether `foreachValues` are given.
+    pub rules: Vec<(String, KeyValues, bool)>,
+}
+
+impl Values {
+    /// Reads a values file (`variables:`). Missing apiVersion/kind is Kyverno ≥ 1.15's
+    /// deprecated-schema error; kpol warns and goes on (into `warnings`).
+    pub fn from_file(
+        source: &SourceFile,
+        root: &Node,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self, LoadError> {
+        let known: Vec<&str> = FILE_FIELDS.iter().chain(SPEC_FIELDS).copied().collect();
+        let f = Fields::new(source, root, "values", &known)?;
+        if f.string("apiVersion")?.is_empty() || f.string("kind")?.is_empty() {
+            warnings.push(format!(
+                "values file {} uses a deprecated schema (no apiVersion/kind)",
+                source.name()
+            ));
+        }
+        Self::from_fields(&f)
+    }
+
+    /// Reads an inline `values:` spec.
+    pub fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError> {
+        Self::from_fields(&Fields::new(source, node, "values", SPEC_FIELDS)?)
+    }
+
+    fn from_fields(f: &Fields<'_>) -> Result<Self, LoadError> {
+        let src = f.source;
+        let mut v = Values {
+            global: key_values(src, f.get("globalValues"))?,
+            subresources: !f.list("subresources")?.is_empty(),
+            ..Values::default()
+        };
+        for p in f.list("policies")? {
+            let pf = Fields::new(src, p, "values policy", &["name", "resources", "rules"])?;
+            let mut pv = PolicyValues {
+                name: pf.string("name")?,
+                ..PolicyValues::default()
+            };
+            for r in pf.list("resources")? {
+                let rf = Fields::new(src, r, "values resource", &["name", "values"])?;
+                pv.resources
+                    .push((rf.string("name")?, key_values(src, rf.get("values"))?));
+            }
+            for r in pf.list("rules")? {
+                let rf = Fields::new(src, r, "values rule", &["name", "values", "foreachValues"])?;
+                pv.rules.push((
+                    rf.string("name")?,
+                    key_values(src, rf.get("values"))?,
+                    rf.get("foreachValues").is_some(),
+                ));
+            }
+            v.policies.push(pv);
+        }
+        for ns in f.list("namespaceSelector")? {
+            let nf = Fields::new(src, ns, "namespaceSelector", &["name", "labels"])?;
+            let labels = string_map(src, nf.get("labels"))?;
+            v.namespace_labels.insert(nf.string("name")?, labels);
+        }
+        // Full Namespace objects win over namespaceSelector entries (§5).
+        for ns in f.list("namespaces")? {
+            let meta = ns.get("metadata");
+            let name = meta.and_then(|m| m.get("name")).and_then(Node::as_str);
+            let labels = string_map(src, meta.and_then(|m| m.get("labels")))?;
+            v.namespace_labels
+                .insert(name.unwrap_or("").to_owned(), labels);
+        }
+        Ok(v)
+    }
+
+    fn policy(&self, name: &str) -> impl Iterator<Item = &PolicyValues> {
+        self.policies.iter().filter(move |p| p.name == name)
+    }
+
+    /// The operation for one policy on one resource (§7.1): the global `request.operation`
+    /// (any of the four), overridden by a per-resource UPDATE or DELETE.
+    pub fn operation(&self, policy: &str, resource: &str) -> Result<Operation, String> {
+        let mut op = Operation::Create;
+        if let Some((_, n)) = self
+            .global
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "request.operation")
+        {
+            let s = n.as_str().unwrap_or("");
+            op = Operation::parse(s)
+                .ok_or_else(|| format!("invalid request.operation value {s:?}"))?;
+        }
+        let per_resource = self
+            .policy(policy)
+            .flat_map(|p| p.resources.iter())
+            .filter(|(r, _)| r == resource)
+            .flat_map(|(_, kv)| kv.iter())
+            .filter(|(k, _)| k == "request.operation")
+            .filter_map(|(_, n)| n.as_str().and_then(Operation::parse))
+            .filter(|o| matches!(o, Operation::Update | Operation::Delete))
+            .last();
+        Ok(per_resource.unwrap_or(op))
+    }
+
+    /// The value keys injected for (policy, resource, rule), `request.operation` aside — the
+    /// variables a rule may read. Rule values match `rule`, `autogen-rule`,
+    /// `autogen-cronjob-rule` (match.md §8.8).
+    pub fn variable_keys(&self, policy: &str, resource: &str, rule: &str) -> Vec<&str> {
+        let mut keys: Vec<&str> = self.global.iter().map(|(k, _)| k.as_str()).collect();
+        for p in self.policy(policy) {
+            for (r, kv) in &p.resources {
+                if r == resource {
+                    keys.extend(kv.iter().map(|(k, _)| k.as_str()));
+                }
+            }
+            for (r, kv, foreach) in &p.rules {
+                if base_rule(rule) == r {
+                    keys.extend(kv.iter().map(|(k, _)| k.as_str()));
+                    if *foreach {
+                        keys.push("foreachValues");
+                    }
+                }
+            }
+        }
+        keys.retain(|k| *k != "request.operation");
+        keys
+    }
+}
+
+/// The rule a (possibly generated) rule name comes from.
+pub fn base_rule(rule: &str) -> &str {
+    rule.strip_prefix("autogen-cronjob-")
+        .or_else(|| rule.strip_prefix("autogen-"))
+        .unwrap_or(rule)
+}
+
+fn key_values(source: &SourceFile, node: Option<&Node>) -> Result<KeyValues, LoadError> {
+    match node.map(|n| &n.value) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Map(m)) => Ok(m.iter().map(|(k, v)| (k.to_owned(), v.clone())).collect()),
+        Some(v) => Err(LoadError::at(
+            source,
+            node.unwrap_or(&Node::null()),
+            format!("values: expected an object, got {}", v.type_name()),
+        )),
+    }
+}
+
+fn string_map(
+    source: &SourceFile,
+    node: Option<&Node>,
+) -> Result<BTreeMap<String, String>, LoadError> {
+    let mut out = BTreeMap::new();
+    let Some(n) = node.filter(|n| !n.is_null()) else {
+        return Ok(out);
+    };
+    let Some(m) = n.as_map() else {
+        return Err(LoadError::at(source, n, "labels: expected an object"));
+    };
+    for (k, v) in m.iter() {
+        let s = v
+            .as_str()
+            .ok_or_else(|| LoadError::at(source, v, format!("label {k}: expected a string")))?;
+        out.insert(k.to_owned(), s.to_owned());
+    }
+    Ok(out)
+}
+
+/// Reads a userinfo file (§6). Missing apiVersion/kind: warning (Kyverno ≥ 1.15 errors).
+pub fn user_info(
+    source: &SourceFile,
+    root: &Node,
+    warnings: &mut Vec<String>,
+) -> Result<UserInfo, LoadError> {
+    let f = Fields::new(
+        source,
+        root,
+        "userinfo",
+        &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "roles",
+            "clusterRoles",
+            "userInfo",
+        ],
+    )?;
+    if f.string("apiVersion")?.is_empty() || f.string("kind")?.is_empty() {
+        warnings.push(format!(
+            "user info file {} uses a deprecated schema (no apiVersion/kind)",
+            source.name()
+        ));
+    }
+    let mut info = UserInfo {
+        roles: f.strings("roles")?,
+        cluster_roles: f.strings("clusterRoles")?,
+        ..UserInfo::default()
+    };
+    if let Some(u) = f.get("userInfo") {
+        let uf = Fields::new(
+            source,
+            u,
+            "userInfo",
+            &["username", "uid", "groups", "extra"],
+        )?;
+        info.username = uf.string("username")?;
+        info.groups = uf.strings("groups")?;
+    }
+    Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kpol::yaml::{Limits, parse_documents};
+
+    fn values(text: &str) -> Result<(Values, Vec<String>), LoadError> {
+        let src = SourceFile::new("values.yaml", text);
+        let docs = parse_documents(text, Limits::default())
+            .map_err(|e| LoadError::in_file("yaml", e.message))?;
+        let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+        let mut w = Vec::new();
+        let v = Values::from_file(&src, &root, &mut w)?;
+        Ok((v, w))
+    }
+
+    #[test]
+    fn operations_and_namespace_labels() -> Result<(), LoadError> {
+        let (v, w) = values(
+            "apiVersion: cli.kyverno.io/v1alpha1\nkind: Value\n\
+             globalValues: {request.operation: CONNECT}\n\
+             policies:\n- name: p\n  resources:\n  - name: web\n    values: {request.operation: UPDATE}\n\
+             \x20 rules:\n  - name: r\n    values: {teams.data: x}\n\
+             namespaceSelector:\n- name: prod\n  labels: {env: prod}\n\
+             namespaces:\n- metadata: {name: prod, labels: {env: production}}\n",
+        )?;
+        assert!(w.is_empty());
+        assert_eq!(v.operation("p", "web"), Ok(Operation::Update));
+        assert_eq!(v.operation("p", "api"), Ok(Operation::Connect));
+        assert_eq!(v.operation("q", "web"), Ok(Operation::Connect));
+        assert_eq!(v.variable_keys("p", "web", "autogen-r"), ["teams.data"]);
+        assert_eq!(
+            v.namespace_labels
+                .get("prod")
+                .and_then(|l| l.get("env"))
+                .map(String::as_str),
+            Some("production")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn bad_global_operation_is_an_error() -> Result<(), LoadError> {
+        let (v, w) = values("globalValues: {request.operation: PATCH}\n")?;
+        assert_eq!(w.len(), 1);
+        assert!(v.operation("p", "r").is_err());
+        Ok(())
+    }
+}
