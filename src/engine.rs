@@ -24,20 +24,19 @@ impl Engine {
 
     // --- mutate phase (branch `mutate`) ---
     /// The mutate phase for one resource: every policy with mutate rules, in load order, each
-    /// on the resource as the previous one left it (mutate.md §2). Variables are not evaluated
-    /// yet (rules with `{{ }}` answer `unsupported: variables`).
+    /// on the resource as the previous one left it (mutate.md §2).
     pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
-        self.mutate_with(resource, request, &crate::mutate::NoVariables)
+        crate::mutate::mutate(resource, &self.policies, request)
     }
 
-    /// The mutate phase with a variables layer.
+    /// The mutate phase with a hook that prepares each rule's context (values files).
     pub fn mutate_with(
         &self,
         resource: &Resource,
         request: &Request,
-        vars: &dyn crate::mutate::Variables,
+        prepare: crate::mutate::Prepare<'_>,
     ) -> crate::mutate::Mutation {
-        crate::mutate::mutate(resource, &self.policies, request, vars)
+        crate::mutate::mutate_with(resource, &self.policies, request, prepare)
     }
     // --- end mutate phase ---
 

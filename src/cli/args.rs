@@ -148,5 +148,9 @@ pub struct MutateArgs {
     /// Write the (patched) files into DIR, mirroring the input tree.
     #[arg(short, long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
+
+    /// Refuse inputs larger than this many MiB.
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
 }
 // --- end mutate ---

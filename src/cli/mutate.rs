@@ -34,10 +34,11 @@ pub fn run(args: MutateArgs) -> u8 {
     diagnostics.extend(set.diagnostics);
     let engine = Engine::new(set.policies);
     let request = Request::default();
+    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
     let results: Vec<(Input, Result<FileMutation, Diagnostic>)> = inputs
         .into_par_iter()
         .map(|input| {
-            let r = policies::read(&input)
+            let r = policies::read(&input, max_bytes)
                 .map(|text| mutate_file(&engine, &request, &input.display(), text));
             (input, r)
         })

@@ -13,7 +13,6 @@ pub mod merge;
 pub mod merge_keys;
 pub mod render;
 pub mod udiff;
-pub mod vars;
 
 #[cfg(test)]
 mod tests;
@@ -25,8 +24,15 @@ use crate::request::Request;
 use crate::resource::Resource;
 use crate::yaml::Node;
 
+use crate::conditions::evaluate_block;
+use crate::variables::{Context, VarError, substitute_at};
 use merge_keys::{ListStrategy, SchemaType};
-pub use vars::{NoVariables, VarContext, VarError, Variables};
+
+/// Prepares a rule's context before it runs (values-file variables, data for cluster-backed
+/// context entries); `kpol test` passes one, `kpol mutate` and `kpol check` none.
+pub type Prepare<'a> = &'a (dyn Fn(&Policy, &Rule, &mut Context) + Sync);
+
+fn no_prepare(_: &Policy, _: &Rule, _: &mut Context) {}
 
 /// What one policy did to the resource.
 #[derive(Clone, Debug)]
@@ -56,11 +62,16 @@ impl Mutation {
 }
 
 /// Runs every mutate policy over `resource`, in load order (mutate.md §2).
-pub fn mutate(
+pub fn mutate(resource: &Resource, policies: &[Policy], request: &Request) -> Mutation {
+    mutate_with(resource, policies, request, &no_prepare)
+}
+
+/// [`mutate`] with a hook that prepares each rule's context.
+pub fn mutate_with(
     resource: &Resource,
     policies: &[Policy],
     request: &Request,
-    vars: &dyn Variables,
+    prepare: Prepare<'_>,
 ) -> Mutation {
     let mut current = resource.clone();
     let mut out = Vec::new();
@@ -72,7 +83,7 @@ pub fn mutate(
         {
             continue;
         }
-        let rules = mutate_policy(policy, &mut current, request, vars);
+        let rules = mutate_policy(policy, &mut current, request, prepare);
         out.push(PolicyMutation {
             response: PolicyResponse { policy: i, rules },
             patched: current.root.clone(),
@@ -88,7 +99,7 @@ fn mutate_policy(
     policy: &Policy,
     current: &mut Resource,
     request: &Request,
-    vars: &dyn Variables,
+    prepare: Prepare<'_>,
 ) -> Vec<RuleResponse> {
     if policy.kind == PolicyKind::Policy {
         let ns = policy.namespace.as_deref().unwrap_or("default");
@@ -105,7 +116,9 @@ fn mutate_policy(
         if !matching::rule_matches(rule, current, request) {
             continue;
         }
-        let (resp, patched) = apply_rule(rule, body, current, request, vars);
+        let mut ctx = Context::for_resource(current, request);
+        prepare(policy, rule, &mut ctx);
+        let (resp, patched) = apply_rule(rule, body, current, &mut ctx);
         if let Some(root) = patched {
             set_root(current, root);
         }
@@ -143,14 +156,11 @@ fn unsupported(rule: &Rule, feature: &str) -> RuleResponse {
 }
 
 fn var_error(rule: &Rule, e: VarError) -> RuleResponse {
-    match e {
-        VarError::Unsupported(f) => unsupported(rule, f),
-        VarError::Failed(m) => response(
-            rule,
-            Status::Error,
-            format!("variable substitution failed: {m}"),
-        ),
-    }
+    response(
+        rule,
+        Status::Error,
+        format!("variable substitution failed: {}", e.message),
+    )
 }
 
 /// `mutated Kind/name in namespace ns` (or without the namespace when cluster-scoped).
@@ -168,42 +178,46 @@ fn apply_rule(
     rule: &Rule,
     body: &Node,
     current: &Resource,
-    request: &Request,
-    vars: &dyn Variables,
+    ctx: &mut Context,
 ) -> (RuleResponse, Option<Node>) {
     if body.get("targets").is_some() {
         return (unsupported(rule, "mutate targets"), None);
     }
-    let mut ctx = VarContext {
-        object: current.root.clone(),
-        operation: request.operation,
-        elements: Vec::new(),
-    };
     if let Some(c) = &rule.context
-        && let Err(e) = vars.load_context(c, &mut ctx)
+        && let Err(e) = ctx.add_context_entries(c, &Default::default())
     {
-        return (var_error(rule, e), None);
+        let msg = format!("failed to load context: {}", e.message);
+        return (response(rule, Status::Error, msg), None);
     }
     if let Some(p) = &rule.preconditions {
-        match vars.preconditions(p, &ctx) {
-            Ok(true) => {}
-            Ok(false) => {
-                let msg = "preconditions not met".to_owned();
+        match evaluate_block(p, ctx) {
+            Ok(r) if r.holds => {}
+            Ok(r) => {
+                let mut msg = "preconditions not met".to_owned();
+                if !r.message.is_empty() {
+                    msg = format!("{msg}; {}", r.message);
+                }
                 return (response(rule, Status::Skip, msg), None);
             }
-            Err(e) => return (var_error(rule, e), None),
+            Err(e) => {
+                let msg = format!("failed to evaluate preconditions: {}", e.message);
+                return (response(rule, Status::Error, msg), None);
+            }
         }
     }
     let result = if let Some(entries) = body.get("foreach") {
-        foreach::apply(entries, current, &ctx, vars)
+        foreach::apply(entries, current, ctx)
     } else {
         let patch = body
             .get("patchStrategicMerge")
-            .map(|p| (Patch::Strategic, p))
-            .or_else(|| body.get("patchesJson6902").map(|p| (Patch::Json, p)));
+            .map(|p| (Patch::Strategic, "patchStrategicMerge", p))
+            .or_else(|| {
+                body.get("patchesJson6902")
+                    .map(|p| (Patch::Json, "patchesJson6902", p))
+            });
         match patch {
             None => return (unsupported(rule, "this mutate form"), None),
-            Some((kind, p)) => match vars.substitute(p, &ctx) {
+            Some((kind, field, p)) => match substitute_at(p, ctx, &format!("/mutate/{field}")) {
                 Err(e) => return (var_error(rule, e), None),
                 Ok(p) => apply_patch(kind, &p, &current.root, current).map(|n| (n, false)),
             },
@@ -211,6 +225,7 @@ fn apply_rule(
     };
     match result {
         Err(RuleError::Vars(e)) => (var_error(rule, e), None),
+        Err(RuleError::Other(m)) => (response(rule, Status::Error, m), None),
         Err(RuleError::Patch(m)) => (
             response(
                 rule,
@@ -251,6 +266,8 @@ pub(crate) enum Patch {
 pub enum RuleError {
     Vars(VarError),
     Patch(String),
+    /// Any other error, with its full message.
+    Other(String),
 }
 
 /// Applies one substituted patch to `doc` (the accumulated tree); `res` names the schema.
