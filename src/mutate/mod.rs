@@ -5,6 +5,7 @@
 //! text edits of the file it came from.
 
 pub mod anchors;
+pub mod compare;
 pub mod edit;
 pub mod file;
 mod foreach;

@@ -25,6 +25,9 @@ pub struct RuleOutcome {
     pub message: String,
     /// Set when kpol could not evaluate the rule: the feature.
     pub unsupported: Option<String>,
+    /// The resource this response is about, as `patchedResources` compares it: after the
+    /// policy for mutate rules, as validated for validate rules (mutate.md §10).
+    pub patched: Option<kpol::yaml::Node>,
 }
 
 /// One engine response (a policy in one phase) for one resource.
@@ -98,11 +101,41 @@ fn run_resource(
         user_info: inputs.user_info.clone(),
     };
     let mut responses = Vec::new();
+    // --- mutate phase (branch `mutate`) ---
+    let mutate_op = policies
+        .iter()
+        .zip(&ops)
+        .find(|(p, _)| p.rules.iter().any(|r| Phase::Mutate.has(&r.body)))
+        .map_or(Operation::Create, |(_, op)| *op);
+    let prepare = |p: &Policy, r: &kpol::policy::Rule, ctx: &mut kpol::variables::Context| {
+        for (k, v) in inputs.values.values_for(&p.name, &resource.name, &r.name) {
+            ctx.set_variable(k, v);
+        }
+    };
+    let mutation = engine.mutate_with(resource, &request_for(mutate_op), &prepare);
     let mut mutated = false;
-    for (phase, feature) in [
-        (Phase::Mutate, "mutate"),
-        (Phase::VerifyImages, "verifyImages"),
-    ] {
+    for pm in &mutation.policies {
+        let Some(p) = policies.get(pm.response.policy) else {
+            continue;
+        };
+        let rules: Vec<RuleOutcome> = pm
+            .response
+            .rules
+            .iter()
+            .map(|r| RuleOutcome {
+                rule: r.rule.clone(),
+                status: r.status,
+                message: r.message.clone(),
+                unsupported: r.unsupported.clone(),
+                patched: Some(pm.patched.clone()),
+            })
+            .collect();
+        mutated |= rules.iter().any(|o| o.unsupported.is_some());
+        responses.push(response(p, rules));
+    }
+    let resource = &mutation.resource;
+    // --- end mutate phase ---
+    for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
         for (i, p) in policies.iter().enumerate() {
             if !p.rules.iter().any(|r| phase.has(&r.body)) {
                 continue;
@@ -115,7 +148,6 @@ fn run_resource(
                 .filter(|r| in_scope(p, resource) && matching::rule_matches(r, resource, &request))
                 .map(|r| unsupported(&r.name, feature))
                 .collect();
-            mutated |= phase == Phase::Mutate && !rules.is_empty();
             responses.push(response(p, rules));
         }
     }
@@ -143,6 +175,7 @@ fn run_resource(
                         rule: r.rule,
                         status: r.status,
                         message: r.message,
+                        patched: Some(resource.root.clone()),
                     };
                     if o.unsupported.is_none() {
                         o.unsupported = taint(inputs, policy, resource, &o.rule, mutated);
@@ -207,6 +240,7 @@ fn unsupported(rule: &str, feature: &str) -> RuleOutcome {
         status: Status::Error,
         message: format!("kpol does not evaluate {feature} rules yet"),
         unsupported: Some(feature.to_owned()),
+        patched: None,
     }
 }
 

@@ -165,6 +165,29 @@ impl Values {
     }
 }
 
+impl Values {
+    /// The values injected into a rule's context for (policy, resource, rule), in the order
+    /// they apply (global, per resource, per rule), `request.operation` aside.
+    pub fn values_for(&self, policy: &str, resource: &str, rule: &str) -> Vec<(&str, &Node)> {
+        let mut out: Vec<(&str, &Node)> =
+            self.global.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        for p in self.policy(policy) {
+            for (r, kv) in &p.resources {
+                if r == resource {
+                    out.extend(kv.iter().map(|(k, v)| (k.as_str(), v)));
+                }
+            }
+            for (r, kv, _) in &p.rules {
+                if base_rule(rule) == r {
+                    out.extend(kv.iter().map(|(k, v)| (k.as_str(), v)));
+                }
+            }
+        }
+        out.retain(|(k, _)| *k != "request.operation");
+        out
+    }
+}
+
 /// The rule a (possibly generated) rule name comes from.
 pub fn base_rule(rule: &str) -> &str {
     rule.strip_prefix("autogen-cronjob-")
