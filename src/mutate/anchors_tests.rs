@@ -117,3 +117,34 @@ fn empty_maps_are_stripped_from_the_overlay() {
     let out = psm(POD, "metadata: {annotations: {}}");
     assert!(out["metadata"].get("annotations").is_none());
 }
+
+/// Upstream deletes anchored list elements by their index in a snapshot of the list, on the
+/// already-shortened list: with two anchored elements first, the wrong ones go (§4.4).
+#[test]
+fn deletion_index_defect_is_reproduced() {
+    let mut overlay = yaml(
+        "spec: {containers: [{(name): zz, image: q}, {(name): yy, image: r}, {name: x1}, {name: y1}]}",
+    );
+    super::preprocess(&mut overlay, &yaml(POD)).unwrap();
+    let c = overlay.to_json()["spec"]["containers"].clone();
+    assert_eq!(
+        c,
+        serde_json::json!([{"(name)": "yy", "image": "r"}, {"name": "y1"}])
+    );
+}
+
+#[test]
+fn finalizers_merge_as_a_set_in_built_in_kinds_only() {
+    let r = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, finalizers: [a, b]}\n";
+    let out = psm(r, "metadata: {finalizers: [c, a]}");
+    assert_eq!(
+        out["metadata"]["finalizers"],
+        serde_json::json!(["c", "a", "b"])
+    );
+    let crd = yaml("apiVersion: x.io/v1\nkind: W\nmetadata: {name: p, finalizers: [a, b]}\n");
+    let out = strategic_merge(&crd, &yaml("metadata: {finalizers: [c]}"), "x.io/v1", "W").unwrap();
+    assert_eq!(
+        out.to_json()["metadata"]["finalizers"],
+        serde_json::json!(["c"])
+    );
+}

@@ -16,6 +16,8 @@ pub mod render;
 pub mod udiff;
 
 #[cfg(test)]
+mod rules_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::matching;

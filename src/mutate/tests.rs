@@ -123,3 +123,18 @@ fn synthetic_namespace_is_not_written() {
     let out = edit::apply(text, &edits).unwrap();
     assert!(!out.contains("namespace"), "{out} {edits:?}");
 }
+
+#[test]
+fn entries_after_a_block_scalar_and_a_patched_default_namespace() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  script: |\n    echo hi\n  # trailing comment\nother: 1\n";
+    let r = crate::resource::Resource::from_document(yaml(text), None, 0).unwrap();
+    let mut after = r.root.to_json();
+    after["data"]["extra"] = "x".into();
+    after["metadata"]["namespace"] = "team".into();
+    let edits = edit::diff(text, &r.root, &Node::from_json(&after)).unwrap();
+    let out = edit::apply(text, &edits).unwrap();
+    assert_eq!(
+        out,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: team\ndata:\n  script: |\n    echo hi\n  extra: x\n  # trailing comment\nother: 1\n"
+    );
+}
