@@ -158,6 +158,7 @@ fn output_dir_mirrors_the_input_tree() {
 }
 
 /// `--write` on a file it cannot replace leaves the original and exits 2.
+#[cfg(unix)]
 #[test]
 fn write_failure_keeps_the_original() {
     let tmp = tempfile::tempdir().unwrap();

@@ -138,3 +138,13 @@ fn entries_after_a_block_scalar_and_a_patched_default_namespace() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: team\ndata:\n  script: |\n    echo hi\n  extra: x\n  # trailing comment\nother: 1\n"
     );
 }
+
+#[test]
+fn a_list_emptied_by_a_patch_becomes_flow_empty() {
+    let text =
+        "spec:\n  volumes:\n    - name: a   # gone\n      hostPath: {path: /x}\n  other: 1\n";
+    let mut after = yaml(text).to_json();
+    after["spec"]["volumes"] = serde_json::json!([]);
+    let out = roundtrip(text, &Node::from_json(&after));
+    assert_eq!(out, "spec:\n  volumes: []\n  other: 1\n");
+}

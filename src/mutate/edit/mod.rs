@@ -141,7 +141,7 @@ impl Differ<'_> {
             (Value::Map(b), Value::Map(a)) if !b.is_empty() => {
                 self.flow_map(before, b, a, &mut inner)
             }
-            (Value::Seq(b), Value::Seq(a)) if !b.is_empty() && !flow => {
+            (Value::Seq(b), Value::Seq(a)) if !b.is_empty() && !a.is_empty() && !flow => {
                 self.block_seq(b, a, &mut inner)
             }
             (Value::Seq(b), Value::Seq(a)) if b.len() == a.len() => b
