@@ -3,11 +3,11 @@
 //! `Engine` is `Send + Sync` and does no I/O; the binary runs it over files in parallel.
 
 use crate::matching;
-use crate::pattern;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody, ValidateCheck};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
+use crate::validate;
 
 pub struct Engine {
     policies: Vec<Policy>,
@@ -29,15 +29,6 @@ impl Engine {
         crate::mutate::mutate(resource, &self.policies, request)
     }
 
-    /// The mutate phase with a hook that prepares each rule's context (values files).
-    pub fn mutate_with(
-        &self,
-        resource: &Resource,
-        request: &Request,
-        prepare: crate::mutate::Prepare<'_>,
-    ) -> crate::mutate::Mutation {
-        crate::mutate::mutate_with(resource, &self.policies, request, prepare)
-    }
     // --- end mutate phase ---
 
     /// The validate phase for one resource: one response per policy that has validate rules,
@@ -49,14 +40,31 @@ impl Engine {
             .filter(|(_, p)| {
                 p.rules
                     .iter()
-                    .any(|r| matches!(r.body, RuleBody::Validate(_)))
+                    .any(|r| matches!(r.body, RuleBody::Validate(_) | RuleBody::CelPolicy(_)))
             })
-            .map(|(i, p)| PolicyResponse {
-                policy: i,
-                rules: validate_policy(p, resource, request),
+            .filter_map(|(i, p)| {
+                let rules = match cel_policy(p) {
+                    Some(_)
+                        if p.kind == PolicyKind::NamespacedValidatingPolicy
+                            && p.namespace.as_deref() != Some(resource.namespace.as_str()) =>
+                    {
+                        return None;
+                    }
+                    Some(cel) => crate::vpol::evaluate::evaluate(cel, resource, request)?,
+                    None => validate_policy(p, resource, request),
+                };
+                Some(PolicyResponse { policy: i, rules })
             })
             .collect()
     }
+}
+
+/// The compiled CEL policy of a ValidatingPolicy / VAP (crate::vpol), in its namespace's scope.
+fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
+    policy.rules.iter().find_map(|r| match &r.body {
+        RuleBody::CelPolicy(c) => Some(&**c),
+        _ => None,
+    })
 }
 
 fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> Vec<RuleResponse> {
@@ -80,7 +88,7 @@ fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> V
             continue;
         };
         resp.failure_action = policy.rule_action(rule);
-        exempt_existing_violation(policy, rule, request, &mut resp);
+        exempt_existing_violation(policy, rule, resource, request, &mut resp);
         let applied = matches!(resp.status, Status::Pass | Status::Fail);
         out.push(resp);
         // applyRules: One stops after the first pass or fail (match.md §3.4).
@@ -101,6 +109,18 @@ fn validate_rule(
     let RuleBody::Validate(v) = &rule.body else {
         return None;
     };
+    let respond = |verdict: validate::Verdict| {
+        Some(RuleResponse {
+            rule: rule.name.clone(),
+            rule_type: RuleType::Validation,
+            status: verdict.status,
+            message: verdict.message,
+            failure_action: Default::default(),
+            path: verdict.path,
+            unsupported: None,
+            span: verdict.span,
+        })
+    };
     let unsupported = |feature: &str| {
         let mut r = RuleResponse::new(
             &rule.name,
@@ -110,49 +130,86 @@ fn validate_rule(
         r.unsupported = Some(feature.to_owned());
         Some(r)
     };
-    if rule.context.is_some() {
-        return unsupported("context");
+    // Pattern rules give no response for a DELETE (validate.md §1).
+    let is_pattern = matches!(
+        v.check,
+        ValidateCheck::Pattern(_) | ValidateCheck::AnyPattern(_)
+    );
+    if is_pattern && request.operation == Operation::Delete {
+        return None;
     }
-    if rule.preconditions.is_some() {
-        return unsupported("preconditions");
+    let mut ctx = if validate::needs_context(rule, v) {
+        match validate::rule_context(policy, rule, resource, request) {
+            Ok(c) => Some(c),
+            Err(verdict) => return respond(verdict),
+        }
+    } else {
+        None
+    };
+    if let Some(c) = ctx.as_mut()
+        && let Some(verdict) = validate::preconditions(rule, c)
+    {
+        return respond(verdict);
     }
+    let message = v.message.as_deref();
     let verdict = match &v.check {
-        ValidateCheck::Pattern(p) => {
-            if request.operation == Operation::Delete {
-                return None;
-            }
-            pattern::validate_pattern(&rule.name, v.message.as_deref(), &resource.root, p)
-        }
+        ValidateCheck::Pattern(p) => validate::pattern_check(
+            &rule.name,
+            message,
+            false,
+            std::slice::from_ref(p),
+            &resource.root,
+            ctx.as_mut(),
+        ),
         ValidateCheck::AnyPattern(ps) => {
+            validate::pattern_check(&rule.name, message, true, ps, &resource.root, ctx.as_mut())
+        }
+        ValidateCheck::Deny(d) => match ctx.as_mut() {
+            Some(c) => validate::deny_check(&rule.name, message, d, c),
+            None => return None,
+        },
+        ValidateCheck::Foreach(f) => match ctx.as_mut() {
+            Some(c) => validate::foreach_rule(&rule.name, message, f, &resource.root, c)?,
+            None => return None,
+        },
+        ValidateCheck::PodSecurity(body) => {
             if request.operation == Operation::Delete {
                 return None;
             }
-            pattern::validate_any_pattern(&rule.name, v.message.as_deref(), &resource.root, ps)
+            let v = crate::pss::validate(&rule.name, body, resource);
+            validate::Verdict {
+                status: v.status,
+                message: v.message,
+                path: v.path,
+                span: None,
+            }
         }
-        ValidateCheck::Deny(_) => return unsupported("deny"),
-        ValidateCheck::Foreach(_) => return unsupported("foreach"),
-        ValidateCheck::PodSecurity(_) => return unsupported("podSecurity"),
-        ValidateCheck::Cel(_) => return unsupported("cel"),
+        ValidateCheck::Cel(cel) => {
+            let (status, message, feature) = crate::vpol::cel_rule::evaluate(
+                &rule.name,
+                v.message.as_deref(),
+                cel,
+                rule.cel_preconditions.as_ref(),
+                resource,
+                request,
+            );
+            let mut r = RuleResponse::new(&rule.name, status, message);
+            r.unsupported = feature.map(str::to_owned);
+            return Some(r);
+        }
         ValidateCheck::Manifests(_) => return unsupported("manifests"),
     };
-    let _ = policy;
-    Some(RuleResponse {
-        rule: rule.name.clone(),
-        rule_type: RuleType::Validation,
-        status: verdict.status,
-        message: verdict.message,
-        failure_action: Default::default(),
-        path: verdict.path,
-        unsupported: None,
-    })
+    respond(verdict)
 }
 
-/// Under a simulated UPDATE an Enforce rule is evaluated again on the old object; when that
-/// fails too, the violation already existed and the rule is skipped (validate.md §1 step 7).
-/// Offline the old object is the resource itself, so every Enforce failure becomes a skip.
+/// Under a simulated UPDATE an Enforce rule is evaluated again on the old object as if it
+/// were created (validate.md §1 step 7); when that fails too, the violation already existed and
+/// the rule is skipped. Offline the old object is the resource itself, so what differs is the
+/// operation the rule sees (a deny on `request.operation` passes for the old object).
 fn exempt_existing_violation(
     policy: &Policy,
     rule: &Rule,
+    resource: &Resource,
     request: &Request,
     resp: &mut RuleResponse,
 ) {
@@ -162,14 +219,36 @@ fn exempt_existing_violation(
     // Overrides are ignored here: the rule's own action, else the policy's.
     let enforce = v.failure_action.unwrap_or(policy.validation_failure_action)
         == crate::policy::FailureAction::Enforce;
-    if request.operation == Operation::Update
-        && enforce
-        && v.allow_existing_violations
-        && resp.status == Status::Fail
+    if request.operation != Operation::Update
+        || !enforce
+        || !v.allow_existing_violations
+        || resp.status != Status::Fail
     {
-        resp.status = Status::Skip;
-        resp.message = "skipping the rule evaluation as pre-existing violations are allowed".into();
-        resp.path = None;
+        return;
+    }
+    let as_create = Request {
+        operation: Operation::Create,
+        user_info: None,
+        ..request.clone()
+    };
+    if !matching::rule_matches(rule, resource, &as_create) {
+        return;
+    }
+    match validate_rule(policy, rule, resource, &as_create) {
+        Some(old) if old.status == Status::Fail => {
+            resp.status = Status::Skip;
+            resp.message =
+                "skipping the rule evaluation as pre-existing violations are allowed".into();
+            resp.path = None;
+            resp.span = None;
+        }
+        Some(old) if old.status == Status::Error => {
+            resp.status = Status::Skip;
+            resp.message = "failed to validate old object".into();
+            resp.path = None;
+            resp.span = None;
+        }
+        _ => {}
     }
 }
 

@@ -4,6 +4,7 @@
 //! arguments and files, and renders what the engine returns.
 
 pub mod autogen;
+pub mod cel;
 pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
@@ -14,9 +15,13 @@ pub mod mutate;
 pub mod number;
 pub mod pattern;
 pub mod policy;
+pub mod pss;
 pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod validate;
+pub mod values;
 pub mod variables;
+pub mod vpol;
 pub mod yaml;

@@ -33,6 +33,14 @@ const DEFAULTS: &[(&str, &str)] = &[
         include_str!("../../policies/require-probes.yaml"),
     ),
     (
+        "policies/pod-security-baseline.yaml",
+        include_str!("../../policies/pod-security-baseline.yaml"),
+    ),
+    (
+        "policies/pod-security-restricted.yaml",
+        include_str!("../../policies/pod-security-restricted.yaml"),
+    ),
+    (
         "policies/add-default-labels.yaml",
         include_str!("../../policies/add-default-labels.yaml"),
     ),

@@ -29,13 +29,8 @@ use crate::yaml::Node;
 
 use crate::conditions::evaluate_block;
 use crate::variables::{Context, VarError, substitute_at};
+
 use merge_keys::{ListStrategy, SchemaType};
-
-/// Prepares a rule's context before it runs (values-file variables, data for cluster-backed
-/// context entries); `kpol test` passes one, `kpol mutate` and `kpol check` none.
-pub type Prepare<'a> = &'a (dyn Fn(&Policy, &Rule, &mut Context) + Sync);
-
-fn no_prepare(_: &Policy, _: &Rule, _: &mut Context) {}
 
 /// What one policy did to the resource.
 #[derive(Clone, Debug)]
@@ -64,18 +59,9 @@ impl Mutation {
     }
 }
 
-/// Runs every mutate policy over `resource`, in load order (mutate.md §2).
+/// Runs every mutate policy over `resource`, in load order (mutate.md §2). Values-file
+/// variables come with the request (`request.values`).
 pub fn mutate(resource: &Resource, policies: &[Policy], request: &Request) -> Mutation {
-    mutate_with(resource, policies, request, &no_prepare)
-}
-
-/// [`mutate`] with a hook that prepares each rule's context.
-pub fn mutate_with(
-    resource: &Resource,
-    policies: &[Policy],
-    request: &Request,
-    prepare: Prepare<'_>,
-) -> Mutation {
     let mut current = resource.clone();
     let mut out = Vec::new();
     for (i, policy) in policies.iter().enumerate() {
@@ -86,7 +72,7 @@ pub fn mutate_with(
         {
             continue;
         }
-        let rules = mutate_policy(policy, &mut current, request, prepare);
+        let rules = mutate_policy(policy, &mut current, request);
         out.push(PolicyMutation {
             response: PolicyResponse { policy: i, rules },
             patched: current.root.clone(),
@@ -98,12 +84,7 @@ pub fn mutate_with(
     }
 }
 
-fn mutate_policy(
-    policy: &Policy,
-    current: &mut Resource,
-    request: &Request,
-    prepare: Prepare<'_>,
-) -> Vec<RuleResponse> {
+fn mutate_policy(policy: &Policy, current: &mut Resource, request: &Request) -> Vec<RuleResponse> {
     if policy.kind == PolicyKind::Policy {
         let ns = policy.namespace.as_deref().unwrap_or("default");
         if current.namespace != ns {
@@ -119,9 +100,11 @@ fn mutate_policy(
         if !matching::rule_matches(rule, current, request) {
             continue;
         }
-        let mut ctx = Context::for_resource(current, request);
-        prepare(policy, rule, &mut ctx);
-        let (resp, patched) = apply_rule(rule, body, current, &mut ctx);
+        // The request context, values, then the rule's `context` entries.
+        let (resp, patched) = match crate::validate::rule_context(policy, rule, current, request) {
+            Ok(mut ctx) => apply_rule(rule, body, current, &mut ctx),
+            Err(v) => (response(rule, v.status, v.message), None),
+        };
         if let Some(root) = patched {
             set_root(current, root);
         }
@@ -185,12 +168,6 @@ fn apply_rule(
 ) -> (RuleResponse, Option<Node>) {
     if body.get("targets").is_some() {
         return (unsupported(rule, "mutate targets"), None);
-    }
-    if let Some(c) = &rule.context
-        && let Err(e) = ctx.add_context_entries(c, &Default::default())
-    {
-        let msg = format!("failed to load context: {}", e.message);
-        return (response(rule, Status::Error, msg), None);
     }
     if let Some(p) = &rule.preconditions {
         match evaluate_block(p, ctx) {

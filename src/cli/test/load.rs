@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::fields::LoadError;
 use super::policies::{self, PolicySet};
 use super::spec::TestSpec;
-use super::values::{self, Values};
+use super::values::{self, Values, ValuesFile};
 use kpol::request::UserInfo;
 use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
@@ -19,7 +19,7 @@ pub struct Inputs {
     pub resources: Vec<Resource>,
     /// `(policyName, ruleNames)` of every PolicyException given.
     pub exceptions: Vec<(String, Vec<String>)>,
-    pub values: Values,
+    pub values: std::sync::Arc<Values>,
     pub user_info: Option<UserInfo>,
     pub warnings: Vec<String>,
 }
@@ -65,7 +65,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         policies,
         resources,
         exceptions,
-        values,
+        values: std::sync::Arc::new(values),
         user_info,
         warnings,
     })
