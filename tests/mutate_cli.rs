@@ -198,3 +198,37 @@ fn check_validates_the_mutated_resource() {
     let help = kpol(&["check", "--help"]);
     assert!(text(&help.stdout).contains("mutate rules are applied first"));
 }
+
+/// Standard input is read with `-` and the patched text printed; `--diff` names the files
+/// without a doubled slash.
+#[test]
+fn stdin_and_diff_names() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["mutate", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"apiVersion: v1\nkind: Service\nmetadata:\n  name: s # svc\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        text(&o.stdout),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s # svc\n  labels:\n    app.kubernetes.io/managed-by: kpol\n"
+    );
+    let d = kpol(&[
+        "mutate",
+        "--diff",
+        "./testdata/mutate/add-default-labels/resource.yaml",
+    ]);
+    assert!(
+        text(&d.stdout).starts_with("--- a/testdata/mutate/add-default-labels/resource.yaml\n"),
+        "{}",
+        text(&d.stdout)
+    );
+}

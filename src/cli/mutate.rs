@@ -64,7 +64,8 @@ pub fn run(args: MutateArgs) -> u8 {
             would_change.push(input.display());
         }
         let out = if args.diff {
-            let name = input.display();
+            let display = input.display();
+            let name = display.trim_start_matches("./").trim_start_matches('/');
             let d = udiff::unified(
                 fm.source.text(),
                 &fm.text,
