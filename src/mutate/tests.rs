@@ -148,3 +148,19 @@ fn a_list_emptied_by_a_patch_becomes_flow_empty() {
     let out = roundtrip(text, &Node::from_json(&after));
     assert_eq!(out, "spec:\n  volumes: []\n  other: 1\n");
 }
+
+#[test]
+fn crlf_files_keep_crlf() {
+    let text = DEPLOY.replace('\n', "\r\n");
+    let mut after = yaml(&text).to_json();
+    after["metadata"]["labels"]["team"] = "x".into();
+    after["metadata"]["labels"]
+        .as_object_mut()
+        .unwrap()
+        .remove("app");
+    after["spec"]["template"]["spec"]["containers"] =
+        serde_json::json!([{"name": "side", "image": "s"}, {"name": "web", "image": "nginx:1.27"}]);
+    let out = roundtrip(&text, &Node::from_json(&after));
+    assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
+    assert!(!out.contains("\r\r"), "{out:?}");
+}

@@ -36,6 +36,12 @@ enum Place {
 pub fn diff(text: &str, before: &Node, after: &Node) -> Result<Vec<Edit>, String> {
     let mut edits = Vec::new();
     Differ { text }.node(before, after, Place::Root, &mut edits)?;
+    // A CRLF file keeps its line breaks in what is written into it.
+    if text.contains("\r\n") {
+        for e in &mut edits {
+            e.text = e.text.replace("\r\n", "\n").replace('\n', "\r\n");
+        }
+    }
     Ok(edits)
 }
 
@@ -79,9 +85,15 @@ impl Differ<'_> {
 
     fn line_end(&self, pos: usize) -> usize {
         let pos = pos.min(self.text.len());
-        self.text[pos..]
+        let end = self.text[pos..]
             .find('\n')
-            .map_or(self.text.len(), |i| pos + i)
+            .map_or(self.text.len(), |i| pos + i);
+        // Before a CR of a CRLF line break.
+        if end > pos && self.text.as_bytes().get(end - 1) == Some(&b'\r') {
+            end - 1
+        } else {
+            end
+        }
     }
 
     fn col(&self, pos: usize) -> usize {
@@ -245,8 +257,13 @@ impl Differ<'_> {
             .max(self.colon_end(key)?);
         // The newline before the entry goes with it, so that its line end stays free for an
         // entry added after it.
+        let newline = if self.text[..start].ends_with("\r\n") {
+            2
+        } else {
+            1
+        };
         Ok(Edit {
-            start: start.saturating_sub(1),
+            start: start.saturating_sub(newline),
             end: self.line_end(end),
             text: String::new(),
         })
