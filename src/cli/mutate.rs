@@ -48,7 +48,7 @@ pub fn run(args: MutateArgs) -> u8 {
     let mut errors = false;
     let mut would_change = Vec::new();
     let mut stdout = std::io::stdout().lock();
-    let mut printed_any = false;
+    let mut last_printed: Option<String> = None;
     for (input, result) in &results {
         let fm = match result {
             Ok(fm) => fm,
@@ -98,12 +98,14 @@ pub fn run(args: MutateArgs) -> u8 {
             }
             Ok(())
         } else {
-            let sep = if printed_any && !fm.text.starts_with("---") {
-                "---\n"
-            } else {
-                ""
+            // Files are joined as documents of one stream.
+            let sep = match &last_printed {
+                None => "",
+                Some(prev) if !prev.ends_with('\n') && !prev.is_empty() => "\n---\n",
+                Some(_) if fm.text.starts_with("---") => "",
+                Some(_) => "---\n",
             };
-            printed_any = true;
+            last_printed = Some(fm.text.clone());
             write!(stdout, "{sep}{}", fm.text)
         };
         if out.is_err() {

@@ -55,20 +55,37 @@ fn is_plain_safe(s: &str) -> bool {
 
 /// One-line flow rendering as JSON (valid YAML flow, and right for `.json` files).
 pub fn flow(v: &Value) -> String {
+    flow_styled(v, true)
+}
+
+/// One-line YAML flow rendering: strings plain where they read back unchanged.
+pub fn flow_yaml(v: &Value) -> String {
+    flow_styled(v, false)
+}
+
+fn flow_styled(v: &Value, json: bool) -> String {
+    let text = |s: &str| {
+        // Flow indicators end a plain scalar inside a flow collection.
+        if json || s.contains([',', '[', ']', '{', '}']) {
+            json_string(s)
+        } else {
+            string(s)
+        }
+    };
     match v {
         Value::Seq(items) => {
-            let parts: Vec<String> = items.iter().map(|i| flow(&i.value)).collect();
+            let parts: Vec<String> = items.iter().map(|i| flow_styled(&i.value, json)).collect();
             format!("[{}]", parts.join(", "))
         }
         Value::Map(m) => {
             let parts: Vec<String> = m
                 .iter()
-                .map(|(k, v)| format!("{}: {}", json_string(k), flow(&v.value)))
+                .map(|(k, v)| format!("{}: {}", text(k), flow_styled(&v.value, json)))
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }
-        Value::Str(s) => json_string(s),
-        Value::Float(f) if !f.is_finite() => "null".to_owned(),
+        Value::Str(s) => text(s),
+        Value::Float(f) if !f.is_finite() && json => "null".to_owned(),
         other => scalar(other),
     }
 }

@@ -164,3 +164,16 @@ fn crlf_files_keep_crlf() {
     assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
     assert!(!out.contains("\r\r"), "{out:?}");
 }
+
+#[test]
+fn yaml_flow_maps_get_plain_entries_json_gets_json() {
+    let text = "metadata: {name: a, labels: {x: y}}\n";
+    let mut after = yaml(text).to_json();
+    after["metadata"]["labels"]["team"] = "a,b".into();
+    after["metadata"]["labels"]["tier"] = "web".into();
+    let out = roundtrip(text, &Node::from_json(&after));
+    assert_eq!(
+        out,
+        "metadata: {name: a, labels: {x: y, team: \"a,b\", tier: web}}\n"
+    );
+}

@@ -147,7 +147,7 @@ impl Differ<'_> {
         let added: Vec<String> = a
             .iter()
             .filter(|(k, _)| !b.contains_key(k))
-            .map(|(k, v)| format!(", {}", render::flow(&Value::Map(one(k, v)))))
+            .map(|(k, v)| format!(", {}", self.flow(&Value::Map(one(k, v)))))
             .map(|s| s.replacen('{', "", 1))
             .map(|s| s[..s.len() - 1].to_owned())
             .collect();

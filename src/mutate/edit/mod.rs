@@ -35,7 +35,8 @@ enum Place {
 /// The edits that turn `before` (spanned, from `text`) into `after`.
 pub fn diff(text: &str, before: &Node, after: &Node) -> Result<Vec<Edit>, String> {
     let mut edits = Vec::new();
-    Differ { text }.node(before, after, Place::Root, &mut edits)?;
+    let json = text.trim_start().starts_with(['{', '[']);
+    Differ { text, json }.node(before, after, Place::Root, &mut edits)?;
     // A CRLF file keeps its line breaks in what is written into it.
     if text.contains("\r\n") {
         for e in &mut edits {
@@ -66,9 +67,19 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, String> {
 
 struct Differ<'a> {
     text: &'a str,
+    /// The document is JSON: flow values are written as JSON.
+    json: bool,
 }
 
 impl Differ<'_> {
+    fn flow(&self, v: &Value) -> String {
+        if self.json {
+            render::flow(v)
+        } else {
+            render::flow_yaml(v)
+        }
+    }
+
     fn byte(&self, pos: u32) -> Option<u8> {
         self.text.as_bytes().get(pos as usize).copied()
     }
@@ -298,7 +309,7 @@ impl Differ<'_> {
                     _ => col + 2,
                 };
                 let text = if self.is_flow(before) && render::is_block(&after.value) {
-                    format!(" {}", render::flow(&after.value))
+                    format!(" {}", self.flow(&after.value))
                 } else {
                     render::entry_value(&after.value, indent)
                 };
@@ -314,7 +325,7 @@ impl Differ<'_> {
                 out.push(Edit {
                     start,
                     end,
-                    text: render::flow(&after.value),
+                    text: self.flow(&after.value),
                 });
                 Ok(())
             }
@@ -332,7 +343,7 @@ impl Differ<'_> {
                     let b = render::block(&after.value, col);
                     b[col.min(b.len())..].to_owned()
                 } else {
-                    render::flow(&after.value)
+                    self.flow(&after.value)
                 };
                 out.push(Edit { start, end, text });
                 Ok(())
