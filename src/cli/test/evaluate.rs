@@ -121,7 +121,11 @@ fn run_resource(
                 rule: r.rule.clone(),
                 status: r.status,
                 message: r.message.clone(),
-                unsupported: r.unsupported.clone(),
+                // Exceptions and values kpol does not apply leave the row undecided.
+                unsupported: r
+                    .unsupported
+                    .clone()
+                    .or_else(|| taint(inputs, p, resource, &r.rule, false)),
                 patched: Some(pm.patched.clone()),
             })
             .collect();
