@@ -183,7 +183,8 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), Diagnostic> {
     let name = path
         .file_name()
         .map_or_else(|| "kpol".to_owned(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.kpol-{}.tmp", std::process::id()));
+    // A fixed name beside the file: a temporary left by a crash is reused, never piled up.
+    let tmp = dir.join(format!(".{name}.kpol.tmp"));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
@@ -194,7 +195,9 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), Diagnostic> {
         std::fs::rename(&tmp, path)
     })();
     result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
+        if tmp.is_file() {
+            let _ = std::fs::remove_file(&tmp);
+        }
         io_error(path, "write", &e)
     })
 }
