@@ -224,3 +224,27 @@ fn stdin_and_diff_names() {
         text(&d.stdout)
     );
 }
+
+/// A patch that would change an anchor shared with an alias leaves that resource alone (with
+/// an error, exit 2); the other documents are still patched.
+#[test]
+fn shared_anchors_are_not_edited_through_an_alias() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: &l {x: \"1\"}\n  annotations: *l\n";
+    std::fs::write(tmp.path().join("cm.yaml"), body).unwrap();
+    let o = kpol_in(tmp.path(), &["mutate", "cm.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("cm.yaml:6:1: ConfigMap default/b"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        text(&o.stdout),
+        body.replacen(
+            "  name: a\n",
+            "  name: a\n  labels:\n    app.kubernetes.io/managed-by: kpol\n",
+            1
+        )
+    );
+}

@@ -56,7 +56,7 @@ pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String)
     let manifests = read_manifests(&source, Limits::default());
     let mut diagnostics = manifests.diagnostics;
     let mut findings = Vec::new();
-    let mut edits = Vec::new();
+    let mut edits: Vec<Vec<edit::Edit>> = Vec::new();
     let mut mutations = Vec::new();
     for resource in manifests.resources {
         let m = engine.mutate(&resource, request);
@@ -72,9 +72,10 @@ pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String)
                 });
             }
         }
+        let mut mine = Vec::new();
         if m.changed() {
             match edit::diff(source.text(), &resource.root, &m.resource.root) {
-                Ok(e) => edits.extend(e),
+                Ok(e) => mine = e,
                 Err(why) => diagnostics.push(Diagnostic::error(
                     Code::Io,
                     format!(
@@ -85,20 +86,10 @@ pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String)
                 )),
             }
         }
+        edits.push(mine);
         mutations.push((resource, m));
     }
-    let text = match edit::apply(source.text(), &edits) {
-        Ok(t) => t,
-        Err(why) => {
-            diagnostics.push(Diagnostic::error(
-                Code::Io,
-                format!("the patches cannot be written into the file: {why}"),
-                Some(Location::file(name)),
-            ));
-            source.text().to_owned()
-        }
-    };
-    let text = verify(&source, text, &mutations, &mut diagnostics);
+    let text = settle(&source, edits, &mutations, &mut diagnostics);
     FileMutation {
         source,
         text,
@@ -108,36 +99,70 @@ pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String)
     }
 }
 
-/// The edited text must read back as exactly the mutated resources; otherwise it is dropped.
-fn verify(
+/// Applies the edits and checks that the text reads back as exactly the patched resources.
+/// A resource whose edits change more than it (a YAML anchor shared with an alias) keeps its
+/// original text and gets an error; anything else unexpected leaves the whole file unchanged.
+fn settle(
     source: &Source,
-    text: String,
+    mut edits: Vec<Vec<edit::Edit>>,
     mutations: &[(Resource, Mutation)],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> String {
-    if text == source.text() {
-        return text;
-    }
-    let reread = read_manifests(
-        &Arc::new(SourceFile::new(source.name(), text.clone())),
-        Limits::default(),
-    );
-    let same = reread.resources.len() == mutations.len()
-        && reread
-            .resources
-            .iter()
-            .zip(mutations)
-            .all(|(r, (_, m))| value_eq(&r.root.value, &m.resource.root.value));
-    if same {
-        text
-    } else {
+    let original = source.text();
+    let give_up = |diagnostics: &mut Vec<Diagnostic>, why: &str| {
         diagnostics.push(Diagnostic::error(
             Code::Io,
-            "internal error: the edited file does not read back as the patched resources; \
-             left unchanged"
-                .to_owned(),
+            format!("the patches cannot be written into the file ({why}); left unchanged"),
             Some(Location::file(source.name())),
         ));
-        source.text().to_owned()
+        original.to_owned()
+    };
+    for _ in 0..=mutations.len() {
+        let all: Vec<edit::Edit> = edits.iter().flatten().cloned().collect();
+        if all.is_empty() {
+            return original.to_owned();
+        }
+        let text = match edit::apply(original, &all) {
+            Ok(t) => t,
+            Err(why) => return give_up(diagnostics, &why),
+        };
+        let reread = read_manifests(
+            &Arc::new(SourceFile::new(source.name(), text.clone())),
+            Limits::default(),
+        );
+        if reread.resources.len() != mutations.len() {
+            return give_up(diagnostics, "the edited text has other documents");
+        }
+        let bad: Vec<usize> = (0..mutations.len())
+            .filter(|&i| {
+                let (before, m) = &mutations[i];
+                let want = if edits[i].is_empty() {
+                    &before.root
+                } else {
+                    &m.resource.root
+                };
+                !value_eq(&reread.resources[i].root.value, &want.value)
+            })
+            .collect();
+        if bad.is_empty() {
+            return text;
+        }
+        for i in bad {
+            if edits[i].is_empty() {
+                return give_up(diagnostics, "an edit changed another resource");
+            }
+            edits[i].clear();
+            let resource = &mutations[i].0;
+            diagnostics.push(Diagnostic::error(
+                Code::Io,
+                format!(
+                    "{}: the patch cannot be written into the file without changing other \
+                     nodes (a YAML anchor shared with an alias?); the resource is left unchanged",
+                    resource.display_name()
+                ),
+                Some(Location::at(source, resource.root.span)),
+            ));
+        }
     }
+    give_up(diagnostics, "the edits do not settle")
 }
