@@ -33,6 +33,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Run Kyverno CLI test files (kyverno-test.yaml).
     Test(TestArgs),
+    /// Kyverno's JMESPath: evaluate expressions with Kyverno's functions, list the functions.
+    Jp(JpArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -122,4 +124,31 @@ pub struct TestArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct JpArgs {
+    #[command(subcommand)]
+    pub command: JpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JpCommand {
+    /// Evaluate JMESPath expressions against a YAML or JSON document (standard input by
+    /// default); each result is printed as JSON.
+    Query {
+        /// Expressions to evaluate, in order.
+        queries: Vec<String>,
+        /// The document to query (YAML or JSON); `-` or absent reads standard input.
+        #[arg(short, long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Files holding one expression each (repeatable).
+        #[arg(short = 'q', long = "query", value_name = "FILE")]
+        query_files: Vec<PathBuf>,
+    },
+    /// List the available functions (standard and Kyverno's), or check the named ones exist.
+    Function {
+        /// Function names to look for.
+        names: Vec<String>,
+    },
 }
