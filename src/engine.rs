@@ -2,6 +2,7 @@
 //!
 //! `Engine` is `Send + Sync` and does no I/O; the binary runs it over files in parallel.
 
+use crate::exception::{self, PolicyException};
 use crate::matching;
 use crate::pattern;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody, ValidateCheck};
@@ -11,11 +12,21 @@ use crate::resource::Resource;
 
 pub struct Engine {
     policies: Vec<Policy>,
+    exceptions: Vec<PolicyException>,
 }
 
 impl Engine {
     pub fn new(policies: Vec<Policy>) -> Self {
-        Self { policies }
+        Self {
+            policies,
+            exceptions: Vec::new(),
+        }
+    }
+
+    /// The PolicyExceptions every rule is checked against (exceptions.md).
+    pub fn with_exceptions(mut self, exceptions: Vec<PolicyException>) -> Self {
+        self.exceptions = exceptions;
+        self
     }
 
     pub fn policies(&self) -> &[Policy] {
@@ -35,13 +46,18 @@ impl Engine {
             })
             .map(|(i, p)| PolicyResponse {
                 policy: i,
-                rules: validate_policy(p, resource, request),
+                rules: validate_policy(p, resource, request, &self.exceptions),
             })
             .collect()
     }
 }
 
-fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> Vec<RuleResponse> {
+fn validate_policy(
+    policy: &Policy,
+    resource: &Resource,
+    request: &Request,
+    exceptions: &[PolicyException],
+) -> Vec<RuleResponse> {
     // A namespaced Policy applies only to resources of its own namespace (match.md §2.2).
     if policy.kind == PolicyKind::Policy {
         let ns = policy.namespace.as_deref().unwrap_or("default");
@@ -58,7 +74,7 @@ fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> V
         if !matching::rule_matches(rule, resource, request) {
             continue;
         }
-        let Some(mut resp) = validate_rule(policy, rule, resource, request) else {
+        let Some(mut resp) = validate_rule(policy, rule, resource, request, exceptions) else {
             continue;
         };
         resp.failure_action = policy.rule_action(rule);
@@ -79,6 +95,7 @@ fn validate_rule(
     rule: &Rule,
     resource: &Resource,
     request: &Request,
+    exceptions: &[PolicyException],
 ) -> Option<RuleResponse> {
     let RuleBody::Validate(v) = &rule.body else {
         return None;
@@ -97,6 +114,10 @@ fn validate_rule(
     }
     if rule.preconditions.is_some() {
         return unsupported("preconditions");
+    }
+    // Exceptions are looked up after preconditions (match.md §3, exceptions.md §6.2).
+    if let Some(skip) = exception::skip_response(exceptions, policy, rule, resource, request) {
+        return Some(skip);
     }
     let verdict = match &v.check {
         ValidateCheck::Pattern(p) => {
@@ -117,7 +138,6 @@ fn validate_rule(
         ValidateCheck::Cel(_) => return unsupported("cel"),
         ValidateCheck::Manifests(_) => return unsupported("manifests"),
     };
-    let _ = policy;
     Some(RuleResponse {
         rule: rule.name.clone(),
         rule_type: RuleType::Validation,

@@ -6,6 +6,7 @@
 pub mod autogen;
 pub mod diagnostic;
 pub mod engine;
+pub mod exception;
 pub mod manifest;
 pub mod matching;
 pub mod number;

@@ -13,7 +13,8 @@ use kpol::source::{LineCol, Source, SourceFile};
 use kpol::yaml::Limits;
 use std::sync::Arc;
 
-use super::args::{CheckArgs, Format};
+use super::args::CheckArgs;
+use super::config;
 use super::discover::{Input, discover, exclude_set};
 use super::exit;
 use super::policies;
@@ -22,6 +23,13 @@ use super::render;
 /// One rule result worth showing, with where it points.
 pub struct Finding {
     pub policy: String,
+    /// Index into [`CheckReport::policies`].
+    pub policy_index: usize,
+    /// False for a policy annotated `policies.kyverno.io/scored: "false"` (its failures are
+    /// warnings).
+    pub scored: bool,
+    /// Names of the PolicyExceptions that turned this result into a skip.
+    pub exceptions: Vec<String>,
     pub rule: String,
     /// After `--audit-warn`: an Audit failure becomes `Warn`.
     pub status: Status,
@@ -63,35 +71,72 @@ impl Summary {
     }
 }
 
+/// What renderers show of a policy (reports group by it, SARIF describes rules with it).
+pub struct PolicyInfo {
+    pub name: String,
+    /// The namespace of a namespaced Policy; `None` for a ClusterPolicy.
+    pub namespace: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub category: Option<String>,
+    pub severity: Option<String>,
+    pub background: bool,
+    /// The file the policy came from.
+    pub file: String,
+}
+
 /// Everything a renderer needs.
 pub struct CheckReport {
     /// Problems not tied to one input (policies, discovery).
     pub diagnostics: Vec<Diagnostic>,
     pub files: Vec<FileReport>,
+    pub policies: Vec<PolicyInfo>,
     pub summary: Summary,
     pub verbose: bool,
+    /// An error diagnostic made the run incomplete (exit 2).
+    pub incomplete: bool,
+    /// Seconds since the epoch stamped on policy reports (`SOURCE_DATE_EPOCH` when set).
+    pub timestamp: u64,
 }
 
 pub fn run(args: CheckArgs) -> u8 {
-    let mut diagnostics = Vec::new();
-    let exclude = match exclude_set(&args.exclude) {
+    let settings = match config::settings(args) {
+        Ok(s) => s,
+        Err(d) => {
+            render::print_diagnostic_line(&d);
+            return exit::INCOMPLETE;
+        }
+    };
+    let mut diagnostics = settings.diagnostics.clone();
+    let exclude = match exclude_set(&settings.exclude) {
         Ok(e) => e,
         Err(d) => {
             render::print_diagnostic_line(&d);
             return exit::INCOMPLETE;
         }
     };
-    let (inputs, diags) = discover(&args.paths, &exclude);
+    let (inputs, diags) = discover(&settings.paths, &exclude);
     diagnostics.extend(diags);
-    let set = policies::load(&args.policies);
+    let set = policies::load(&settings.policies);
     diagnostics.extend(set.diagnostics);
-    let engine = Engine::new(set.policies);
+    let mut exceptions = set.exceptions;
+    let loaded = policies::load_exceptions(&settings.exceptions);
+    diagnostics.extend(loaded.diagnostics);
+    exceptions.extend(loaded.exceptions);
+    let infos = set.policies.iter().map(policy_info).collect();
+    let engine = Engine::new(set.policies).with_exceptions(exceptions);
     let request = Request::default();
 
+    let progress = render::progress::Progress::new(inputs.len());
     let files: Vec<FileReport> = inputs
         .par_iter()
-        .map(|input| check_input(&engine, &request, input, args.audit_warn))
+        .map(|input| {
+            let report = check_input(&engine, &request, input, settings.audit_warn);
+            progress.tick();
+            report
+        })
         .collect();
+    progress.finish();
 
     let mut summary = Summary::default();
     for f in &files {
@@ -106,13 +151,13 @@ pub fn run(args: CheckArgs) -> u8 {
     let report = CheckReport {
         diagnostics,
         files,
+        policies: infos,
         summary,
-        verbose: args.verbose,
+        verbose: settings.verbose,
+        incomplete,
+        timestamp: timestamp(),
     };
-    let written = match args.format {
-        Format::Human => render::human::write(&report),
-        Format::Json => render::json::write(&report),
-    };
+    let written = render::write(&report, settings.format, settings.output.as_deref());
     // A closed pipe (`kpol check … | head`) is the reader's choice, not a failure.
     if let Err(e) = written.or_else(|e| match e.kind() {
         std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -122,12 +167,48 @@ pub fn run(args: CheckArgs) -> u8 {
         return exit::INCOMPLETE;
     }
     if incomplete {
-        exit::INCOMPLETE
-    } else if summary.fail > 0 || summary.error > 0 {
-        exit::FINDINGS
-    } else {
-        exit::CLEAN
+        return exit::INCOMPLETE;
     }
+    let policy = exit::WarnPolicy {
+        warn_exit_code: settings.warn_exit_code,
+        warn_no_pass: settings.warn_no_pass,
+    };
+    let (code, note) = policy.code(summary.pass, summary.fail, summary.warn, summary.error);
+    if let Some(note) = note {
+        // Kyverno prints this on stdout; kpol keeps stdout for the report.
+        eprintln!("{note}");
+    }
+    code
+}
+
+fn policy_info(p: &kpol::policy::Policy) -> PolicyInfo {
+    let ann = |k: &str| {
+        p.annotations
+            .get(&format!("policies.kyverno.io/{k}"))
+            .cloned()
+    };
+    PolicyInfo {
+        name: p.name.clone(),
+        namespace: p.namespace.clone(),
+        title: ann("title"),
+        description: ann("description"),
+        category: ann("category"),
+        severity: ann("severity"),
+        background: p.background,
+        file: p.source.name().to_owned(),
+    }
+}
+
+/// Policy reports carry a timestamp; `SOURCE_DATE_EPOCH` makes it reproducible.
+fn timestamp() -> u64 {
+    std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        })
 }
 
 fn check_input(engine: &Engine, request: &Request, input: &Input, audit_warn: bool) -> FileReport {
@@ -147,7 +228,7 @@ fn check_input(engine: &Engine, request: &Request, input: &Input, audit_warn: bo
         for pr in engine.validate(resource, request) {
             let policy = &engine.policies()[pr.policy];
             for resp in pr.rules {
-                findings.push(finding(&policy.key(), resource, resp, audit_warn));
+                findings.push(finding(policy, pr.policy, resource, resp, audit_warn));
             }
         }
     }
@@ -157,8 +238,21 @@ fn check_input(engine: &Engine, request: &Request, input: &Input, audit_warn: bo
     }
 }
 
-fn finding(policy: &str, resource: &Resource, response: RuleResponse, audit_warn: bool) -> Finding {
+fn finding(
+    policy: &kpol::policy::Policy,
+    policy_index: usize,
+    resource: &Resource,
+    response: RuleResponse,
+    audit_warn: bool,
+) -> Finding {
+    let scored = policy
+        .annotations
+        .get("policies.kyverno.io/scored")
+        .is_none_or(|v| v != "false");
+    // Kyverno's counting (cli-compat.md §11.3): an unscored policy's failure is a warning,
+    // and so is an Audit failure under --audit-warn.
     let status = match response.status {
+        Status::Fail if !scored => Status::Warn,
         Status::Fail
             if audit_warn && response.failure_action == kpol::policy::FailureAction::Audit =>
         {
@@ -166,6 +260,7 @@ fn finding(policy: &str, resource: &Resource, response: RuleResponse, audit_warn
         }
         s => s,
     };
+    let exceptions = kpol::exception::names_in_message(&response.message);
     let span = match &response.path {
         Some(path) => resource.root.locate(path).0,
         None => resource.root.span,
@@ -178,7 +273,10 @@ fn finding(policy: &str, resource: &Resource, response: RuleResponse, audit_warn
         None => (None, None),
     };
     Finding {
-        policy: policy.to_owned(),
+        policy: policy.key(),
+        policy_index,
+        scored,
+        exceptions,
         rule: response.rule.clone(),
         status,
         resource: resource.display_name(),
