@@ -233,12 +233,12 @@ fn taint(
     if mutated {
         return Some("mutate (resource mutated before validation)".to_owned());
     }
-    let excepted = inputs.exceptions.iter().any(|(p, rules)| {
-        (p == &policy.name || p == &policy.key())
-            && rules
-                .iter()
-                .any(|r| wildmatch::WildMatch::new(r).matches(rule))
-    });
+    // The engine applies exceptions; only those with conditions (not evaluated) taint a row.
+    let excepted = inputs
+        .policy_exceptions
+        .iter()
+        .filter(|e| e.conditions.is_some())
+        .any(|e| e.covers(&policy.key(), rule));
     if excepted {
         return Some("exceptions".to_owned());
     }
