@@ -176,3 +176,32 @@ fn hooks_pass_and_fail_as_kpol_does() {
         "{out}"
     );
 }
+
+/// The GitHub Action and the sample workflow are YAML with what GitHub needs.
+#[test]
+fn action_and_sample_workflow_are_well_formed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| {
+        let text = std::fs::read_to_string(root.join(p)).unwrap();
+        let docs = kpol::yaml::parse_documents(&text, kpol::yaml::Limits::default()).unwrap();
+        docs[0].root.to_json()
+    };
+    let action = read("action.yml");
+    assert_eq!(action["runs"]["using"], "composite");
+    for step in action["runs"]["steps"].as_array().unwrap() {
+        assert_eq!(step["shell"], "bash", "{step}");
+    }
+    assert!(action["outputs"]["exit-code"].is_object());
+    let flow = read("docs/examples/github-workflow.yml");
+    let steps = flow["jobs"]["kpol"]["steps"].as_array().unwrap();
+    let upload = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif"))
+        })
+        .unwrap();
+    assert_eq!(upload["if"], "always()");
+    assert_eq!(flow["permissions"]["security-events"], "write");
+}
