@@ -26,6 +26,8 @@ pub enum Code {
     NotAResource,
     /// A test file (kyverno-test.yaml) that could not be used.
     InvalidTest,
+    /// An input beyond one of kpol's limits (file size, documents, nesting, aliases).
+    Limit,
 }
 
 impl Code {
@@ -37,6 +39,7 @@ impl Code {
         Code::UnsupportedPolicy,
         Code::NotAResource,
         Code::InvalidTest,
+        Code::Limit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -48,6 +51,7 @@ impl Code {
             Code::UnsupportedPolicy => "unsupported-policy",
             Code::NotAResource => "not-a-resource",
             Code::InvalidTest => "invalid-test",
+            Code::Limit => "limit",
         }
     }
 
@@ -63,6 +67,9 @@ impl Code {
             Code::UnsupportedPolicy => "a policy kind or rule type kpol does not evaluate",
             Code::NotAResource => "a document without apiVersion/kind was skipped",
             Code::InvalidTest => "a Kyverno test file could not be used",
+            Code::Limit => {
+                "an input is beyond one of kpol's limits (size, documents, nesting, aliases)"
+            }
         }
     }
 }

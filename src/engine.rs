@@ -4,11 +4,11 @@
 
 use crate::exception::{self, PolicyException};
 use crate::matching;
-use crate::pattern;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody, ValidateCheck};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
+use crate::validate;
 
 pub struct Engine {
     policies: Vec<Policy>,
@@ -100,6 +100,18 @@ fn validate_rule(
     let RuleBody::Validate(v) = &rule.body else {
         return None;
     };
+    let respond = |verdict: validate::Verdict| {
+        Some(RuleResponse {
+            rule: rule.name.clone(),
+            rule_type: RuleType::Validation,
+            status: verdict.status,
+            message: verdict.message,
+            failure_action: Default::default(),
+            path: verdict.path,
+            unsupported: None,
+            span: verdict.span,
+        })
+    };
     let unsupported = |feature: &str| {
         let mut r = RuleResponse::new(
             &rule.name,
@@ -109,44 +121,68 @@ fn validate_rule(
         r.unsupported = Some(feature.to_owned());
         Some(r)
     };
-    if rule.context.is_some() {
-        return unsupported("context");
+    // Pattern rules give no response for a DELETE (validate.md §1).
+    let is_pattern = matches!(
+        v.check,
+        ValidateCheck::Pattern(_) | ValidateCheck::AnyPattern(_)
+    );
+    if is_pattern && request.operation == Operation::Delete {
+        return None;
     }
-    if rule.preconditions.is_some() {
-        return unsupported("preconditions");
+    let mut ctx = if validate::needs_context(rule, v) {
+        match validate::rule_context(policy, rule, resource, request) {
+            Ok(c) => Some(c),
+            Err(verdict) => return respond(verdict),
+        }
+    } else {
+        None
+    };
+    if let Some(c) = ctx.as_mut()
+        && let Some(verdict) = validate::preconditions(rule, c)
+    {
+        return respond(verdict);
     }
     // Exceptions are looked up after preconditions (match.md §3, exceptions.md §6.2).
     if let Some(skip) = exception::skip_response(exceptions, policy, rule, resource, request) {
         return Some(skip);
     }
+    let message = v.message.as_deref();
     let verdict = match &v.check {
-        ValidateCheck::Pattern(p) => {
-            if request.operation == Operation::Delete {
-                return None;
-            }
-            pattern::validate_pattern(&rule.name, v.message.as_deref(), &resource.root, p)
-        }
+        ValidateCheck::Pattern(p) => validate::pattern_check(
+            &rule.name,
+            message,
+            false,
+            std::slice::from_ref(p),
+            &resource.root,
+            ctx.as_mut(),
+        ),
         ValidateCheck::AnyPattern(ps) => {
+            validate::pattern_check(&rule.name, message, true, ps, &resource.root, ctx.as_mut())
+        }
+        ValidateCheck::Deny(d) => match ctx.as_mut() {
+            Some(c) => validate::deny_check(&rule.name, message, d, c),
+            None => return None,
+        },
+        ValidateCheck::Foreach(f) => match ctx.as_mut() {
+            Some(c) => validate::foreach_rule(&rule.name, message, f, &resource.root, c)?,
+            None => return None,
+        },
+        ValidateCheck::PodSecurity(body) => {
             if request.operation == Operation::Delete {
                 return None;
             }
-            pattern::validate_any_pattern(&rule.name, v.message.as_deref(), &resource.root, ps)
+            let v = crate::pss::validate(&rule.name, body, resource);
+            validate::Verdict {
+                status: v.status,
+                message: v.message,
+                path: v.path,
+                span: None,
+            }
         }
-        ValidateCheck::Deny(_) => return unsupported("deny"),
-        ValidateCheck::Foreach(_) => return unsupported("foreach"),
-        ValidateCheck::PodSecurity(_) => return unsupported("podSecurity"),
         ValidateCheck::Cel(_) => return unsupported("cel"),
         ValidateCheck::Manifests(_) => return unsupported("manifests"),
     };
-    Some(RuleResponse {
-        rule: rule.name.clone(),
-        rule_type: RuleType::Validation,
-        status: verdict.status,
-        message: verdict.message,
-        failure_action: Default::default(),
-        path: verdict.path,
-        unsupported: None,
-    })
+    respond(verdict)
 }
 
 /// Under a simulated UPDATE an Enforce rule is evaluated again on the old object; when that

@@ -4,16 +4,22 @@
 //! arguments and files, and renders what the engine returns.
 
 pub mod autogen;
+pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
 pub mod exception;
+pub mod jmespath;
 pub mod manifest;
 pub mod matching;
 pub mod number;
 pub mod pattern;
 pub mod policy;
+pub mod pss;
 pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod validate;
+pub mod values;
+pub mod variables;
 pub mod yaml;

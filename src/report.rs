@@ -51,6 +51,10 @@ pub struct RuleResponse {
     /// Set when kpol could not evaluate the rule because it uses a feature kpol does not
     /// implement yet (the status is then `error`): the feature's name.
     pub unsupported: Option<String>,
+    /// Where in the resource the failure is, when the engine knows it better than `path`
+    /// does (a path relative to a foreach element).
+    #[serde(skip)]
+    pub span: Option<crate::source::Span>,
 }
 
 impl RuleResponse {
@@ -63,6 +67,7 @@ impl RuleResponse {
             failure_action: FailureAction::Audit,
             path: None,
             unsupported: None,
+            span: None,
         }
     }
 

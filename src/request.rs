@@ -2,6 +2,9 @@
 //! Offline these come from defaults, values files and userinfo files (cli-compat.md §5–7).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::values::Values;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Operation {
@@ -51,6 +54,8 @@ pub struct Request {
     pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
     /// `None` when no userinfo was given (match filters then ignore subjects/roles).
     pub user_info: Option<UserInfo>,
+    /// Values injected into rule contexts (values file, `--set`).
+    pub values: Arc<Values>,
 }
 
 impl Request {

@@ -93,6 +93,10 @@ pub struct CheckArgs {
     /// Also print passing and skipped results, and skipped documents.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
 }
 
 /// Output formats of `kpol test`.

@@ -119,8 +119,9 @@ pub fn run(args: CheckArgs) -> u8 {
     diagnostics.extend(diags);
     let set = policies::load(&settings.policies);
     diagnostics.extend(set.diagnostics);
+    let max_bytes = settings.max_bytes;
     let mut exceptions = set.exceptions;
-    let loaded = policies::load_exceptions(&settings.exceptions);
+    let loaded = policies::load_exceptions(&settings.exceptions, max_bytes);
     diagnostics.extend(loaded.diagnostics);
     exceptions.extend(loaded.exceptions);
     let infos = set.policies.iter().map(policy_info).collect();
@@ -131,7 +132,7 @@ pub fn run(args: CheckArgs) -> u8 {
     let files: Vec<FileReport> = inputs
         .par_iter()
         .map(|input| {
-            let report = check_input(&engine, &request, input, settings.audit_warn);
+            let report = check_input(&engine, &request, input, settings.audit_warn, max_bytes);
             progress.tick();
             report
         })
@@ -211,8 +212,14 @@ fn timestamp() -> u64 {
         })
 }
 
-fn check_input(engine: &Engine, request: &Request, input: &Input, audit_warn: bool) -> FileReport {
-    let text = match policies::read(input) {
+fn check_input(
+    engine: &Engine,
+    request: &Request,
+    input: &Input,
+    audit_warn: bool,
+    max_bytes: u64,
+) -> FileReport {
+    let text = match policies::read(input, max_bytes) {
         Ok(t) => t,
         Err(d) => {
             return FileReport {

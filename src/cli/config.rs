@@ -59,6 +59,8 @@ pub struct Settings {
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: bool,
     pub verbose: bool,
+    /// `--max-file-size`, in bytes.
+    pub max_bytes: u64,
     /// Warnings about the config file, reported with the run.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -105,6 +107,7 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         warn_exit_code: args.warn_exit_code.or(config.warn_exit_code),
         warn_no_pass: args.warn_no_pass || config.warn_no_pass.unwrap_or(false),
         verbose: args.verbose,
+        max_bytes: args.max_file_size.saturating_mul(1024 * 1024),
         diagnostics,
     })
 }

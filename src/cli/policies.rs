@@ -34,6 +34,14 @@ const DEFAULTS: &[(&str, &str)] = &[
         include_str!("../../policies/require-probes.yaml"),
     ),
     (
+        "policies/pod-security-baseline.yaml",
+        include_str!("../../policies/pod-security-baseline.yaml"),
+    ),
+    (
+        "policies/pod-security-restricted.yaml",
+        include_str!("../../policies/pod-security-restricted.yaml"),
+    ),
+    (
         "policies/add-default-labels.yaml",
         include_str!("../../policies/add-default-labels.yaml"),
     ),
@@ -62,7 +70,7 @@ pub fn load(paths: &[PathBuf]) -> PolicySet {
         let (inputs, diags) = discover(paths, &none);
         diagnostics.extend(diags);
         for input in inputs {
-            match read(&input) {
+            match read(&input, DEFAULT_MAX_FILE_MIB * 1024 * 1024) {
                 Ok(text) => texts.push((input.display(), text)),
                 Err(d) => diagnostics.push(d),
             }
@@ -111,13 +119,13 @@ pub fn load(paths: &[PathBuf]) -> PolicySet {
 }
 
 /// Loads `--exception` files: every document must be a PolicyException (exceptions.md §2).
-pub fn load_exceptions(paths: &[PathBuf]) -> kpol::exception::Loaded {
+pub fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded {
     let mut out = kpol::exception::Loaded::default();
     let none = exclude_set(&[]).unwrap_or_default();
     let (inputs, diags) = discover(paths, &none);
     out.diagnostics.extend(diags);
     for input in inputs {
-        let text = match read(&input) {
+        let text = match read(&input, max_bytes) {
             Ok(t) => t,
             Err(d) => {
                 out.diagnostics.push(d);
@@ -141,16 +149,38 @@ pub fn load_exceptions(paths: &[PathBuf]) -> kpol::exception::Loaded {
     out
 }
 
-/// Reads an input as UTF-8 text, or says why not.
-pub fn read(input: &Input) -> Result<String, Diagnostic> {
-    let bytes = match input {
-        Input::Stdin => {
-            let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map(|_| buf)
-        }
-        Input::File(p) => std::fs::read(p),
+/// Largest input kpol reads by default: real manifests (CRD bundles included) stay far below,
+/// and a runaway file costs an error instead of the machine's memory.
+pub const DEFAULT_MAX_FILE_MIB: u64 = 64;
+
+/// Reads an input as UTF-8 text, or says why not. Inputs larger than `max_bytes` are refused.
+pub fn read(input: &Input, max_bytes: u64) -> Result<String, Diagnostic> {
+    use std::io::Read;
+    let too_large = || {
+        Diagnostic::error(
+            Code::Limit,
+            format!(
+                "{} is larger than {} MiB (kpol's limit; raise it with --max-file-size)",
+                input.display(),
+                max_bytes / (1024 * 1024)
+            ),
+            Some(Location::file(input.display())),
+        )
+    };
+    if matches!(input, Input::File(p) if std::fs::metadata(p).is_ok_and(|m| m.len() > max_bytes)) {
+        return Err(too_large());
     }
-    .map_err(|e| {
+    let mut buf = Vec::new();
+    let read = match input {
+        Input::Stdin => std::io::stdin().take(max_bytes + 1).read_to_end(&mut buf),
+        Input::File(p) => {
+            std::fs::File::open(p).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut buf))
+        }
+    };
+    if buf.len() as u64 > max_bytes {
+        return Err(too_large());
+    }
+    let bytes = read.map(|_| buf).map_err(|e| {
         Diagnostic::error(
             Code::Io,
             format!("cannot read {}: {}", input.display(), io_reason(&e)),

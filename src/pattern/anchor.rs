@@ -104,6 +104,40 @@ impl Registry {
     }
 }
 
+/// The first key in a validate pattern that uses an anchor validation does not allow (`+(k)`,
+/// mutate only): its dotted path and the key. Kyverno rejects such a policy
+/// (`pkg/policy/validate/validate.go`, "unsupported anchor").
+pub(crate) fn unsupported_in_validate(
+    pattern: &crate::yaml::Node,
+) -> Option<(String, String, crate::source::Span)> {
+    use crate::yaml::Value;
+    let mut stack = vec![(pattern, String::new())];
+    while let Some((node, path)) = stack.pop() {
+        match &node.value {
+            Value::Map(m) => {
+                for e in m.entries() {
+                    let here = if path.is_empty() {
+                        e.key.clone()
+                    } else {
+                        format!("{path}.{}", e.key)
+                    };
+                    if parse_anchor(&e.key).is_some_and(|a| a.kind == AnchorKind::AddIfNotPresent) {
+                        return Some((here, e.key.clone(), e.key_span));
+                    }
+                    stack.push((&e.value, here));
+                }
+            }
+            Value::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    stack.push((item, format!("{path}[{i}]")));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

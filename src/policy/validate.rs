@@ -151,6 +151,13 @@ pub fn check_rules(ctx: &PolicyCtx, rules: &[Rule], computed: &[Rule]) -> Result
     // Rule.Validate on the rules as written (items 6, 8, 9, 10, 12, 13, 19).
     for (i, r) in rules.iter().enumerate() {
         filters::check_match_exclude(ctx, r, i)?;
+        // ValidatePSaControlNames (validate.md §13.4).
+        if let RuleBody::Validate(v) = &r.body
+            && let crate::policy::ValidateCheck::PodSecurity(body) = &v.check
+            && let Some((msg, node)) = crate::pss::policy_error(body, i)
+        {
+            return Err(Invalid::new(msg, node.span));
+        }
     }
     // 16. admission / background.
     if !ctx.admission && !ctx.background {

@@ -18,6 +18,8 @@ pub struct Limits {
     pub max_depth: usize,
     /// Most nodes that alias expansion may copy in one document (a billion-laughs guard).
     pub max_alias_nodes: usize,
+    /// Most documents in one stream.
+    pub max_documents: usize,
 }
 
 impl Default for Limits {
@@ -25,6 +27,7 @@ impl Default for Limits {
         Self {
             max_depth: 512,
             max_alias_nodes: 1_000_000,
+            max_documents: 1_000_000,
         }
     }
 }
@@ -71,7 +74,18 @@ pub fn parse_documents(text: &str, limits: Limits) -> Result<Vec<Document>, Yaml
             .map_or(Span::EMPTY, |r| Span::new(to_u32(r.start), to_u32(r.end)));
         match event {
             Event::StreamStart | Event::StreamEnd | Event::Anchor(..) => {}
-            Event::DocumentStart(..) => builder.reset(),
+            Event::DocumentStart(..) => {
+                if index >= limits.max_documents {
+                    return Err(YamlError {
+                        message: format!(
+                            "more than {} documents in one file (kpol's limit)",
+                            limits.max_documents
+                        ),
+                        offset: span.start,
+                    });
+                }
+                builder.reset();
+            }
             Event::DocumentEnd => {
                 if let Some(root) = builder.take_root().filter(|r| !r.is_null()) {
                     docs.push(Document { root, index });

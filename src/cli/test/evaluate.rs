@@ -9,7 +9,6 @@
 use std::collections::BTreeSet;
 
 use super::load::Inputs;
-use super::values::base_rule;
 use kpol::engine::Engine;
 use kpol::matching;
 use kpol::policy::{Policy, PolicyKind, RuleBody};
@@ -96,6 +95,7 @@ fn run_resource(
         operation: op,
         namespace_labels: inputs.values.namespace_labels.clone(),
         user_info: inputs.user_info.clone(),
+        values: inputs.values.clone(),
     };
     let mut responses = Vec::new();
     let mut mutated = false;
@@ -245,29 +245,16 @@ fn taint(
     if inputs.values.subresources {
         return Some("values subresources".to_owned());
     }
+    // Values are injected into rule contexts; what kpol does not do yet is let values
+    // override the resource itself (`request.object.*`) or feed `foreachValues`.
     let keys = inputs
         .values
         .variable_keys(&policy.name, &resource.name, rule);
-    let uses_variables = policy
-        .rules
+    if keys
         .iter()
-        .find(|r| r.name == rule || r.name == base_rule(rule))
-        .is_some_and(|r| contains_variable(&r.raw));
-    if keys.iter().any(|k| k.starts_with("request.object")) || (uses_variables && !keys.is_empty())
+        .any(|k| k.starts_with("request.object") || *k == "foreachValues")
     {
         return Some("values-file variables".to_owned());
     }
     None
-}
-
-fn contains_variable(node: &kpol::yaml::Node) -> bool {
-    use kpol::yaml::Value;
-    match &node.value {
-        Value::Str(s) => s.contains("{{"),
-        Value::Seq(items) => items.iter().any(contains_variable),
-        Value::Map(m) => m
-            .iter()
-            .any(|(k, v)| k.contains("{{") || contains_variable(v)),
-        _ => false,
-    }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::fields::LoadError;
 use super::policies::{self, PolicySet};
 use super::spec::TestSpec;
-use super::values::{self, Values};
+use super::values::{self, Values, ValuesFile};
 use kpol::request::UserInfo;
 use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
@@ -20,7 +20,7 @@ pub struct Inputs {
     /// The PolicyExceptions the engine applies; those with `conditions` are not among them
     /// and taint the rows they name instead.
     pub policy_exceptions: Vec<kpol::exception::PolicyException>,
-    pub values: Values,
+    pub values: std::sync::Arc<Values>,
     pub user_info: Option<UserInfo>,
     pub warnings: Vec<String>,
 }
@@ -77,7 +77,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         policies,
         resources,
         policy_exceptions,
-        values,
+        values: std::sync::Arc::new(values),
         user_info,
         warnings,
     })

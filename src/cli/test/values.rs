@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 
 use super::fields::{Fields, LoadError};
-use kpol::request::{Operation, UserInfo};
+use kpol::request::UserInfo;
 use kpol::source::SourceFile;
+pub use kpol::values::{KeyValues, PolicyValues, Values};
 use kpol::yaml::{Node, Value};
 
 const FILE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata"];
@@ -21,31 +22,20 @@ const SPEC_FIELDS: &[&str] = &[
     "variables",
 ];
 
-/// Injected values: dotted keys and their values, in file order.
-pub type KeyValues = Vec<(String, Node)>;
-
-#[derive(Clone, Debug, Default)]
-pub struct Values {
-    pub global: KeyValues,
-    pub policies: Vec<PolicyValues>,
-    pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
-    /// `subresources` mappings are given (not evaluated by kpol yet).
-    pub subresources: bool,
+/// Parsing of the Values file into the library model.
+pub trait ValuesFile: Sized {
+    fn from_file(
+        source: &SourceFile,
+        root: &Node,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self, LoadError>;
+    fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError>;
 }
 
-#[derive(Clone, Debug, Default)]
-pub struct PolicyValues {
-    pub name: String,
-    /// Per resource name.
-    pub resources: Vec<(String, KeyValues)>,
-    /// Per rule name: values, and whether `foreachValues` are given.
-    pub rules: Vec<(String, KeyValues, bool)>,
-}
-
-impl Values {
+impl ValuesFile for Values {
     /// Reads a values file (`variables:`). Missing apiVersion/kind is Kyverno ≥ 1.15's
     /// deprecated-schema error; kpol warns and goes on (into `warnings`).
-    pub fn from_file(
+    fn from_file(
         source: &SourceFile,
         root: &Node,
         warnings: &mut Vec<String>,
@@ -58,118 +48,57 @@ impl Values {
                 source.name()
             ));
         }
-        Self::from_fields(&f)
+        from_fields(&f)
     }
 
     /// Reads an inline `values:` spec.
-    pub fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError> {
-        Self::from_fields(&Fields::new(source, node, "values", SPEC_FIELDS)?)
-    }
-
-    fn from_fields(f: &Fields<'_>) -> Result<Self, LoadError> {
-        let src = f.source;
-        let mut v = Values {
-            global: key_values(src, f.get("globalValues"))?,
-            subresources: !f.list("subresources")?.is_empty(),
-            ..Values::default()
-        };
-        for p in f.list("policies")? {
-            let pf = Fields::new(src, p, "values policy", &["name", "resources", "rules"])?;
-            let mut pv = PolicyValues {
-                name: pf.string("name")?,
-                ..PolicyValues::default()
-            };
-            for r in pf.list("resources")? {
-                let rf = Fields::new(src, r, "values resource", &["name", "values"])?;
-                pv.resources
-                    .push((rf.string("name")?, key_values(src, rf.get("values"))?));
-            }
-            for r in pf.list("rules")? {
-                let rf = Fields::new(src, r, "values rule", &["name", "values", "foreachValues"])?;
-                pv.rules.push((
-                    rf.string("name")?,
-                    key_values(src, rf.get("values"))?,
-                    rf.get("foreachValues").is_some(),
-                ));
-            }
-            v.policies.push(pv);
-        }
-        for ns in f.list("namespaceSelector")? {
-            let nf = Fields::new(src, ns, "namespaceSelector", &["name", "labels"])?;
-            let labels = string_map(src, nf.get("labels"))?;
-            v.namespace_labels.insert(nf.string("name")?, labels);
-        }
-        // Full Namespace objects win over namespaceSelector entries (§5).
-        for ns in f.list("namespaces")? {
-            let meta = ns.get("metadata");
-            let name = meta.and_then(|m| m.get("name")).and_then(Node::as_str);
-            let labels = string_map(src, meta.and_then(|m| m.get("labels")))?;
-            v.namespace_labels
-                .insert(name.unwrap_or("").to_owned(), labels);
-        }
-        Ok(v)
-    }
-
-    fn policy(&self, name: &str) -> impl Iterator<Item = &PolicyValues> {
-        self.policies.iter().filter(move |p| p.name == name)
-    }
-
-    /// The operation for one policy on one resource (§7.1): the global `request.operation`
-    /// (any of the four), overridden by a per-resource UPDATE or DELETE.
-    pub fn operation(&self, policy: &str, resource: &str) -> Result<Operation, String> {
-        let mut op = Operation::Create;
-        if let Some((_, n)) = self
-            .global
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "request.operation")
-        {
-            let s = n.as_str().unwrap_or("");
-            op = Operation::parse(s)
-                .ok_or_else(|| format!("invalid request.operation value {s:?}"))?;
-        }
-        let per_resource = self
-            .policy(policy)
-            .flat_map(|p| p.resources.iter())
-            .filter(|(r, _)| r == resource)
-            .flat_map(|(_, kv)| kv.iter())
-            .filter(|(k, _)| k == "request.operation")
-            .filter_map(|(_, n)| n.as_str().and_then(Operation::parse))
-            .filter(|o| matches!(o, Operation::Update | Operation::Delete))
-            .last();
-        Ok(per_resource.unwrap_or(op))
-    }
-
-    /// The value keys injected for (policy, resource, rule), `request.operation` aside — the
-    /// variables a rule may read. Rule values match `rule`, `autogen-rule`,
-    /// `autogen-cronjob-rule` (match.md §8.8).
-    pub fn variable_keys(&self, policy: &str, resource: &str, rule: &str) -> Vec<&str> {
-        let mut keys: Vec<&str> = self.global.iter().map(|(k, _)| k.as_str()).collect();
-        for p in self.policy(policy) {
-            for (r, kv) in &p.resources {
-                if r == resource {
-                    keys.extend(kv.iter().map(|(k, _)| k.as_str()));
-                }
-            }
-            for (r, kv, foreach) in &p.rules {
-                if base_rule(rule) == r {
-                    keys.extend(kv.iter().map(|(k, _)| k.as_str()));
-                    if *foreach {
-                        keys.push("foreachValues");
-                    }
-                }
-            }
-        }
-        keys.retain(|k| *k != "request.operation");
-        keys
+    fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError> {
+        from_fields(&Fields::new(source, node, "values", SPEC_FIELDS)?)
     }
 }
 
-/// The rule a (possibly generated) rule name comes from.
-pub fn base_rule(rule: &str) -> &str {
-    rule.strip_prefix("autogen-cronjob-")
-        .or_else(|| rule.strip_prefix("autogen-"))
-        .unwrap_or(rule)
+fn from_fields(f: &Fields<'_>) -> Result<Values, LoadError> {
+    let src = f.source;
+    let mut v = Values {
+        global: key_values(src, f.get("globalValues"))?,
+        subresources: !f.list("subresources")?.is_empty(),
+        ..Values::default()
+    };
+    for p in f.list("policies")? {
+        let pf = Fields::new(src, p, "values policy", &["name", "resources", "rules"])?;
+        let mut pv = PolicyValues {
+            name: pf.string("name")?,
+            ..PolicyValues::default()
+        };
+        for r in pf.list("resources")? {
+            let rf = Fields::new(src, r, "values resource", &["name", "values"])?;
+            pv.resources
+                .push((rf.string("name")?, key_values(src, rf.get("values"))?));
+        }
+        for r in pf.list("rules")? {
+            let rf = Fields::new(src, r, "values rule", &["name", "values", "foreachValues"])?;
+            pv.rules.push((
+                rf.string("name")?,
+                key_values(src, rf.get("values"))?,
+                rf.get("foreachValues").is_some(),
+            ));
+        }
+        v.policies.push(pv);
+    }
+    for ns in f.list("namespaceSelector")? {
+        let nf = Fields::new(src, ns, "namespaceSelector", &["name", "labels"])?;
+        let labels = string_map(src, nf.get("labels"))?;
+        v.namespace_labels.insert(nf.string("name")?, labels);
+    }
+    // Full Namespace objects win over namespaceSelector entries (§5).
+    for ns in f.list("namespaces")? {
+        let meta = ns.get("metadata");
+        let name = meta.and_then(|m| m.get("name")).and_then(Node::as_str);
+        let labels = string_map(src, meta.and_then(|m| m.get("labels")))?;
+        v.namespace_labels
+            .insert(name.unwrap_or("").to_owned(), labels);
+    }
+    Ok(v)
 }
 
 fn key_values(source: &SourceFile, node: Option<&Node>) -> Result<KeyValues, LoadError> {
@@ -250,6 +179,7 @@ pub fn user_info(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kpol::request::Operation;
     use kpol::yaml::{Limits, parse_documents};
 
     fn values(text: &str) -> Result<(Values, Vec<String>), LoadError> {

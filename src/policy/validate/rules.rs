@@ -190,6 +190,24 @@ pub fn check_computed_rule(rule: &Rule, i: usize) -> Result<(), Invalid> {
     if let RuleBody::Mutate(mu) = &rule.body {
         check_mutate(mu, rule, i)?;
     }
+    // Anchors a validate pattern may not use (validate.md §4: `+()` is mutate-only).
+    if let RuleBody::Validate(v) = &rule.body {
+        let patterns: Vec<(&str, &Node)> = match &v.check {
+            ValidateCheck::Pattern(p) => vec![("pattern", p)],
+            ValidateCheck::AnyPattern(ps) => ps.iter().map(|p| ("anyPattern", p)).collect(),
+            _ => Vec::new(),
+        };
+        for (field, p) in patterns {
+            if let Some((path, anchor, span)) = crate::pattern::unsupported_in_validate(p) {
+                return Err(Invalid::new(
+                    format!(
+                        "path: spec.rules[{i}].validate.{field}.{path}: unsupported anchor {anchor}"
+                    ),
+                    span,
+                ));
+            }
+        }
+    }
     // 20. labels/annotations in patterns and patches hold strings.
     if !labels_are_strings(rule) {
         return Err(Invalid::new(

@@ -1,0 +1,282 @@
+//! The tree interpreter, following `kyverno/go-jmespath`'s `interpreter.go`: a field missing
+//! from an object is `Error::NotFound`, which sub-expressions and index expressions
+//! propagate and everything else (comparisons, function arguments, `||`, `&&`, `!`, pipes,
+//! projections, multi-selects) turns into null (validate.md §12.1).
+//!
+//! Results borrow from the searched document where possible (`Cow::Borrowed`).
+
+use std::borrow::Cow;
+
+use ::jmespath::ast::Comparator;
+
+use super::functions::{Arg, call};
+use super::ir::Ir;
+use super::value::{self, deep_equal, is_false};
+use super::{Error, MAX_DEPTH};
+use crate::yaml::{Node, Value};
+
+pub(crate) type Val<'a> = Cow<'a, Node>;
+
+fn null<'a>() -> Val<'a> {
+    Cow::Owned(value::null())
+}
+
+/// Swallows the fork's NotFound error, keeping the others.
+fn lenient<'a>(r: Result<Val<'a>, Error>) -> Result<Val<'a>, Error> {
+    match r {
+        Err(Error::NotFound(_)) => Ok(null()),
+        r => r,
+    }
+}
+
+/// Applies `ir` to a value that may be borrowed or owned, keeping the borrow when possible.
+fn apply<'a>(ir: &Ir, v: Val<'a>, depth: u32) -> Result<Val<'a>, Error> {
+    match v {
+        Cow::Borrowed(b) => eval(ir, b, depth),
+        Cow::Owned(o) => eval(ir, &o, depth).map(|r| Cow::Owned(r.into_owned())),
+    }
+}
+
+pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, Error> {
+    if depth > MAX_DEPTH {
+        return Err(Error::Eval("expression evaluation too deep".to_owned()));
+    }
+    let d = depth + 1;
+    match ir {
+        Ir::Identity => Ok(Cow::Borrowed(data)),
+        Ir::Field(key) => match &data.value {
+            Value::Map(m) => m
+                .get(key)
+                .map(Cow::Borrowed)
+                .ok_or_else(|| Error::NotFound(key.clone())),
+            _ => Ok(null()),
+        },
+        Ir::Index(i) => Ok(match &data.value {
+            Value::Seq(items) => {
+                let idx = if *i < 0 { *i + items.len() as i64 } else { *i };
+                usize::try_from(idx)
+                    .ok()
+                    .and_then(|i| items.get(i))
+                    .map_or_else(null, Cow::Borrowed)
+            }
+            _ => null(),
+        }),
+        Ir::Literal(n) => Ok(Cow::Owned(n.clone())),
+        Ir::Sub(lhs, rhs) => {
+            let left = eval(lhs, data, d)?;
+            apply(rhs, left, d)
+        }
+        Ir::Pipe(lhs, rhs) => {
+            let left = lenient(eval(lhs, data, d))?;
+            lenient(apply(rhs, left, d))
+        }
+        Ir::Projection(lhs, rhs) => {
+            let left = lenient(eval(lhs, data, d))?;
+            project(left, |e| eval(rhs, e, d))
+        }
+        Ir::Filter(lhs, cond, rhs) => {
+            let Ok(left) = eval(lhs, data, d) else {
+                return Ok(null());
+            };
+            let mut pass = Vec::new();
+            let items = match &left {
+                Cow::Borrowed(n) => match &n.value {
+                    Value::Seq(items) => items.as_slice(),
+                    _ => return Ok(null()),
+                },
+                Cow::Owned(n) => match &n.value {
+                    Value::Seq(items) => items.as_slice(),
+                    _ => return Ok(null()),
+                },
+            };
+            for item in items {
+                let c = lenient(eval(cond, item, d))?;
+                if !is_false(&c) {
+                    let v = lenient(eval(rhs, item, d))?;
+                    if !v.is_null() {
+                        pass.push(v.into_owned());
+                    }
+                }
+            }
+            Ok(Cow::Owned(value::seq(pass)))
+        }
+        Ir::Flatten(inner) => {
+            let Ok(left) = eval(inner, data, d) else {
+                return Ok(null());
+            };
+            let Value::Seq(items) = &left.value else {
+                return Ok(null());
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match &item.value {
+                    Value::Seq(inner) => out.extend(inner.iter().cloned()),
+                    _ => out.push(item.clone()),
+                }
+            }
+            Ok(Cow::Owned(value::seq(out)))
+        }
+        Ir::ObjectValues(inner) => {
+            let Ok(left) = eval(inner, data, d) else {
+                return Ok(null());
+            };
+            let Value::Map(m) = &left.value else {
+                return Ok(null());
+            };
+            Ok(Cow::Owned(value::seq(
+                m.iter().map(|(_, v)| v.clone()).collect(),
+            )))
+        }
+        Ir::Slice(start, stop, step) => Ok(match &data.value {
+            Value::Seq(items) => Cow::Owned(value::seq(slice(items, *start, *stop, *step)?)),
+            _ => null(),
+        }),
+        Ir::MultiList(elems) => {
+            if data.is_null() {
+                return Ok(null());
+            }
+            let mut out = Vec::with_capacity(elems.len());
+            for e in elems {
+                out.push(lenient(eval(e, data, d))?.into_owned());
+            }
+            Ok(Cow::Owned(value::seq(out)))
+        }
+        Ir::MultiHash(elems) => {
+            if data.is_null() {
+                return Ok(null());
+            }
+            let mut out = Vec::with_capacity(elems.len());
+            for (k, e) in elems {
+                out.push((k.clone(), lenient(eval(e, data, d))?.into_owned()));
+            }
+            Ok(Cow::Owned(value::map(out)))
+        }
+        Ir::Not(inner) => {
+            let v = lenient(eval(inner, data, d))?;
+            Ok(Cow::Owned(value::boolean(is_false(&v))))
+        }
+        Ir::And(lhs, rhs) => {
+            let left = lenient(eval(lhs, data, d))?;
+            if is_false(&left) {
+                return Ok(left);
+            }
+            eval(rhs, data, d)
+        }
+        Ir::Or(lhs, rhs) => {
+            let left = lenient(eval(lhs, data, d))?;
+            if is_false(&left) {
+                return lenient(eval(rhs, data, d));
+            }
+            Ok(left)
+        }
+        Ir::Compare(op, lhs, rhs) => {
+            let left = lenient(eval(lhs, data, d))?;
+            let right = lenient(eval(rhs, data, d))?;
+            Ok(Cow::Owned(compare(op, &left, &right)))
+        }
+        Ir::Call(func, args) => {
+            let mut resolved = Vec::with_capacity(args.len());
+            for a in args {
+                match a {
+                    Ir::ExpRef(inner) => resolved.push(Arg::Ref(inner)),
+                    _ => resolved.push(Arg::Val(lenient(eval(a, data, d))?)),
+                }
+            }
+            call(func, &resolved, d).map(Cow::Owned)
+        }
+        // An expression reference outside a function call has no JSON value.
+        Ir::ExpRef(_) => Ok(null()),
+    }
+}
+
+fn project<'a>(
+    left: Val<'a>,
+    f: impl for<'b> Fn(&'b Node) -> Result<Val<'b>, Error>,
+) -> Result<Val<'a>, Error> {
+    let items = match &left.value {
+        Value::Seq(items) => items,
+        _ => return Ok(null()),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let v = lenient(f(item))?;
+        if !v.is_null() {
+            out.push(v.into_owned());
+        }
+    }
+    Ok(Cow::Owned(value::seq(out)))
+}
+
+/// `==`/`!=` are `reflect.DeepEqual`; ordering needs two float64 numbers, else null.
+fn compare(op: &Comparator, l: &Node, r: &Node) -> Node {
+    match op {
+        Comparator::Equal => value::boolean(deep_equal(l, r)),
+        Comparator::NotEqual => value::boolean(!deep_equal(l, r)),
+        _ => {
+            let (Value::Float(a), Value::Float(b)) = (&l.value, &r.value) else {
+                return value::null();
+            };
+            value::boolean(match op {
+                Comparator::LessThan => a < b,
+                Comparator::LessThanEqual => a <= b,
+                Comparator::GreaterThan => a > b,
+                _ => a >= b,
+            })
+        }
+    }
+}
+
+/// go-jmespath `slice`: Python-style slicing with a non-zero step.
+fn slice(
+    items: &[Node],
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: i64,
+) -> Result<Vec<Node>, Error> {
+    if step == 0 {
+        return Err(Error::Eval("Invalid slice, step cannot be 0".to_owned()));
+    }
+    let len = items.len() as i64;
+    let cap = |v: i64| -> i64 {
+        if v < 0 {
+            let v = v + len;
+            if v < 0 {
+                if step < 0 { -1 } else { 0 }
+            } else {
+                v
+            }
+        } else if v >= len {
+            if step < 0 { len - 1 } else { len }
+        } else {
+            v
+        }
+    };
+    let start = match start {
+        Some(s) => cap(s),
+        None if step < 0 => len - 1,
+        None => 0,
+    };
+    let stop = match stop {
+        Some(s) => cap(s),
+        None if step < 0 => -1,
+        None => len,
+    };
+    let mut out = Vec::new();
+    let mut i = start;
+    if step > 0 {
+        while i < stop {
+            if let Some(n) = items.get(i as usize) {
+                out.push(n.clone());
+            }
+            i += step;
+        }
+    } else {
+        while i > stop {
+            if let Some(n) = usize::try_from(i).ok().and_then(|i| items.get(i)) {
+                out.push(n.clone());
+            }
+            i += step;
+        }
+    }
+    Ok(out)
+}

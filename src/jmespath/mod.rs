@@ -1,0 +1,148 @@
+//! Kyverno's JMESPath dialect (validate.md §12): the `kyverno/go-jmespath` fork's semantics
+//! with every Kyverno custom function.
+//!
+//! Parsing uses the `jmespath` crate (its AST is public; 891/892 compliance). Evaluation is
+//! kpol's own, for two reasons:
+//! * the fork raises `Unknown key "k" in path` when a field is missing from an object and
+//!   swallows that error only in some places (§12.1); the crate returns null everywhere;
+//! * it runs directly over `crate::yaml::Node`, borrowing sub-trees (`Cow`), so nothing is
+//!   converted per document (the crate's `Variable` conversion costs ~13 µs per resource).
+//!
+//! ```
+//! use kpol::jmespath::Expr;
+//! use kpol::yaml::Node;
+//! let data = Node::from_json(&serde_json::json!({"a": {"b": "x"}}));
+//! let e = Expr::compile("to_upper(a.b)").unwrap();
+//! assert_eq!(e.search(&data).unwrap().as_str(), Some("X"));
+//! assert!(Expr::compile("a.missing").unwrap().search(&data).is_err());
+//! ```
+//!
+//! An unparsable expression or an unknown function name is a compile error. Wrong argument
+//! counts and types are evaluation errors, with go-jmespath's and Kyverno's messages.
+
+pub mod duration;
+mod functions;
+mod interp;
+mod ir;
+pub mod quantity;
+pub mod semver;
+pub mod time;
+pub mod value;
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::yaml::Node;
+
+/// Longest expression accepted (hostile input guard; real policies stay far below).
+const MAX_EXPR_LEN: usize = 64 * 1024;
+/// Deepest nesting of brackets, parentheses and prefix operators accepted before parsing.
+const MAX_NESTING: usize = 128;
+/// Deepest evaluation recursion (the compiled tree is at most this deep too).
+pub(crate) const MAX_DEPTH: u32 = 128;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The expression does not parse.
+    Syntax(String),
+    /// A function name that neither JMESPath nor Kyverno defines.
+    UnknownFunction(String),
+    /// The fork's `NotFoundError`: a field missing from an object.
+    NotFound(String),
+    /// Any other evaluation error (function argument errors, ...).
+    Eval(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Syntax(m) | Error::Eval(m) => f.write_str(m),
+            Error::UnknownFunction(n) => write!(f, "unknown function: {n}"),
+            Error::NotFound(k) => write!(f, "Unknown key \"{k}\" in path"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Error {
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::NotFound(_))
+    }
+}
+
+/// A compiled expression; `Send + Sync`, compile once and search many times.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    text: String,
+    ir: ir::Ir,
+}
+
+impl Expr {
+    pub fn compile(text: &str) -> Result<Expr, Error> {
+        if text.len() > MAX_EXPR_LEN {
+            return Err(Error::Syntax("expression too long".to_owned()));
+        }
+        if nesting(text) > MAX_NESTING {
+            return Err(Error::Syntax("expression nested too deeply".to_owned()));
+        }
+        let ast = ::jmespath::parse(text).map_err(|e| Error::Syntax(e.to_string()))?;
+        let ir = ir::lower(&ast, text, 0)?;
+        Ok(Expr {
+            text: text.to_owned(),
+            ir,
+        })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Evaluates against `data`. The result borrows from `data` where it can.
+    pub fn search<'a>(&self, data: &'a Node) -> Result<Cow<'a, Node>, Error> {
+        interp::eval(&self.ir, data, 0)
+    }
+}
+
+/// A cheap upper bound of the parser's recursion: brackets, parentheses, braces and prefix
+/// operators (`!`, `&`) counted as nesting.
+fn nesting(text: &str) -> usize {
+    let mut depth: usize = 0;
+    let mut max = 0;
+    let mut prefix_run = 0;
+    let mut in_quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = in_quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                in_quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => in_quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if c == '!' || c == '&' {
+            prefix_run += 1;
+        } else if !c.is_whitespace() {
+            prefix_run = 0;
+        }
+        max = max.max(depth + prefix_run);
+    }
+    max
+}
+
+/// Names of every function available (standard and Kyverno), sorted.
+pub fn function_names() -> Vec<&'static str> {
+    functions::names()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! `validate.foreach` (validate.md §10): each entry's `list` evaluated as raw JMESPath, every
+//! element checked with `pattern`/`anyPattern`/`deny` or a nested `foreach`, with Kyverno's
+//! rules for skipped elements, empty lists and the first failure.
+
+use crate::report::Status;
+use crate::variables::Context;
+use crate::yaml::{Node, Value};
+
+use super::{Verdict, deny_check, pattern_check, preconditions_block};
+
+/// What a foreach list (or a whole rule) came to.
+enum Outcome {
+    /// Some element passed and none failed.
+    Pass,
+    /// The first element that failed or errored, with its message.
+    Stop(Verdict),
+    /// Nothing was counted: no response (unless a list failed to evaluate).
+    Nothing { list_error: Option<String> },
+}
+
+/// Evaluates a rule's `validate.foreach` list. `None`: no rule response at all.
+pub(crate) fn foreach_rule(
+    rule_name: &str,
+    message: Option<&str>,
+    entries: &Node,
+    resource: &Node,
+    ctx: &mut Context,
+) -> Option<Verdict> {
+    match run_entries(rule_name, message, entries, resource, ctx, 0) {
+        Outcome::Pass => Some(Verdict::new(Status::Pass, "rule passed")),
+        Outcome::Stop(v) => Some(v),
+        Outcome::Nothing {
+            list_error: Some(e),
+        } => Some(Verdict::new(
+            Status::Error,
+            format!("failed to evaluate list: {e}"),
+        )),
+        Outcome::Nothing { list_error: None } => None,
+    }
+}
+
+/// Runs each foreach entry in order; the first entry that does not pass decides.
+fn run_entries(
+    rule_name: &str,
+    message: Option<&str>,
+    entries: &Node,
+    scope: &Node,
+    ctx: &mut Context,
+    level: usize,
+) -> Outcome {
+    let list = match &entries.value {
+        Value::Seq(items) => items.as_slice(),
+        _ => std::slice::from_ref(entries),
+    };
+    let mut passed = false;
+    let mut list_error = None;
+    for entry in list {
+        match run_entry(rule_name, message, entry, scope, ctx, level) {
+            Outcome::Pass => passed = true,
+            Outcome::Stop(v) => return Outcome::Stop(v),
+            Outcome::Nothing { list_error: e } => list_error = list_error.or(e),
+        }
+    }
+    if passed {
+        Outcome::Pass
+    } else {
+        Outcome::Nothing { list_error }
+    }
+}
+
+fn run_entry(
+    rule_name: &str,
+    message: Option<&str>,
+    entry: &Node,
+    scope: &Node,
+    ctx: &mut Context,
+    level: usize,
+) -> Outcome {
+    let expr = entry.get("list").and_then(Node::as_str).unwrap_or("");
+    let elements = match ctx.query(expr) {
+        Ok(Node {
+            value: Value::Seq(items),
+            ..
+        }) => items,
+        Ok(other) => vec![other],
+        // A missing field: the entry is silently skipped; other errors are remembered.
+        Err(e) if e.is_unknown_key() => return Outcome::Nothing { list_error: None },
+        Err(e) => {
+            return Outcome::Nothing {
+                list_error: Some(e.message),
+            };
+        }
+    };
+    let element_scope = entry.get("elementScope").and_then(Node::as_bool);
+    let mut counted = false;
+    ctx.checkpoint();
+    for (i, element) in elements.iter().enumerate() {
+        if element.is_null() {
+            continue;
+        }
+        ctx.restore();
+        ctx.add_element(element, i, level);
+        let outcome = run_element(
+            rule_name,
+            message,
+            entry,
+            element,
+            element_scope,
+            scope,
+            ctx,
+            level,
+        );
+        match outcome {
+            Some(v) if v.status == Status::Pass => counted = true,
+            Some(v) if matches!(v.status, Status::Fail | Status::Error) => {
+                ctx.reset();
+                return Outcome::Stop(Verdict {
+                    message: format!("validation failure: {}", v.message),
+                    ..v
+                });
+            }
+            _ => {}
+        }
+    }
+    ctx.reset();
+    if counted {
+        Outcome::Pass
+    } else {
+        Outcome::Nothing { list_error: None }
+    }
+}
+
+/// One element: scope, context, preconditions, then the body. `None`: not counted.
+#[allow(clippy::too_many_arguments)]
+fn run_element(
+    rule_name: &str,
+    message: Option<&str>,
+    entry: &Node,
+    element: &Node,
+    element_scope: Option<bool>,
+    outer: &Node,
+    ctx: &mut Context,
+    level: usize,
+) -> Option<Verdict> {
+    let is_map = matches!(element.value, Value::Map(_));
+    if element_scope == Some(true) && !is_map {
+        return Some(Verdict::new(
+            Status::Error,
+            "failed to process foreach: cannot use elementScope=true foreach rules for elements that are not maps, expected type=map got type=".to_owned()
+                + element.value.type_name(),
+        ));
+    }
+    let scope = if is_map && element_scope != Some(false) {
+        element
+    } else {
+        outer
+    };
+    if let Some(entries) = entry.get("context")
+        && let Err(e) = ctx.add_context_entries(entries, &Default::default())
+    {
+        return Some(Verdict::new(
+            Status::Error,
+            format!("failed to load context: {e}"),
+        ));
+    }
+    // Preconditions false, or failing to evaluate, skip the element (§9).
+    if let Some(pre) = entry.get("preconditions")
+        && !preconditions_block(pre, ctx)
+    {
+        return None;
+    }
+    let mut verdict = if let Some(deny) = entry.get("deny") {
+        deny_check(rule_name, message, deny, ctx)
+    } else if let Some(p) = entry.get("pattern") {
+        pattern_check(
+            rule_name,
+            message,
+            false,
+            std::slice::from_ref(p),
+            scope,
+            Some(ctx),
+        )
+    } else if let Some(Value::Seq(ps)) = entry.get("anyPattern").map(|n| &n.value) {
+        pattern_check(rule_name, message, true, ps, scope, Some(ctx))
+    } else if let Some(nested) = entry.get("foreach") {
+        return match run_entries(rule_name, message, nested, scope, ctx, level + 1) {
+            Outcome::Pass => Some(Verdict::new(Status::Pass, "rule passed")),
+            Outcome::Stop(v) => Some(v),
+            Outcome::Nothing { .. } => None,
+        };
+    } else {
+        return None;
+    };
+    // A pattern path is relative to the element when the element is the scope: locate it
+    // there (the element keeps the resource's spans).
+    if std::ptr::eq(scope, element)
+        && let Some(path) = &verdict.path
+    {
+        verdict.span = Some(element.locate(path).0);
+    }
+    Some(verdict)
+}

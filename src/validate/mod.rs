@@ -1,0 +1,213 @@
+//! One validate rule against one resource (validate.md §1, §7–11, §14): the rule context
+//! (values, `context` entries), preconditions, then the check — `pattern`/`anyPattern` with
+//! `{{ }}` substituted first, `deny`, or `foreach`.
+//!
+//! The variable context is built only for rules that need it: a plain pattern rule (most
+//! rules) never copies the resource into a JMESPath context.
+
+mod foreach;
+
+use std::collections::BTreeMap;
+
+use crate::conditions::{deny_verdict, evaluate_block};
+use crate::pattern::{self, PatternVerdict};
+use crate::policy::{Policy, Rule, Validate};
+use crate::report::Status;
+use crate::request::Request;
+use crate::resource::Resource;
+use crate::variables::{Context, substitute_at, substitute_str};
+use crate::yaml::{Node, Value};
+
+pub(crate) use foreach::foreach_rule;
+
+/// The result of a rule before the engine adds the rule name and action.
+#[derive(Debug)]
+pub(crate) struct Verdict {
+    pub status: Status,
+    pub message: String,
+    pub path: Option<Vec<String>>,
+    /// Where in the resource the failure is, when the path is not relative to the resource
+    /// (a foreach element).
+    pub span: Option<crate::source::Span>,
+}
+
+impl Verdict {
+    pub fn new(status: Status, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            path: None,
+            span: None,
+        }
+    }
+}
+
+impl From<PatternVerdict> for Verdict {
+    fn from(v: PatternVerdict) -> Self {
+        Self {
+            status: v.status,
+            message: v.message,
+            path: v.path,
+            span: None,
+        }
+    }
+}
+
+/// Whether a node holds a `{{ }}` variable anywhere (keys included).
+pub(crate) fn has_variables(node: &Node) -> bool {
+    match &node.value {
+        Value::Str(s) => s.contains("{{"),
+        Value::Seq(items) => items.iter().any(has_variables),
+        Value::Map(m) => m
+            .entries()
+            .iter()
+            .any(|e| e.key.contains("{{") || has_variables(&e.value)),
+        _ => false,
+    }
+}
+
+/// Whether evaluating the rule needs the variable context.
+pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
+    use crate::policy::ValidateCheck as C;
+    rule.context.is_some()
+        || rule.preconditions.is_some()
+        || v.message.as_deref().is_some_and(|m| m.contains("{{"))
+        || match &v.check {
+            C::Deny(_) | C::Foreach(_) => true,
+            C::Pattern(p) => has_variables(p),
+            C::AnyPattern(ps) => ps.iter().any(has_variables),
+            _ => false,
+        }
+}
+
+/// Builds the rule's context: the CLI's request context, the values for this policy and
+/// resource, then the rule's values, then its `context` entries (cli-compat.md §5.2).
+pub(crate) fn rule_context(
+    policy: &Policy,
+    rule: &Rule,
+    resource: &Resource,
+    request: &Request,
+) -> Result<Context, Verdict> {
+    let mut ctx = Context::for_resource(resource, request);
+    for (k, v) in request.values.for_resource(&policy.name, &resource.name) {
+        if k != "request.operation" {
+            ctx.set_variable(k, v);
+        }
+    }
+    for (k, v) in request.values.for_rule(&policy.name, &rule.name) {
+        ctx.set_variable(k, v);
+    }
+    if let Some(entries) = &rule.context {
+        ctx.add_context_entries(entries, &BTreeMap::new())
+            .map_err(|e| Verdict::new(Status::Error, format!("failed to load context: {e}")))?;
+    }
+    Ok(ctx)
+}
+
+/// Rule-level preconditions (§9): `None` to go on, or the Skip/Error verdict.
+pub(crate) fn preconditions(rule: &Rule, ctx: &mut Context) -> Option<Verdict> {
+    let pre = rule.preconditions.as_ref()?;
+    match evaluate_block(pre, ctx) {
+        Err(e) => Some(Verdict::new(
+            Status::Error,
+            format!("failed to evaluate preconditions: {e}"),
+        )),
+        Ok(r) if !r.holds => Some(Verdict::new(
+            Status::Skip,
+            if r.message.is_empty() {
+                "preconditions not met".to_owned()
+            } else {
+                format!("preconditions not met; {}", r.message)
+            },
+        )),
+        Ok(_) => None,
+    }
+}
+
+/// A foreach entry's preconditions: false, or an error, skip the element (§9).
+pub(crate) fn preconditions_block(pre: &Node, ctx: &mut Context) -> bool {
+    evaluate_block(pre, ctx).is_ok_and(|r| r.holds)
+}
+
+/// The rule message with variables substituted; `Err` holds the substitution error.
+pub(crate) fn rule_message(
+    message: Option<&str>,
+    ctx: Option<&mut Context>,
+) -> Result<Option<String>, String> {
+    let (Some(m), Some(ctx)) = (message, ctx) else {
+        return Ok(message.map(str::to_owned));
+    };
+    if !m.contains("{{") {
+        return Ok(Some(m.to_owned()));
+    }
+    match substitute_str(m, ctx, "") {
+        Ok(Node {
+            value: Value::Str(s),
+            ..
+        }) => Ok(Some(s)),
+        Ok(n) => Ok(Some(crate::jmespath::value::go_sprint(&n))),
+        Err(e) => Err(e.message),
+    }
+}
+
+/// `pattern` or `anyPattern` (one entry in `patterns` for `pattern`), against `scope`, with
+/// variables substituted first (§7: all alternatives before any is tried).
+pub(crate) fn pattern_check(
+    rule_name: &str,
+    message: Option<&str>,
+    any: bool,
+    patterns: &[Node],
+    scope: &Node,
+    ctx: Option<&mut Context>,
+) -> Verdict {
+    let mut ctx = ctx;
+    let substituted: Vec<Node>;
+    let patterns = match ctx.as_deref_mut() {
+        Some(c) if patterns.iter().any(has_variables) => {
+            let mut out = Vec::with_capacity(patterns.len());
+            for p in patterns {
+                match substitute_at(p, c, "") {
+                    Ok(n) => out.push(n),
+                    Err(e) => {
+                        return Verdict::new(
+                            Status::Error,
+                            format!("variable substitution failed: {e}"),
+                        );
+                    }
+                }
+            }
+            substituted = out;
+            &substituted[..]
+        }
+        _ => patterns,
+    };
+    let msg = rule_message(message, ctx);
+    let text = msg.as_ref().ok().and_then(|m| m.as_deref());
+    let mut verdict: Verdict = if any {
+        pattern::validate_any_pattern(rule_name, text, scope, patterns).into()
+    } else {
+        match patterns.first() {
+            Some(p) => pattern::validate_pattern(rule_name, text, scope, p).into(),
+            None => Verdict::new(Status::Error, "empty pattern"),
+        }
+    };
+    if let Err(e) = msg
+        && matches!(verdict.status, Status::Fail | Status::Error)
+    {
+        verdict.message = format!(
+            "validation error: variables substitution error in rule {rule_name} execution error: {e}"
+        );
+    }
+    verdict
+}
+
+/// `deny` (§8, §14).
+pub(crate) fn deny_check(
+    rule_name: &str,
+    message: Option<&str>,
+    deny: &Node,
+    ctx: &mut Context,
+) -> Verdict {
+    let (status, message) = deny_verdict(rule_name, message, deny, ctx);
+    Verdict::new(status, message)
+}

@@ -1,0 +1,402 @@
+//! The evaluation context (validate.md §11.6): one JSON document plus pending context
+//! entries, with checkpoints for foreach (`Checkpoint`/`Restore` upstream).
+
+use super::VarError;
+use super::entries::Pending;
+use crate::jmespath::{Expr, value};
+use crate::request::{Operation, Request};
+use crate::resource::Resource;
+use crate::yaml::{Map, Node, Value};
+
+#[derive(Clone, Debug)]
+pub struct Context {
+    pub(super) root: Node,
+    pub(super) operation: Operation,
+    pub(super) pending: Vec<Pending>,
+    /// Why `images` could not be built (an unparsable image), reported when queried.
+    images_error: Option<String>,
+    checkpoints: Vec<(Node, Vec<Pending>)>,
+}
+
+impl Context {
+    /// A context over an arbitrary document (tests, values).
+    pub fn from_root(root: Node) -> Self {
+        let root = if matches!(root.value, Value::Map(_)) {
+            root
+        } else {
+            value::node(Value::Map(Map::new()))
+        };
+        Self {
+            root,
+            operation: Operation::Create,
+            pending: Vec::new(),
+            images_error: None,
+            checkpoints: Vec::new(),
+        }
+    }
+
+    /// The CLI's context for one resource (§11.6): `request.object` (or `oldObject` for
+    /// DELETE, a copy for UPDATE), `request.operation`, `request.namespace`, user info and
+    /// service account when a user is given, and `images`.
+    pub fn for_resource(resource: &Resource, request: &Request) -> Self {
+        let mut ctx = Self::from_root(value::map(Vec::new()));
+        ctx.operation = request.operation;
+        let obj = resource.root.clone();
+        let namespace = if request.operation == Operation::Delete {
+            String::new()
+        } else {
+            resource.namespace.clone()
+        };
+        let mut req = vec![(
+            "operation".to_owned(),
+            value::string(request.operation.as_str()),
+        )];
+        match request.operation {
+            Operation::Delete => req.push(("oldObject".to_owned(), obj)),
+            Operation::Update => {
+                req.push(("object".to_owned(), obj.clone()));
+                req.push(("oldObject".to_owned(), obj));
+            }
+            _ => req.push(("object".to_owned(), obj)),
+        }
+        req.push(("namespace".to_owned(), value::string(namespace)));
+        if let Some(user) = &request.user_info {
+            // RequestInfo / UserInfo fields are `omitempty`.
+            let strings = |v: &[String]| value::seq(v.iter().map(value::string).collect());
+            if !user.roles.is_empty() {
+                req.push(("roles".to_owned(), strings(&user.roles)));
+            }
+            if !user.cluster_roles.is_empty() {
+                req.push(("clusterRoles".to_owned(), strings(&user.cluster_roles)));
+            }
+            let mut info = Vec::new();
+            if !user.username.is_empty() {
+                info.push(("username".to_owned(), value::string(&user.username)));
+            }
+            if !user.groups.is_empty() {
+                info.push(("groups".to_owned(), strings(&user.groups)));
+            }
+            req.push(("userInfo".to_owned(), value::map(info)));
+        }
+        ctx.set_path(&["request"], value::map(req));
+        if let Some(user) = &request.user_info {
+            let (name, ns) = service_account(&user.username);
+            ctx.set_path(&["serviceAccountName"], value::string(name));
+            ctx.set_path(&["serviceAccountNamespace"], value::string(ns));
+        }
+        match super::image::images_of(&resource.kind, &resource.root) {
+            Ok(Some(images)) => ctx.set_path(&["images"], images),
+            Ok(None) => {}
+            Err(e) => ctx.images_error = Some(e),
+        }
+        ctx
+    }
+
+    pub fn root(&self) -> &Node {
+        &self.root
+    }
+
+    pub fn operation(&self) -> Operation {
+        self.operation
+    }
+
+    pub fn set_operation(&mut self, op: Operation) {
+        self.operation = op;
+        self.set_path(&["request", "operation"], value::string(op.as_str()));
+    }
+
+    /// Sets a value at a path of map keys, creating maps on the way (replacing non-maps).
+    pub fn set_path(&mut self, path: &[&str], v: Node) {
+        fn go(node: &mut Node, path: &[&str], v: Node) {
+            let Some((first, rest)) = path.split_first() else {
+                *node = v;
+                return;
+            };
+            if !matches!(node.value, Value::Map(_)) {
+                node.value = Value::Map(Map::new());
+            }
+            if let Value::Map(m) = &mut node.value {
+                if !m.contains_key(first) {
+                    m.insert(
+                        (*first).to_owned(),
+                        crate::source::Span::EMPTY,
+                        value::map(Vec::new()),
+                    );
+                }
+                if let Some(child) = m.get_mut(first) {
+                    go(child, rest, v);
+                }
+            }
+        }
+        go(&mut self.root, path, v);
+    }
+
+    /// A values-file variable (`a.b.c: v`, §11.6): the key is split on `.` with CSV-style
+    /// `"` quoting; numbers become floats (JSON round trip).
+    pub fn set_variable(&mut self, dotted: &str, v: &Node) {
+        let fields = split_key(dotted);
+        let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
+        self.set_path(&refs, value::json_round_trip(v));
+    }
+
+    /// Sets the foreach element variables (§10): `element`, `element<n>`, `elementIndex`,
+    /// `elementIndex<n>` (the indices are Go `int64`, i.e. `Int`).
+    pub fn add_element(&mut self, element: &Node, index: usize, nesting: usize) {
+        let idx = value::node(Value::Int(index as i64));
+        self.set_path(&["element"], element.clone());
+        self.set_path(&[&format!("element{nesting}")], element.clone());
+        self.set_path(&["elementIndex"], idx.clone());
+        self.set_path(&[&format!("elementIndex{nesting}")], idx);
+    }
+
+    pub fn checkpoint(&mut self) {
+        self.checkpoints
+            .push((self.root.clone(), self.pending.clone()));
+    }
+
+    /// Back to the last checkpoint, which stays for the next restore.
+    pub fn restore(&mut self) {
+        if let Some((root, pending)) = self.checkpoints.last() {
+            self.root = root.clone();
+            self.pending = pending.clone();
+        }
+    }
+
+    /// Back to the last checkpoint and drops it.
+    pub fn reset(&mut self) {
+        if let Some((root, pending)) = self.checkpoints.pop() {
+            self.root = root;
+            self.pending = pending;
+        }
+    }
+
+    /// `ctx.Query` upstream: loads pending entries the query mentions, compiles, searches.
+    /// Compile errors read `incorrect query <q>: <err>`, search errors
+    /// `JMESPath query failed: <err>`.
+    pub fn query(&mut self, query: &str) -> Result<Node, VarError> {
+        self.load_pending(query)?;
+        let q = query.trim();
+        if q.is_empty() {
+            return Err(VarError::new("invalid query (nil)"));
+        }
+        if let Some(e) = &self.images_error
+            && super::entries::mentions(q, "images")
+        {
+            return Err(VarError::new(e.clone()));
+        }
+        let expr = match Expr::compile(q) {
+            Ok(e) => e,
+            Err(crate::jmespath::Error::UnknownFunction(n)) => {
+                return Err(VarError::new(format!(
+                    "JMESPath query failed: unknown function: {n}"
+                )));
+            }
+            Err(e) => return Err(VarError::new(format!("incorrect query {q}: {e}"))),
+        };
+        expr.search(&self.root)
+            .map(|v| v.into_owned())
+            .map_err(|e| VarError::new(format!("JMESPath query failed: {e}")))
+    }
+}
+
+/// `system:serviceaccount:<ns>:<name>` → (name, ns); anything else → ("", "").
+fn service_account(username: &str) -> (String, String) {
+    const PREFIX: &str = "system:serviceaccount:";
+    let sa = if username.len() <= PREFIX.len() {
+        ""
+    } else {
+        username.get(PREFIX.len()..).unwrap_or("")
+    };
+    let groups: Vec<&str> = sa.split(':').collect();
+    if groups.len() >= 2 {
+        (groups[1].to_owned(), groups[0].to_owned())
+    } else {
+        (String::new(), String::new())
+    }
+}
+
+/// `csv.Reader` with `Comma = '.'`: fields split on `.`, `"` quotes a field.
+fn split_key(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = key.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::UserInfo;
+    use crate::variables::substitute_str;
+    use std::collections::BTreeMap;
+
+    fn pod(ns: bool) -> Resource {
+        let mut doc = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}]}});
+        if ns {
+            doc["metadata"]["namespace"] = serde_json::json!("team");
+        }
+        Resource::from_document(Node::from_json(&doc), None, 0).unwrap()
+    }
+
+    fn q(ctx: &mut Context, e: &str) -> Result<serde_json::Value, VarError> {
+        ctx.query(e).map(|n| n.to_json())
+    }
+
+    #[test]
+    fn builtin_context_for_the_cli() {
+        let mut ctx = Context::for_resource(&pod(false), &Request::default());
+        assert_eq!(q(&mut ctx, "request.operation").unwrap(), "CREATE");
+        assert_eq!(q(&mut ctx, "request.namespace").unwrap(), "default");
+        assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+        assert!(q(&mut ctx, "request.oldObject").is_err());
+        // H13.
+        assert_eq!(
+            q(&mut ctx, "images.containers.web.registry").unwrap(),
+            "docker.io"
+        );
+        assert_eq!(q(&mut ctx, "images.containers.web.path").unwrap(), "nginx");
+        assert_eq!(q(&mut ctx, "images.containers.web.tag").unwrap(), "latest");
+        assert_eq!(
+            q(&mut ctx, "images.containers.web.reference").unwrap(),
+            "docker.io/nginx:latest"
+        );
+        assert!(
+            q(&mut ctx, "images.initContainers")
+                .unwrap_err()
+                .message
+                .contains("Unknown key \"initContainers\"")
+        );
+        // H15.
+        assert!(q(&mut ctx, "request.userInfo").is_err());
+        assert!(q(&mut ctx, "serviceAccountName").is_err());
+    }
+
+    #[test]
+    fn update_delete_and_users() {
+        let req = Request {
+            operation: Operation::Delete,
+            user_info: Some(UserInfo {
+                username: "system:serviceaccount:ns1:sa1".to_owned(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut ctx = Context::for_resource(&pod(true), &req);
+        assert_eq!(q(&mut ctx, "request.namespace").unwrap(), "");
+        assert_eq!(
+            q(&mut ctx, "request.oldObject.metadata.namespace").unwrap(),
+            "team"
+        );
+        // DELETE: request.object in a variable reads request.oldObject.
+        let v = substitute_str("{{ request.object.metadata.name }}", &mut ctx, "").unwrap();
+        assert_eq!(v.as_str(), Some("p"));
+        assert_eq!(q(&mut ctx, "serviceAccountName").unwrap(), "sa1");
+        assert_eq!(q(&mut ctx, "serviceAccountNamespace").unwrap(), "ns1");
+        assert_eq!(
+            q(&mut ctx, "request.userInfo.username").unwrap(),
+            "system:serviceaccount:ns1:sa1"
+        );
+        let req = Request {
+            operation: Operation::Update,
+            ..Default::default()
+        };
+        let mut ctx = Context::for_resource(&pod(true), &req);
+        assert_eq!(q(&mut ctx, "request.oldObject.metadata.name").unwrap(), "p");
+        assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+    }
+
+    #[test]
+    fn elements_values_and_checkpoints() {
+        let mut ctx = Context::from_root(Node::from_json(&serde_json::json!({})));
+        ctx.set_variable("a.\"b.c\".d", &Node::from_json(&serde_json::json!(1)));
+        assert_eq!(q(&mut ctx, "a.\"b.c\".d").unwrap(), serde_json::json!(1.0));
+        ctx.checkpoint();
+        ctx.add_element(&Node::from_json(&serde_json::json!({"name": "x"})), 2, 0);
+        assert_eq!(q(&mut ctx, "element.name").unwrap(), "x");
+        assert_eq!(q(&mut ctx, "element0.name").unwrap(), "x");
+        // elementIndex is a Go int64: JSON-number comparisons do not equal it.
+        assert_eq!(q(&mut ctx, "elementIndex == `2`").unwrap(), false);
+        assert_eq!(
+            substitute_str("i={{ elementIndex0 }}", &mut ctx, "")
+                .unwrap()
+                .as_str(),
+            Some("i=2")
+        );
+        ctx.restore();
+        assert!(q(&mut ctx, "element").is_err());
+    }
+
+    #[test]
+    fn context_entries_are_lazy() {
+        let mut ctx = Context::for_resource(&pod(true), &Request::default());
+        let entries = Node::from_json(&serde_json::json!([
+            {"name": "broken", "variable": {"jmesPath": "request.object.nope"}},
+            {"name": "ns", "variable": {"jmesPath": "request.object.metadata.namespace"}},
+            {"name": "withDefault", "variable": {"jmesPath": "request.object.nope", "default": "dflt"}},
+            {"name": "fromValue", "variable": {"value": {"k": ["{{ request.object.metadata.name }}"]}, "jmesPath": "k[0]"}},
+            {"name": "literal", "variable": {"value": 3}},
+            {"name": "nullish", "variable": {"jmesPath": "request.object.metadata.labels"}},
+            {"name": "cm", "configMap": {"name": "c", "namespace": "default"}},
+            {"name": "api", "apiCall": {"urlPath": "/x"}}
+        ]));
+        let mut external = BTreeMap::new();
+        external.insert(
+            "api".to_owned(),
+            Node::from_json(&serde_json::json!({"items": [1]})),
+        );
+        ctx.add_context_entries(&entries, &external).unwrap();
+        assert_eq!(q(&mut ctx, "ns").unwrap(), "team");
+        assert_eq!(q(&mut ctx, "withDefault").unwrap(), "dflt");
+        assert_eq!(q(&mut ctx, "fromValue").unwrap(), "p");
+        assert_eq!(q(&mut ctx, "literal").unwrap(), serde_json::json!(3.0));
+        assert_eq!(q(&mut ctx, "api.items[0]").unwrap(), serde_json::json!(1.0));
+        // H5: a configMap without values is never loaded offline.
+        assert!(
+            q(&mut ctx, "cm.data")
+                .unwrap_err()
+                .message
+                .contains("Unknown key \"cm\"")
+        );
+        let e = q(&mut ctx, "broken").unwrap_err().message;
+        assert_eq!(
+            e,
+            "failed to apply jmespath request.object.nope to variable <nil>: JMESPath query failed: Unknown key \"nope\" in path"
+        );
+        let e = q(&mut ctx, "nullish").unwrap_err().message;
+        assert!(e.contains("Unknown key \"labels\""), "{e}");
+        let entries = Node::from_json(
+            &serde_json::json!([{"name": "nil", "variable": {"value": null, "jmesPath": "request.object.metadata.annotations || `null`"}}]),
+        );
+        ctx.add_context_entries(&entries, &BTreeMap::new()).unwrap();
+        assert_eq!(
+            q(&mut ctx, "nil").unwrap_err().message,
+            "failed to add context entry for variable nil since it evaluated to nil"
+        );
+    }
+
+    #[test]
+    fn keys_and_accounts() {
+        assert_eq!(split_key("a.b.c"), ["a", "b", "c"]);
+        assert_eq!(split_key(r#"a."b.c".d"#), ["a", "b.c", "d"]);
+        assert_eq!(
+            service_account("system:serviceaccount:ns1:sa1"),
+            ("sa1".to_owned(), "ns1".to_owned())
+        );
+        assert_eq!(service_account("alice"), (String::new(), String::new()));
+    }
+}

@@ -1,0 +1,194 @@
+//! Rule and foreach `context` entries (validate.md §11.8), loaded lazily: an entry is
+//! evaluated the first time a query mentions its name (`(?:\A|\z|\s|[^.0-9A-Za-z])name\b`,
+//! `pkg/engine/context/deferred.go`), so a failing entry that is never used costs nothing.
+//!
+//! `variable` entries are evaluated as in `loaders/variable.go`. `configMap`, `apiCall`,
+//! `globalReference` and `imageRegistry` need a cluster: the offline CLI does not load them,
+//! so their data must come from values (see [`Context::set_variable`]) or from
+//! [`Context::add_context_entries`]'s `external` map (name → JSON); otherwise a reference to
+//! the name fails with `Unknown key "<name>" in path`.
+
+use std::collections::BTreeMap;
+
+use super::{Context, VarError, substitute::substitute_at};
+use crate::jmespath::{Expr, value};
+use crate::yaml::{Node, Value};
+
+#[derive(Clone, Debug)]
+pub(crate) struct Pending {
+    name: String,
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// A `variable` entry (the raw `variable` map).
+    Variable(Node),
+    /// Data supplied by the caller for a cluster-backed entry.
+    Data(Node),
+}
+
+/// Whether `query` mentions `name` as Kyverno's deferred loader regex decides.
+pub(crate) fn mentions(query: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(i) = query[from..].find(name) {
+        let start = from + i;
+        let end = start + name.len();
+        let before_ok = query[..start]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c == '.' || c.is_ascii_alphanumeric()));
+        let last_is_word = name.chars().next_back().is_some_and(word);
+        let next = query[end..].chars().next();
+        let boundary = match next {
+            None => last_is_word,
+            Some(c) => last_is_word != word(c),
+        };
+        if before_ok && boundary {
+            return true;
+        }
+        from = start + name.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+impl Context {
+    /// Registers a `context:` list. Entries load lazily; `external` holds data for entries
+    /// that need a cluster (keyed by entry name).
+    pub fn add_context_entries(
+        &mut self,
+        entries: &Node,
+        external: &BTreeMap<String, Node>,
+    ) -> Result<(), VarError> {
+        let Some(list) = entries.as_seq() else {
+            return Ok(());
+        };
+        for e in list {
+            let Some(name) = e.get("name").and_then(Node::as_str) else {
+                continue;
+            };
+            let kind = if let Some(v) = e.get("variable") {
+                Kind::Variable(v.clone())
+            } else if let Some(data) = external.get(name) {
+                Kind::Data(data.clone())
+            } else {
+                // configMap / apiCall / globalReference / imageRegistry: not loaded offline.
+                continue;
+            };
+            self.pending.push(Pending {
+                name: name.to_owned(),
+                kind,
+            });
+        }
+        Ok(())
+    }
+
+    /// Loads, in registration order, every pending entry the query mentions.
+    pub(super) fn load_pending(&mut self, query: &str) -> Result<(), VarError> {
+        while let Some(i) = self.pending.iter().position(|p| mentions(query, &p.name)) {
+            let p = self.pending.remove(i);
+            let v = match &p.kind {
+                Kind::Data(d) => value::json_round_trip(d),
+                Kind::Variable(v) => self.load_variable(&p.name, v)?,
+            };
+            self.set_path(&[&p.name], v);
+        }
+        Ok(())
+    }
+
+    fn load_variable(&mut self, name: &str, var: &Node) -> Result<Node, VarError> {
+        let jp_text = var.get("jmesPath").and_then(Node::as_str).unwrap_or("");
+        let mut path = String::new();
+        if !jp_text.is_empty() {
+            let jp = substitute_at(&value::string(jp_text), self, "").map_err(|e| {
+                VarError::new(format!(
+                    "failed to substitute variables in context entry {name} {jp_text}: {e}"
+                ))
+            })?;
+            path = match jp.value {
+                Value::Str(s) => s,
+                _ => {
+                    return Err(VarError::new(format!(
+                        "jmespath value must be a string {name} {jp_text}: <nil>"
+                    )));
+                }
+            };
+        }
+        let mut default = None;
+        if let Some(d) = var.get("default").filter(|d| !d.is_null()) {
+            let v = substitute_at(d, self, "").map_err(|e| {
+                VarError::new(format!(
+                    "failed to substitute variables in context entry {name} {}: {e}",
+                    value::go_sprint(d)
+                ))
+            })?;
+            default = (!v.is_null()).then_some(v);
+        }
+        let mut output = default.clone();
+        if let Some(raw) = var.get("value").filter(|v| !v.is_null()) {
+            let v = substitute_at(raw, self, "").map_err(|e| {
+                VarError::new(format!(
+                    "failed to substitute variables in context entry {name} {}: {e}",
+                    value::go_sprint(raw)
+                ))
+            })?;
+            if path.is_empty() {
+                output = Some(v);
+            } else {
+                match apply(&path, &v) {
+                    Ok(r) => output = Some(r),
+                    Err(e) if default.is_none() => {
+                        return Err(VarError::new(format!(
+                            "failed to apply jmespath {path} to variable <nil>: {e}"
+                        )));
+                    }
+                    Err(_) => {}
+                }
+            }
+        } else if !path.is_empty() {
+            match self.query(&path) {
+                Ok(r) if !r.is_null() => output = Some(r),
+                Ok(_) => {}
+                Err(e) if default.is_none() => {
+                    return Err(VarError::new(format!(
+                        "failed to apply jmespath {path} to variable <nil>: {e}"
+                    )));
+                }
+                Err(_) => {}
+            }
+        }
+        match output {
+            Some(v) if !v.is_null() => Ok(value::json_round_trip(&v)),
+            _ => Err(VarError::new(format!(
+                "failed to add context entry for variable {name} since it evaluated to nil"
+            ))),
+        }
+    }
+}
+
+fn apply(path: &str, data: &Node) -> Result<Node, String> {
+    let expr = Expr::compile(path)
+        .map_err(|e| format!("failed to compile JMESPath: {path}, error: {e}"))?;
+    expr.search(data)
+        .map(|v| v.into_owned())
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_matching() {
+        assert!(mentions("foo.bar", "foo"));
+        assert!(mentions("length(foo)", "foo"));
+        assert!(!mentions("x.foo", "foo"));
+        assert!(!mentions("foobar", "foo"));
+        assert!(!mentions("afoo", "foo"));
+        assert!(mentions("a || foo", "foo"));
+    }
+}

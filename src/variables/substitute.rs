@@ -1,0 +1,248 @@
+//! `{{ }}` substitution (validate.md §11.2–11.5; `pkg/engine/variables/vars.go`
+//! `substituteVariablesIfAny`, `jsonutils/traverse.go`).
+//!
+//! Every string leaf and map key of a document is scanned with Kyverno's regex
+//! `(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})`. A string that is exactly one variable becomes
+//! the typed query result; otherwise results are spliced in as text (strings as is, other
+//! values as JSON) and the string is scanned again, unless the last variable was shallow
+//! (`{{- ... }}`). Finally `\{{` becomes `{{`.
+//!
+//! Errors: a query error reads `failed to resolve <expr> at path <path>: <query error>`
+//! (upstream wraps even the missing-key error, see `pkg/engine/validation_test.go`).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Context, VarError};
+use crate::jmespath::value::{self, to_json_string};
+use crate::request::Operation;
+use crate::yaml::{Map, Node, Value};
+
+static VARIABLE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})").ok());
+
+static VARIABLE_INIT: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^\{\{(\{[^{}]*\}|[^{}])*\}\}").ok());
+
+/// Re-scans allowed for one string (values that keep producing variables).
+const MAX_PASSES: usize = 64;
+
+/// Substitutes every variable in a document (root path `""`).
+pub fn substitute(doc: &Node, ctx: &mut Context) -> Result<Node, VarError> {
+    substitute_at(doc, ctx, "")
+}
+
+/// Substitutes with `path` as the JSON path of `doc` (for messages and `{{@}}`).
+pub fn substitute_at(doc: &Node, ctx: &mut Context, path: &str) -> Result<Node, VarError> {
+    match &doc.value {
+        Value::Str(s) => substitute_str(s, ctx, path).map(|mut n| {
+            if matches!(n.value, Value::Str(_)) {
+                n.span = doc.span;
+            }
+            n
+        }),
+        Value::Seq(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                out.push(substitute_at(item, ctx, &format!("{path}/{i}"))?);
+            }
+            Ok(Node::new(Value::Seq(out), doc.span))
+        }
+        Value::Map(m) => {
+            let mut out = Map::with_capacity(m.len());
+            for e in m.entries() {
+                let key = match substitute_str(&e.key, ctx, path)?.value {
+                    Value::Str(s) => s,
+                    Value::Null => e.key.clone(),
+                    _ => {
+                        return Err(VarError::new(format!(
+                            "expected string after substituting variables in key \"{}\"",
+                            e.key
+                        )));
+                    }
+                };
+                let child = format!("{path}/{}", e.key.replace('/', "\\/"));
+                let v = substitute_at(&e.value, ctx, &child)?;
+                out.insert(key, e.key_span, v);
+            }
+            Ok(Node::new(Value::Map(out), doc.span))
+        }
+        _ => Ok(doc.clone()),
+    }
+}
+
+/// Substitutes the variables of one string; the result is typed when the string is exactly
+/// one variable.
+pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, VarError> {
+    let (Some(re), Some(init)) = (VARIABLE.as_ref(), VARIABLE_INIT.as_ref()) else {
+        return Ok(value::string(s));
+    };
+    let mut text = s.to_owned();
+    let mut vars: Vec<String> = find_all(re, &text);
+    let mut passes = 0;
+    while !vars.is_empty() {
+        passes += 1;
+        if passes > MAX_PASSES {
+            return Err(VarError::new(format!(
+                "failed to resolve variables at path {path}: too many nested substitutions"
+            )));
+        }
+        let original = text.clone();
+        let mut shallow = false;
+        for full in &vars {
+            let initial = init.is_match(full);
+            let (prefix, v) = if initial {
+                ("", full.as_str())
+            } else {
+                let cut = full.chars().next().map_or(0, char::len_utf8);
+                full.split_at(cut)
+            };
+            let (mut variable, is_shallow) = strip_braces(v);
+            shallow = is_shallow;
+            if variable == "@" {
+                variable = at_path(ctx, path);
+            }
+            if ctx.operation() == Operation::Delete {
+                variable = variable.replace("request.object", "request.oldObject");
+            }
+            let val = ctx.query(&variable).map_err(|e| {
+                VarError::new(format!("failed to resolve {variable} at path {path}: {e}"))
+            })?;
+            if original == v {
+                return Ok(val);
+            }
+            let mut rendered = match &val.value {
+                Value::Str(s) => s.clone(),
+                _ => to_json_string(&val),
+            };
+            if shallow && !val.is_null() {
+                rendered = rendered.replace("{{", "\\{{");
+            }
+            text = text.replacen(&format!("{prefix}{v}"), &format!("{prefix}{rendered}"), 1);
+        }
+        vars = if shallow {
+            Vec::new()
+        } else {
+            find_all(re, &text)
+        };
+    }
+    Ok(value::string(text.replace("\\{{", "{{")))
+}
+
+fn find_all(re: &Regex, text: &str) -> Vec<String> {
+    re.find_iter(text).map(|m| m.as_str().to_owned()).collect()
+}
+
+/// `replaceBracesAndTrimSpaces`: drops every `{{`/`}}`, trims, and detects `{{- ...}}`.
+fn strip_braces(v: &str) -> (String, bool) {
+    let inner = v.replace("{{", "").replace("}}", "");
+    let inner = inner.trim();
+    match inner.strip_prefix('-') {
+        Some(rest) => (rest.trim().to_owned(), true),
+        None => (inner.to_owned(), false),
+    }
+}
+
+/// `{{@}}`: the path after any `foreach` segment, minus its first two segments, prefixed
+/// with `target` when the context has one, else `request.object` (§11.4).
+fn at_path(ctx: &mut Context, path: &str) -> String {
+    let prefix = if ctx.root().get("target").is_some() {
+        "target"
+    } else {
+        "request.object"
+    };
+    let mut segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if let Some(i) = segs.iter().position(|s| *s == "foreach") {
+        segs.drain(..=i);
+    }
+    let rest = segs.get(2..).unwrap_or(&[]);
+    let mut out = prefix.to_owned();
+    for s in rest {
+        if s.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{s}]"));
+        } else {
+            out.push_str(&format!(".\"{}\"", s.replace('"', "\\\"")));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Context {
+        Context::from_root(Node::from_json(&serde_json::json!({
+            "request": {"object": {"metadata": {"name": "temp", "labels": {"app": "web"}},
+                                   "spec": {"replicas": 3.0, "tpl": "{{ request.object.metadata.name }}"}}},
+            "n": 3
+        })))
+    }
+
+    fn sub(s: &str) -> Result<serde_json::Value, VarError> {
+        substitute_str(s, &mut ctx(), "").map(|n| n.to_json())
+    }
+
+    #[test]
+    fn typed_and_interpolated() {
+        assert_eq!(
+            sub("{{ request.object.spec.replicas }}").unwrap(),
+            serde_json::json!(3.0)
+        );
+        assert_eq!(
+            sub("x{{ request.object.spec.replicas }}").unwrap(),
+            serde_json::json!("x3")
+        );
+        assert_eq!(
+            sub("{{request.object.metadata.labels}}-").unwrap(),
+            serde_json::json!(r#"{"app":"web"}-"#)
+        );
+        assert!(sub("{{a}}{{b}}").is_err());
+        assert_eq!(sub("{{n}}{{n}}").unwrap(), serde_json::json!("33"));
+        assert_eq!(
+            sub("\\{{ value }}").unwrap(),
+            serde_json::json!("{{ value }}")
+        );
+        assert_eq!(sub("plain").unwrap(), serde_json::json!("plain"));
+    }
+
+    #[test]
+    fn rescans_unless_shallow() {
+        assert_eq!(
+            sub("v={{ request.object.spec.tpl }}").unwrap(),
+            serde_json::json!("v=temp")
+        );
+        assert_eq!(
+            sub("v={{- request.object.spec.tpl }}").unwrap(),
+            serde_json::json!("v={{ request.object.metadata.name }}")
+        );
+    }
+
+    #[test]
+    fn nested_variables() {
+        assert_eq!(
+            sub("{{ request.object.metadata.labels.{{ request.object.metadata.labels.app == 'web' && 'app' || 'x' }} }}").unwrap(),
+            serde_json::json!("web")
+        );
+    }
+
+    #[test]
+    fn missing_key_message() {
+        let e =
+            substitute_str("{{ request.object.spec.missing }}", &mut ctx(), "/spec/x").unwrap_err();
+        assert_eq!(
+            e.message,
+            "failed to resolve request.object.spec.missing at path /spec/x: JMESPath query failed: Unknown key \"missing\" in path"
+        );
+        assert!(e.is_unknown_key());
+    }
+
+    #[test]
+    fn keys_are_substituted() {
+        let doc =
+            Node::from_json(&serde_json::json!({"{{ request.object.metadata.name }}": "{{ n }}"}));
+        let out = substitute(&doc, &mut ctx()).unwrap();
+        assert_eq!(out.to_json(), serde_json::json!({"temp": 3}));
+    }
+}

@@ -1,0 +1,174 @@
+//! Hostile input: every case ends with a clear message (file, and line:column where there is
+//! one), a bounded run, and the other files still checked. Static cases live in
+//! `testdata/hostile/`; large ones are generated into a temporary directory.
+
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const GOOD_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  containers:\n  - name: a\n    image: nginx:1.27\n    resources: {limits: {cpu: 100m, memory: 64Mi}}\n";
+
+fn kpol(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run kpol")
+}
+
+/// Checks `bad` beside a good Pod with the resource-limits policy: exit 2, the message, and the
+/// good Pod still evaluated (one pass).
+fn assert_reported_beside_good(bad: &Path, expected: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.yaml");
+    std::fs::write(&good, GOOD_POD).unwrap();
+    let o = kpol(&[
+        "check",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        bad.to_str().unwrap(),
+        good.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    for e in expected {
+        assert!(text.contains(e), "expected {e:?} in:\n{text}");
+    }
+    assert!(
+        text.contains("pass: 1,"),
+        "the good file was not checked:\n{text}"
+    );
+}
+
+#[test]
+fn alias_bomb_is_refused_with_its_position() {
+    assert_reported_beside_good(
+        Path::new("testdata/hostile/alias-bomb.yaml"),
+        &["error[yaml]", "alias expansion", "alias-bomb.yaml:"],
+    );
+}
+
+#[test]
+fn deep_nesting_is_refused_not_a_stack_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("deep.yaml");
+    std::fs::write(
+        &p,
+        "a: ".to_owned() + &"[".repeat(10_000) + &"]".repeat(10_000),
+    )
+    .unwrap();
+    assert_reported_beside_good(&p, &["error[yaml]", "deep.yaml:1:"]);
+}
+
+#[test]
+fn invalid_utf8_and_binary_files_are_encoding_errors() {
+    assert_reported_beside_good(
+        Path::new("testdata/hostile/invalid-utf8.yaml"),
+        &["error[encoding]", "invalid-utf8.yaml:4:"],
+    );
+    assert_reported_beside_good(
+        Path::new("testdata/hostile/binary.yaml"),
+        &["error[encoding]", "binary.yaml:"],
+    );
+}
+
+#[test]
+fn tab_indentation_is_a_yaml_error_with_line() {
+    assert_reported_beside_good(
+        Path::new("testdata/hostile/tab-indent.yaml"),
+        &["error[yaml]", "tab-indent.yaml:4:"],
+    );
+}
+
+#[test]
+fn oversized_file_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("huge.yaml");
+    // 200 MB of one ConfigMap's data: refused by size, never parsed.
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(200 * 1024 * 1024).unwrap();
+    assert_reported_beside_good(&p, &["error[limit]", "huge.yaml", "64 MiB"]);
+}
+
+#[test]
+fn a_directory_named_like_a_manifest_is_an_io_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("not-a-file.yaml");
+    std::fs::create_dir(&p).unwrap();
+    std::fs::write(p.join("inner.txt"), "x").unwrap();
+    // Named explicitly, a directory is walked (and holds no manifest): no error, the good
+    // file still passes. Read as a file by name through a symlink-free path it is a directory.
+    let o = kpol(&[
+        "check",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn duplicate_keys_last_wins_like_kubernetes() {
+    let o = kpol(&["check", "testdata/hostile/duplicate-keys.yaml"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    // hostNetwork: true is overridden by the later hostNetwork: false.
+    assert!(!text.contains("host-namespaces"), "{text}");
+}
+
+#[test]
+fn many_documents_in_one_file_are_all_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("many.yaml");
+    let mut text = String::with_capacity(100_000 * 60);
+    for i in 0..100_000 {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm-{i}}}\n"
+        ));
+    }
+    std::fs::write(&p, text).unwrap();
+    let o = kpol(&[
+        "check",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        "--format",
+        "json",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["pass"], 0);
+    assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn validate_pattern_with_add_anchor_is_an_invalid_policy() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/hostile/unknown-anchor-policy.yaml",
+        "testdata/sample/debug-pod.yaml",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("error[invalid-policy]"), "{text}");
+    assert!(text.contains("unknown-anchor-policy.yaml:"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loop_is_reported_once_and_the_rest_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.yaml"), GOOD_POD).unwrap();
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("loop")).unwrap();
+    let o = kpol(&[
+        "check",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        dir.path().to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("symbolic link loop"), "{text}");
+    assert!(text.contains("pass: 1,"), "{text}");
+}
