@@ -142,9 +142,23 @@ fn validate_rule(
     {
         return respond(verdict);
     }
-    // Exceptions are looked up after preconditions (match.md §3, exceptions.md §6.2).
-    if let Some(skip) = exception::skip_response(exceptions, policy, rule, resource, request) {
-        return Some(skip);
+    // Exceptions are looked up after preconditions (match.md §3, exceptions.md §6.2); their
+    // conditions see the rule's context (§5).
+    let mut own_ctx = None;
+    let mut holds = |conds: &crate::yaml::Node| -> bool {
+        let c = match ctx.as_mut() {
+            Some(c) => Some(c),
+            None => {
+                if own_ctx.is_none() {
+                    own_ctx = validate::rule_context(policy, rule, resource, request).ok();
+                }
+                own_ctx.as_mut()
+            }
+        };
+        c.is_some_and(|c| crate::conditions::evaluate_block(conds, c).is_ok_and(|r| r.holds))
+    };
+    if let Some(r) = exception::response(exceptions, policy, rule, resource, request, &mut holds) {
+        return Some(r);
     }
     let message = v.message.as_deref();
     let verdict = match &v.check {

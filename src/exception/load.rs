@@ -44,18 +44,6 @@ pub fn load_documents<'a>(
             ("PolicyException", "kyverno.io/v2" | "kyverno.io/v2beta1") => {
                 match build(source, root) {
                     Ok(e) => {
-                        if e.conditions.is_some() {
-                            out.diagnostics.push(Diagnostic::warning(
-                                Code::UnsupportedPolicy,
-                                format!(
-                                    "PolicyException {} has conditions, which kpol does not \
-                                     evaluate yet: it is ignored, as Kyverno ignores an \
-                                     exception whose conditions cannot be evaluated",
-                                    e.qualified_name()
-                                ),
-                                at,
-                            ));
-                        }
                         out.exceptions.push(e);
                     }
                     Err(d) => out.diagnostics.push(d),
@@ -148,7 +136,8 @@ fn build(source: &SourceFile, root: &Node) -> Result<PolicyException, Diagnostic
     let pod_security = spec
         .get("podSecurity")
         .and_then(Node::as_seq)
-        .is_some_and(|s| !s.is_empty());
+        .map(<[Node]>::to_vec)
+        .unwrap_or_default();
     Ok(PolicyException {
         name,
         namespace,

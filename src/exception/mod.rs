@@ -2,12 +2,14 @@
 //! following `/work/shared/spec/exceptions.md`.
 //!
 //! An exception names rules (`policyName` exactly, `ruleNames` with wildcards, computed autogen
-//! names included) and resources (`match.any` / `match.all`). The engine asks
-//! [`matching`] for the exceptions of a rule that matched a resource and passed its
-//! preconditions; when any applies, the rule is not evaluated and gives `skip` with
-//! [`skip_message`].
+//! names included), resources (`match.any` / `match.all`) and, optionally, `conditions`. The
+//! engine asks [`response`] about a rule that matched a resource and passed its
+//! preconditions; when an exception applies, the rule is not evaluated and gives `skip` with
+//! [`skip_message`] — for podSecurity rules, exceptions with `podSecurity` entries are
+//! exclusions added to the rule's own (exceptions.md §6.3, in [`pss`]).
 
 mod load;
+mod pss;
 
 pub use load::{Loaded, load_documents};
 
@@ -31,8 +33,8 @@ pub struct PolicyException {
     all: Vec<Filter>,
     /// `spec.conditions`, as written.
     pub conditions: Option<Node>,
-    /// Whether `spec.podSecurity` has entries (exceptions.md §6.3).
-    pub pod_security: bool,
+    /// `spec.podSecurity` entries (exceptions.md §6.3), as written.
+    pub pod_security: Vec<Node>,
 }
 
 /// A compiled `match` filter; `empty` is decided before `operations` are dropped.
@@ -80,52 +82,58 @@ impl PolicyException {
 }
 
 /// The exceptions that apply to `(policy_key, rule)` for this resource, in load order.
-///
-/// Exceptions with `conditions` are left out: kpol does not evaluate them here, and Kyverno
-/// ignores an exception whose conditions cannot be evaluated (exceptions.md §5).
+/// `conditions_hold` evaluates an exception's `conditions` in the rule's context; an
+/// exception whose conditions do not hold, or cannot be evaluated, does not apply (§5).
 pub fn matching<'a>(
     exceptions: &'a [PolicyException],
     policy_key: &str,
     rule: &str,
     resource: &Resource,
     request: &Request,
+    conditions_hold: &mut dyn FnMut(&Node) -> bool,
 ) -> Vec<&'a PolicyException> {
     exceptions
         .iter()
-        .filter(|e| e.conditions.is_none())
         .filter(|e| e.covers(policy_key, rule))
         .filter(|e| e.matches(resource, request))
+        .filter(|e| e.conditions.as_ref().is_none_or(&mut *conditions_hold))
         .collect()
 }
 
-/// The response of a rule that an exception skips, or `None` when none applies
-/// (exceptions.md §6). A podSecurity rule is skipped only by an exception without
-/// `podSecurity` entries; the others are exclusions for the podSecurity check itself.
-pub fn skip_response(
+/// The response exceptions give a rule, or `None` when none applies and the rule is
+/// evaluated as usual (exceptions.md §6).
+pub fn response(
     exceptions: &[PolicyException],
     policy: &Policy,
     rule: &Rule,
     resource: &Resource,
     request: &Request,
+    conditions_hold: &mut dyn FnMut(&Node) -> bool,
 ) -> Option<RuleResponse> {
     if exceptions.is_empty() {
         return None;
     }
-    let applied = matching(exceptions, &policy.key(), &rule.name, resource, request);
+    let applied = matching(
+        exceptions,
+        &policy.key(),
+        &rule.name,
+        resource,
+        request,
+        conditions_hold,
+    );
     if applied.is_empty() {
         return None;
     }
-    let pss = matches!(
-        &rule.body,
-        RuleBody::Validate(v) if matches!(v.check, ValidateCheck::PodSecurity(_))
-    );
-    let message = if pss {
-        let whole = applied.iter().find(|e| !e.pod_security)?;
-        format!("{SKIP_PREFIX_PSS}{}", whole.qualified_name())
-    } else {
-        skip_message(&applied)
-    };
-    Some(RuleResponse::new(&rule.name, Status::Skip, message))
+    if let RuleBody::Validate(v) = &rule.body
+        && let ValidateCheck::PodSecurity(body) = &v.check
+    {
+        return pss::response(&rule.name, body, resource, &applied);
+    }
+    Some(RuleResponse::new(
+        &rule.name,
+        Status::Skip,
+        skip_message(&applied),
+    ))
 }
 
 /// The prefix of Kyverno's skip message (no space before the first name, as upstream).

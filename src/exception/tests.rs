@@ -38,8 +38,13 @@ fn exception(rules: &str, filter: &str) -> String {
 }
 
 fn run(exc: &str, resource: &str) -> Vec<(String, Status, String)> {
-    let source = Arc::new(SourceFile::new("p.yaml", POLICY));
-    let loaded = load_policies(&source, parse_documents(POLICY, Limits::default()).unwrap());
+    run_with(POLICY, exc, resource)
+}
+
+fn run_with(policy: &str, exc: &str, resource: &str) -> Vec<(String, Status, String)> {
+    let source = Arc::new(SourceFile::new("p.yaml", policy));
+    let loaded = load_policies(&source, parse_documents(policy, Limits::default()).unwrap());
+    assert!(loaded.invalid.is_empty(), "{:?}", loaded.diagnostics);
     let ex = exceptions(exc);
     assert!(ex.diagnostics.is_empty(), "{:?}", ex.diagnostics);
     let engine = Engine::new(loaded.policies).with_exceptions(ex.exceptions);
@@ -112,4 +117,89 @@ fn loading_rejects_other_documents_and_old_versions() {
          exceptions: [{policyName: p, ruleNames: [r]}]\n  match: {resources: {kinds: [Pod]}}\n",
     );
     assert!(flat.exceptions.is_empty() && flat.diagnostics.len() == 1);
+}
+
+fn with_conditions(cond: &str) -> String {
+    exception("['*']", "resources: {kinds: [Pod]}")
+        + "  conditions:\n    all:\n    - "
+        + cond
+        + "\n"
+}
+
+/// Conditions see the rule's context: the exception applies only when they hold, and one
+/// whose conditions cannot be evaluated is ignored (exceptions.md §5).
+#[test]
+fn conditions_decide_and_errors_ignore_the_exception() {
+    let tier = "{key: \"{{ request.object.metadata.labels.tier || '' }}\", operator: Equals, value: system}";
+    let system = POD.replace("namespace: x}", "namespace: x, labels: {tier: system}}");
+    assert_eq!(run(&with_conditions(tier), &system)[0].1, Status::Skip);
+    assert_eq!(run(&with_conditions(tier), POD)[0].1, Status::Fail);
+    let broken = "{key: \"{{ no_such_variable }}\", operator: Equals, value: x}";
+    assert_eq!(run(&with_conditions(broken), POD)[0].1, Status::Fail);
+}
+
+const PSS_POLICY: &str = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: psa}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: baseline
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      podSecurity: {level: baseline, version: latest}
+";
+
+const PSS_EXCEPTION: &str = "\
+apiVersion: kyverno.io/v2
+kind: PolicyException
+metadata: {name: pss-exception, namespace: delta}
+spec:
+  exceptions:
+  - policyName: psa
+    ruleNames: [baseline]
+  match:
+    any:
+    - resources: {namespaces: [staging-ns]}
+  podSecurity:
+  - controlName: HostPath Volumes
+    restrictedField: spec.volumes[*].hostPath
+    values: [/var/lib1]
+";
+
+fn hostpath_pod(ns: &str, path: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: {ns}}}\nspec:\n  \
+         containers: [{{name: c, image: nginx}}]\n  volumes: [{{name: v, hostPath: {{path: {path}}}}}]\n"
+    )
+}
+
+/// Upstream fixture test/cli/test-exceptions/exceptions-3 (exceptions.md §6.3): podSecurity
+/// entries are exclusions; the rule is skipped only when they clear every violation.
+#[test]
+fn pod_security_entries_exclude_controls() {
+    let status = |ns: &str, path: &str| {
+        run_with(PSS_POLICY, PSS_EXCEPTION, &hostpath_pod(ns, path))[0].clone()
+    };
+    let staged = status("staging-ns", "/var/lib1");
+    assert_eq!(staged.1, Status::Skip, "{staged:?}");
+    assert_eq!(
+        staged.2,
+        "rule is skipped due to policy exceptionsdelta/pss-exception"
+    );
+    assert_eq!(status("default", "/var/lib1").1, Status::Fail);
+    assert_eq!(status("staging-ns", "/var/lib2").1, Status::Fail);
+    // Without podSecurity entries the exception skips the rule outright (singular message).
+    let whole = PSS_EXCEPTION
+        .split("  podSecurity:")
+        .next()
+        .unwrap()
+        .to_owned();
+    let out = run_with(PSS_POLICY, &whole, &hostpath_pod("staging-ns", "/var/lib2"));
+    assert_eq!(
+        out[0].2,
+        "rule is skipped due to policy exception delta/pss-exception"
+    );
+    assert_eq!(names_in_message(&out[0].2), ["pss-exception"]);
 }

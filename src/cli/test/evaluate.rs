@@ -222,7 +222,7 @@ fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
 }
 
 /// Why a validate result kpol computed may still differ from Kyverno's: the resource was
-/// mutated first, an exception may apply, or values feed variables kpol does not substitute.
+/// mutated first, or values feed variables kpol does not substitute.
 fn taint(
     inputs: &Inputs,
     policy: &Policy,
@@ -232,15 +232,6 @@ fn taint(
 ) -> Option<String> {
     if mutated {
         return Some("mutate (resource mutated before validation)".to_owned());
-    }
-    // The engine applies exceptions; only those with conditions (not evaluated) taint a row.
-    let excepted = inputs
-        .policy_exceptions
-        .iter()
-        .filter(|e| e.conditions.is_some())
-        .any(|e| e.covers(&policy.key(), rule));
-    if excepted {
-        return Some("exceptions".to_owned());
     }
     if inputs.values.subresources {
         return Some("values subresources".to_owned());
