@@ -97,3 +97,65 @@ fn without_any_config_paths_default_to_the_working_directory() {
     assert!(text(&o.stdout).contains("fail[disallow-host-namespaces/host-namespaces]"));
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// `values:` in the config (or `-f`) feeds variables to rules: a deny rule comparing the
+/// resource's team label with a global value.
+#[test]
+fn values_file_from_the_config_feeds_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("policy.yaml"),
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: owned}\nspec:\n  \
+         validationFailureAction: Enforce\n  rules:\n  - name: team\n    match: {any: [{resources: {kinds: [ConfigMap]}}]}\n    \
+         validate:\n      message: wrong team\n      deny:\n        conditions:\n          any:\n          \
+         - {key: \"{{ request.object.metadata.labels.team }}\", operator: NotEquals, value: \"{{ team }}\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {team: shop}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("values.yaml"),
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Value\nmetadata: {name: v}\nglobalValues: {team: shop}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join(".kpol.yaml"),
+        "policies: [policy.yaml]\npaths: [cm.yaml]\n",
+    )
+    .unwrap();
+    // Without values the variable is unresolved: the rule errors.
+    let bare = kpol_in(d, &["check"]);
+    assert_ne!(bare.status.code(), Some(0), "{}", text(&bare.stdout));
+    std::fs::write(
+        d.join(".kpol.yaml"),
+        "policies: [policy.yaml]\npaths: [cm.yaml]\nvalues: values.yaml\n",
+    )
+    .unwrap();
+    let o = kpol_in(d, &["check"]);
+    assert!(
+        text(&o.stdout).contains("pass: 1, fail: 0"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(o.status.code(), Some(0));
+    // The flag says the same, and a missing file is an incomplete run.
+    let o = kpol_in(
+        d,
+        &[
+            "check",
+            "--no-config",
+            "-p",
+            "policy.yaml",
+            "-f",
+            "values.yaml",
+            "cm.yaml",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let o = kpol_in(d, &["check", "-f", "missing.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+}

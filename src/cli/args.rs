@@ -62,6 +62,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
 
+    /// Kyverno values file: variables for `{{ }}` and namespace labels (cli-compat.md §5).
+    #[arg(short = 'f', long, value_name = "FILE")]
+    pub values_file: Option<PathBuf>,
+
     /// Output format [default: human].
     #[arg(long, value_enum)]
     pub format: Option<CheckFormat>,

@@ -126,7 +126,8 @@ pub fn run(args: CheckArgs) -> u8 {
     exceptions.extend(loaded.exceptions);
     let infos = set.policies.iter().map(policy_info).collect();
     let engine = Engine::new(set.policies).with_exceptions(exceptions);
-    let request = Request::default();
+    let (request, diags) = config::request(settings.values.as_deref());
+    diagnostics.extend(diags);
 
     let progress = render::progress::Progress::new(inputs.len());
     let files: Vec<FileReport> = inputs

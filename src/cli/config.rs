@@ -12,7 +12,10 @@ use kpol::diagnostic::{Code, Diagnostic, Location};
 use kpol::source::{SourceFile, Span};
 use kpol::yaml::{Limits, Map, Node, Value, parse_documents};
 
+use kpol::request::Request;
+
 use super::args::{CheckArgs, CheckFormat};
+use super::test::values::{Values, ValuesFile};
 
 /// The name searched for.
 pub const FILE_NAME: &str = ".kpol.yaml";
@@ -53,6 +56,8 @@ pub struct Settings {
     pub policies: Vec<PathBuf>,
     pub exceptions: Vec<PathBuf>,
     pub exclude: Vec<String>,
+    /// `-f/--values-file`, else `values` of the config.
+    pub values: Option<PathBuf>,
     pub format: CheckFormat,
     pub output: Option<PathBuf>,
     pub audit_warn: bool,
@@ -76,17 +81,7 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         Some(p) => load(p)?,
         None => Config::default(),
     };
-    let mut diagnostics = Vec::new();
-    if let (Some(v), Some(f)) = (&config.values, &file) {
-        diagnostics.push(Diagnostic::warning(
-            Code::Io,
-            format!(
-                "values file {} is not used: kpol check does not substitute variables yet",
-                v.display()
-            ),
-            Some(Location::file(f.display().to_string())),
-        ));
-    }
+    let diagnostics = Vec::new();
     let or = |flag: Vec<PathBuf>, conf: Vec<PathBuf>| if flag.is_empty() { conf } else { flag };
     let mut paths = or(args.paths, config.paths);
     if paths.is_empty() {
@@ -101,6 +96,7 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         } else {
             args.exclude
         },
+        values: args.values_file.or(config.values),
         format: args.format.or(config.format).unwrap_or(CheckFormat::Human),
         output: args.output.or(config.output),
         audit_warn: args.audit_warn || config.audit_warn.unwrap_or(false),
@@ -110,6 +106,43 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         max_bytes: args.max_file_size.saturating_mul(1024 * 1024),
         diagnostics,
     })
+}
+
+/// The request of a run: Kyverno's defaults, with the variables and namespace labels of a
+/// values file when one is given; problems reading it are diagnostics beside it.
+pub fn request(values: Option<&Path>) -> (Request, Vec<Diagnostic>) {
+    let Some(path) = values else {
+        return (Request::default(), Vec::new());
+    };
+    let name = path.display().to_string();
+    let failed = |message: String| {
+        let d = Diagnostic::error(Code::Io, message, Some(Location::file(&name)));
+        (Request::default(), vec![d])
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return failed(format!("cannot read values file {name}: {e}")),
+    };
+    let source = SourceFile::new(name.clone(), text);
+    let root = match parse_documents(source.text(), Limits::default()) {
+        Ok(docs) => docs.into_iter().next().map_or_else(Node::null, |d| d.root),
+        Err(e) => return failed(format!("invalid YAML in values file {name}: {}", e.message)),
+    };
+    let mut warnings = Vec::new();
+    let values = match Values::from_file(&source, &root, &mut warnings) {
+        Ok(v) => v,
+        Err(e) => return failed(format!("invalid values file: {e}")),
+    };
+    let diagnostics = warnings
+        .into_iter()
+        .map(|w| Diagnostic::warning(Code::Io, w, Some(Location::file(&name))))
+        .collect();
+    let request = Request {
+        namespace_labels: values.namespace_labels.clone(),
+        values: Arc::new(values),
+        ..Request::default()
+    };
+    (request, diagnostics)
 }
 
 /// The nearest `.kpol.yaml` in `start` or a directory above it, as a path relative to `start`

@@ -16,7 +16,7 @@ mod report;
 mod rows;
 mod select;
 mod spec;
-mod values;
+pub(super) mod values;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
