@@ -208,6 +208,11 @@ pub fn parse(source: &SourceFile, base: &Path) -> Result<Config, Diagnostic> {
             ));
         }
     }
+    if let Some(v) = map.get("version")
+        && v.value != Value::Int(1)
+    {
+        return Err(error(source, v.span, "version must be 1".into()));
+    }
     let path = |s: String| -> PathBuf { join(base, &s) };
     config.paths = strings(source, map, "paths")?
         .into_iter()

@@ -43,3 +43,19 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Short runs never draw, whatever stderr is; ticking a hidden bar is a no-op.
+    #[test]
+    fn short_runs_have_no_bar() {
+        for n in [0, 1, MIN_FILES - 1] {
+            let p = Progress::new(n);
+            assert!(p.0.is_none());
+            p.tick();
+            p.finish();
+        }
+    }
+}
