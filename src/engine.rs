@@ -42,14 +42,31 @@ impl Engine {
             .filter(|(_, p)| {
                 p.rules
                     .iter()
-                    .any(|r| matches!(r.body, RuleBody::Validate(_)))
+                    .any(|r| matches!(r.body, RuleBody::Validate(_) | RuleBody::CelPolicy(_)))
             })
-            .map(|(i, p)| PolicyResponse {
-                policy: i,
-                rules: validate_policy(p, resource, request, &self.exceptions),
+            .filter_map(|(i, p)| {
+                let rules = match cel_policy(p) {
+                    Some(_)
+                        if p.kind == PolicyKind::NamespacedValidatingPolicy
+                            && p.namespace.as_deref() != Some(resource.namespace.as_str()) =>
+                    {
+                        return None;
+                    }
+                    Some(cel) => crate::vpol::evaluate::evaluate(cel, resource, request)?,
+                    None => validate_policy(p, resource, request, &self.exceptions),
+                };
+                Some(PolicyResponse { policy: i, rules })
             })
             .collect()
     }
+}
+
+/// The compiled CEL policy of a ValidatingPolicy / VAP (crate::vpol), in its namespace's scope.
+fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
+    policy.rules.iter().find_map(|r| match &r.body {
+        RuleBody::CelPolicy(c) => Some(&**c),
+        _ => None,
+    })
 }
 
 fn validate_policy(
@@ -78,7 +95,7 @@ fn validate_policy(
             continue;
         };
         resp.failure_action = policy.rule_action(rule);
-        exempt_existing_violation(policy, rule, request, &mut resp);
+        exempt_existing_violation(policy, rule, resource, request, &mut resp);
         let applied = matches!(resp.status, Status::Pass | Status::Fail);
         out.push(resp);
         // applyRules: One stops after the first pass or fail (match.md §3.4).
@@ -193,18 +210,32 @@ fn validate_rule(
                 span: None,
             }
         }
-        ValidateCheck::Cel(_) => return unsupported("cel"),
+        ValidateCheck::Cel(cel) => {
+            let (status, message, feature) = crate::vpol::cel_rule::evaluate(
+                &rule.name,
+                v.message.as_deref(),
+                cel,
+                rule.cel_preconditions.as_ref(),
+                resource,
+                request,
+            );
+            let mut r = RuleResponse::new(&rule.name, status, message);
+            r.unsupported = feature.map(str::to_owned);
+            return Some(r);
+        }
         ValidateCheck::Manifests(_) => return unsupported("manifests"),
     };
     respond(verdict)
 }
 
-/// Under a simulated UPDATE an Enforce rule is evaluated again on the old object; when that
-/// fails too, the violation already existed and the rule is skipped (validate.md §1 step 7).
-/// Offline the old object is the resource itself, so every Enforce failure becomes a skip.
+/// Under a simulated UPDATE an Enforce rule is evaluated again on the old object as if it
+/// were created (validate.md §1 step 7); when that fails too, the violation already existed and
+/// the rule is skipped. Offline the old object is the resource itself, so what differs is the
+/// operation the rule sees (a deny on `request.operation` passes for the old object).
 fn exempt_existing_violation(
     policy: &Policy,
     rule: &Rule,
+    resource: &Resource,
     request: &Request,
     resp: &mut RuleResponse,
 ) {
@@ -214,14 +245,37 @@ fn exempt_existing_violation(
     // Overrides are ignored here: the rule's own action, else the policy's.
     let enforce = v.failure_action.unwrap_or(policy.validation_failure_action)
         == crate::policy::FailureAction::Enforce;
-    if request.operation == Operation::Update
-        && enforce
-        && v.allow_existing_violations
-        && resp.status == Status::Fail
+    if request.operation != Operation::Update
+        || !enforce
+        || !v.allow_existing_violations
+        || resp.status != Status::Fail
     {
-        resp.status = Status::Skip;
-        resp.message = "skipping the rule evaluation as pre-existing violations are allowed".into();
-        resp.path = None;
+        return;
+    }
+    let as_create = Request {
+        operation: Operation::Create,
+        user_info: None,
+        ..request.clone()
+    };
+    if !matching::rule_matches(rule, resource, &as_create) {
+        return;
+    }
+    // An excepted rule never reaches here (it is a skip, not a fail).
+    match validate_rule(policy, rule, resource, &as_create, &[]) {
+        Some(old) if old.status == Status::Fail => {
+            resp.status = Status::Skip;
+            resp.message =
+                "skipping the rule evaluation as pre-existing violations are allowed".into();
+            resp.path = None;
+            resp.span = None;
+        }
+        Some(old) if old.status == Status::Error => {
+            resp.status = Status::Skip;
+            resp.message = "failed to validate old object".into();
+            resp.path = None;
+            resp.span = None;
+        }
+        _ => {}
     }
 }
 

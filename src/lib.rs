@@ -4,6 +4,7 @@
 //! arguments and files, and renders what the engine returns.
 
 pub mod autogen;
+pub mod cel;
 pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
@@ -22,4 +23,5 @@ pub mod source;
 pub mod validate;
 pub mod values;
 pub mod variables;
+pub mod vpol;
 pub mod yaml;

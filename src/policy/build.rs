@@ -150,7 +150,9 @@ fn classify(key: &str, n: &Node, path: &str) -> FieldResult<ValidateCheck> {
         }
         "cel" => {
             as_map(n, &format!("{path}.cel"))?;
-            ValidateCheck::Cel(n.clone())
+            ValidateCheck::Cel(std::sync::Arc::new(
+                crate::vpol::cel_rule::CelRule::compile(n),
+            ))
         }
         _ => ValidateCheck::Manifests(n.clone()),
     })

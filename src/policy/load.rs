@@ -68,11 +68,20 @@ const UNSUPPORTED_KINDS: &[&str] = &[
 /// Loads the policy documents of one file.
 pub fn load_policies(source: &Source, docs: Vec<Document>) -> LoadedPolicies {
     let mut out = LoadedPolicies::default();
+    let mut nodes = Vec::new();
     for doc in docs {
         for mut node in expand_lists(doc.root) {
             integral_floats_to_ints(&mut node);
-            load_document(source, node, &mut out);
+            nodes.push(node);
         }
+    }
+    // VAP bindings are attached to their policy (same file) by crate::vpol.
+    let (bindings, nodes): (Vec<Node>, Vec<Node>) = nodes.into_iter().partition(|n| {
+        n.get("kind").and_then(Node::as_str) == Some("ValidatingAdmissionPolicyBinding")
+            && n.get("apiVersion").and_then(Node::as_str) == Some("admissionregistration.k8s.io/v1")
+    });
+    for node in nodes {
+        load_document(source, node, &bindings, &mut out);
     }
     out
 }
@@ -109,7 +118,7 @@ fn expand_lists(root: Node) -> Vec<Node> {
     }
 }
 
-fn load_document(source: &Source, node: Node, out: &mut LoadedPolicies) {
+fn load_document(source: &Source, node: Node, bindings: &[Node], out: &mut LoadedPolicies) {
     let api_version = node.get("apiVersion").and_then(Node::as_str).unwrap_or("");
     let kind = node.get("kind").and_then(Node::as_str).unwrap_or("");
     if api_version.is_empty() || kind.is_empty() {
@@ -125,6 +134,24 @@ fn load_document(source: &Source, node: Node, out: &mut LoadedPolicies) {
     match kind {
         "ClusterPolicy" | "Policy" if kyverno_v1 => load_policy(source, node, out),
         "PolicyException" if group.ends_with("kyverno.io") => out.exceptions.push(node),
+        // CEL policy kinds evaluated by crate::vpol (cel.md §1); kyverno-authz modes stay
+        // unsupported.
+        "ValidatingPolicy" | "NamespacedValidatingPolicy"
+            if group == "policies.kyverno.io" && !authz_mode(&node) =>
+        {
+            let kind = if kind == "ValidatingPolicy" {
+                crate::vpol::CelKind::ValidatingPolicy
+            } else {
+                crate::vpol::CelKind::NamespacedValidatingPolicy
+            };
+            let p = crate::vpol::load::load(source, node, kind, bindings, &mut out.diagnostics);
+            out.policies.push(p);
+        }
+        "ValidatingAdmissionPolicy" if api_version == "admissionregistration.k8s.io/v1" => {
+            let kind = crate::vpol::CelKind::ValidatingAdmissionPolicy;
+            let p = crate::vpol::load::load(source, node, kind, bindings, &mut out.diagnostics);
+            out.policies.push(p);
+        }
         _ if UNSUPPORTED_KINDS.contains(&kind)
             || (matches!(kind, "ClusterPolicy" | "Policy") && group == "kyverno.io") =>
         {
@@ -154,6 +181,15 @@ fn load_document(source: &Source, node: Node, out: &mut LoadedPolicies) {
     }
 }
 
+/// `spec.evaluation.mode` Envoy/HTTP: kyverno-authz, out of scope (cel.md §1).
+fn authz_mode(node: &Node) -> bool {
+    matches!(
+        node.get_path(&["spec", "evaluation", "mode"])
+            .and_then(Node::as_str),
+        Some("Envoy" | "HTTP")
+    )
+}
+
 fn meta_str(node: &Node, key: &str) -> String {
     node.get_path(&["metadata", key])
         .and_then(Node::as_str)
@@ -169,7 +205,7 @@ fn load_policy(source: &Source, node: Node, out: &mut LoadedPolicies) {
     };
     let kind_str = match kind {
         PolicyKind::Policy => "Policy",
-        PolicyKind::ClusterPolicy => "ClusterPolicy",
+        _ => "ClusterPolicy",
     };
     let name = meta_str(&node, "name");
     let written_ns = node
@@ -180,10 +216,15 @@ fn load_policy(source: &Source, node: Node, out: &mut LoadedPolicies) {
     // A namespaced Policy without a namespace gets `default` (match.md §1.2).
     let namespace = match kind {
         PolicyKind::Policy => Some(written_ns.clone().unwrap_or_else(|| "default".to_owned())),
-        PolicyKind::ClusterPolicy => written_ns.clone(),
+        _ => written_ns.clone(),
     };
     match build_policy(source, &node, kind, &name) {
-        Ok(policy) => out.policies.push(policy),
+        Ok(policy) => {
+            cel_syntax_diagnostics(source, &policy, out);
+            out.diagnostics
+                .extend(super::expressions::check(source, &policy));
+            out.policies.push(policy);
+        }
         Err(inv) => {
             let location = Some(Location::at(source, inv.span));
             out.diagnostics.push(Diagnostic::error(
@@ -198,6 +239,25 @@ fn load_policy(source: &Source, node: Node, out: &mut LoadedPolicies) {
                 reason: inv.reason,
                 location,
             });
+        }
+    }
+}
+
+/// Syntax errors in `validate.cel` expressions, at their line:column (rules as written only).
+fn cel_syntax_diagnostics(source: &Source, policy: &Policy, out: &mut LoadedPolicies) {
+    for rule in &policy.autogen.spec_rules {
+        let super::model::RuleBody::Validate(v) = &rule.body else {
+            continue;
+        };
+        let super::model::ValidateCheck::Cel(cel) = &v.check else {
+            continue;
+        };
+        for (node, e) in &cel.syntax_errors {
+            let what = format!("{} rule {}", policy.name, rule.name);
+            let text = node.as_str().unwrap_or("");
+            out.diagnostics.push(crate::cel::syntax_diagnostic(
+                source, node.span, &what, text, e,
+            ));
         }
     }
 }
@@ -269,7 +329,7 @@ fn build_policy(
 
     let namespace = match kind {
         PolicyKind::Policy => Some(written_ns.unwrap_or("default").to_owned()),
-        PolicyKind::ClusterPolicy => None,
+        _ => None,
     };
     Ok(Policy {
         name: name.to_owned(),

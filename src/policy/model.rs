@@ -13,6 +13,10 @@ use crate::yaml::Node;
 pub enum PolicyKind {
     ClusterPolicy,
     Policy,
+    // CEL policy kinds (crate::vpol): one synthetic rule with a `RuleBody::CelPolicy` body.
+    ValidatingPolicy,
+    NamespacedValidatingPolicy,
+    ValidatingAdmissionPolicy,
 }
 
 /// Enforce blocks at admission; Audit only reports. Carried on every finding.
@@ -113,6 +117,8 @@ pub enum RuleBody {
     Mutate(Node),
     Generate(Node),
     VerifyImages(Node),
+    /// A compiled ValidatingPolicy / ValidatingAdmissionPolicy (crate::vpol).
+    CelPolicy(std::sync::Arc<crate::vpol::CelPolicy>),
 }
 
 #[derive(Clone, Debug)]
@@ -136,7 +142,8 @@ pub enum ValidateCheck {
     Deny(Node),
     Foreach(Node),
     PodSecurity(Node),
-    Cel(Node),
+    /// `validate.cel`, compiled once (crate::vpol::cel_rule).
+    Cel(std::sync::Arc<crate::vpol::cel_rule::CelRule>),
     Manifests(Node),
 }
 

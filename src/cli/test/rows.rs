@@ -73,7 +73,10 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
     let policy_name = entry.policy.rsplit('/').next().unwrap_or("");
     let feature = if let Some(f) = cx.unsupported_inputs.first() {
         Some((*f).to_owned())
-    } else if let Some(kind) = entry.cel_kind {
+    } else if let Some(kind) = entry
+        .cel_kind
+        .filter(|_| !cx.evaluated.iter().any(|n| n == policy_name))
+    {
         Some(format!("cel ({kind})"))
     } else if entry.generate {
         Some("generate".to_owned())

@@ -1,0 +1,178 @@
+//! Evaluating compiled expressions: binding the top-level variables (`object`, `request`, …)
+//! in a scope of the shared root context, `variables.<name>` computed in declaration order,
+//! and a per-evaluation iteration budget so that no expression runs unbounded.
+
+use std::cell::Cell;
+
+use cel::{ExecutionError, Value};
+
+use super::compile::Program;
+use super::convert::map_of;
+
+/// Comprehension iterations one expression may run (all nesting levels together). Kubernetes
+/// caps the cost of one expression too (`PerCallLimit`); policies seen in practice stay far
+/// below this.
+pub const ITERATION_BUDGET: u64 = 1_000_000;
+
+thread_local! {
+    static BUDGET_LEFT: Cell<u64> = const { Cell::new(ITERATION_BUDGET) };
+}
+
+/// `__kpolBudget__(range)`: charges the range's size to the budget, then hands it back.
+pub(super) fn charge(range: Value) -> Result<Value, ExecutionError> {
+    let n = match &range {
+        Value::List(l) => l.len() as u64,
+        Value::Map(m) => m.map.len() as u64,
+        _ => 0,
+    };
+    BUDGET_LEFT.with(|b| {
+        let left = b.get();
+        if n > left {
+            b.set(0);
+            Err(ExecutionError::function_error(
+                "comprehension",
+                format!("evaluation budget of {ITERATION_BUDGET} iterations exceeded"),
+            ))
+        } else {
+            b.set(left - n);
+            Ok(range)
+        }
+    })
+}
+
+/// The top-level variables of one evaluation, and the `variables` computed from them.
+#[derive(Clone, Debug, Default)]
+pub struct Activation {
+    vars: Vec<(&'static str, Value)>,
+    /// `variables.<name>` that failed, with their error: an expression that uses one gets that
+    /// error (Kyverno evaluates variables lazily, so an unused failing variable is harmless).
+    failed: Vec<(String, String)>,
+}
+
+impl Activation {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds a top-level variable (replacing an earlier binding of the same name).
+    pub fn set(&mut self, name: &'static str, value: Value) {
+        self.vars.retain(|(n, _)| *n != name);
+        self.vars.push((name, value));
+    }
+
+    /// Computes `variables` from `(name, program)` pairs in order; each sees those before it.
+    pub fn bind_variables<'a>(&mut self, defs: impl IntoIterator<Item = (&'a str, &'a Program)>) {
+        let mut done: Vec<(String, Value)> = Vec::new();
+        self.set("variables", map_of(Vec::<(String, Value)>::new()));
+        for (name, program) in defs {
+            match self.eval(program) {
+                Ok(v) => done.push((name.to_owned(), v)),
+                Err(e) => self.failed.push((name.to_owned(), e)),
+            }
+            self.set("variables", map_of(done.iter().cloned()));
+        }
+    }
+
+    /// Evaluates one program; errors are CEL's error text.
+    pub fn eval(&self, program: &Program) -> Result<Value, String> {
+        let expr = program.expr.as_ref().map_err(Clone::clone)?;
+        let mut scope = super::env::ROOT.new_inner_scope();
+        for (name, value) in &self.vars {
+            scope.add_variable_from_value(*name, value.clone());
+        }
+        BUDGET_LEFT.with(|b| b.set(ITERATION_BUDGET));
+        Value::resolve(expr, &scope).map_err(|e| self.explain(e))
+    }
+
+    /// Evaluates a program that must produce a bool.
+    pub fn eval_bool(&self, program: &Program) -> Result<bool, String> {
+        match self.eval(program)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(format!(
+                "expression '{}' must evaluate to bool, got {}",
+                program.text,
+                other.type_of()
+            )),
+        }
+    }
+
+    fn explain(&self, e: ExecutionError) -> String {
+        if let ExecutionError::NoSuchKey(k) = &e
+            && let Some((_, err)) = self.failed.iter().find(|(n, _)| n == k.as_str())
+        {
+            return err.clone();
+        }
+        e.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cel::compile::compile;
+    use crate::source::Span;
+
+    fn run(expr: &str) -> Result<Value, String> {
+        let (p, err) = compile(expr, Span::EMPTY);
+        assert!(err.is_none(), "{err:?}");
+        let mut a = Activation::new();
+        a.set(
+            "object",
+            map_of([("n", Value::Float(3.0)), ("s", Value::from("ab"))]),
+        );
+        a.eval(&p)
+    }
+
+    #[test]
+    fn numbers_from_resources_compare_with_ints() {
+        assert_eq!(run("object.n == 3"), Ok(Value::Bool(true)));
+        assert_eq!(run("object.n > 2"), Ok(Value::Bool(true)));
+        assert!(run("object.n + 1").is_err());
+    }
+
+    #[test]
+    fn or_value_accepts_non_optional_receivers() {
+        assert_eq!(run("object.s.orValue('x')"), Ok(Value::from("ab")));
+        assert_eq!(run("object.?missing.orValue('x')"), Ok(Value::from("x")));
+        assert_eq!(run("object.?s.orValue('x')"), Ok(Value::from("ab")));
+    }
+
+    #[test]
+    fn bind_and_strings() {
+        assert_eq!(run("cel.bind(x, object.s, x + x)"), Ok(Value::from("abab")));
+        assert_eq!(run("object.s.upperAscii()"), Ok(Value::from("AB")));
+        assert_eq!(run("'a/b~c'.split('/').size()"), Ok(Value::Int(2)));
+        assert_eq!(
+            run("jsonpatch.escapeKey('a/b~c')"),
+            Ok(Value::from("a~1b~0c"))
+        );
+    }
+
+    #[test]
+    fn offline_library_calls_are_errors() {
+        let e = run("resource.Get('v1', 'pods', 'ns', 'n')").unwrap_err();
+        assert!(e.contains("unsupported offline"), "{e}");
+    }
+
+    #[test]
+    fn hostile_expressions_hit_the_budget() {
+        let e = run(
+            "lists.range(1000).all(a, lists.range(1000).all(b, lists.range(1000).all(c, true)))",
+        )
+        .unwrap_err();
+        assert!(e.contains("budget"), "{e}");
+    }
+
+    #[test]
+    fn failing_variable_reports_its_own_error_when_used() {
+        let (v, _) = compile("object.missing", Span::EMPTY);
+        let (ok, _) = compile("object.s", Span::EMPTY);
+        let (use_v, _) = compile("variables.bad == 1", Span::EMPTY);
+        let (use_ok, _) = compile("variables.good == 'ab'", Span::EMPTY);
+        let mut a = Activation::new();
+        a.set("object", map_of([("s", Value::from("ab"))]));
+        a.bind_variables([("bad", &v), ("good", &ok)]);
+        assert_eq!(a.eval(&use_ok), Ok(Value::Bool(true)));
+        assert!(a.eval(&use_v).unwrap_err().contains("missing"));
+    }
+}

@@ -1,0 +1,127 @@
+//! Functions kpol adds to the CEL environment (cel.md §4.5–4.6): Kyverno's `orValue`
+//! compatibility, a bounded `lists.range`, Kubernetes' `jsonpatch.escapeKey` and regex
+//! `find`/`findAll`, Kyverno's `parseServiceAccount`, and, for Kyverno library calls that need a
+//! cluster, a registry or the network, an `unsupported offline` error — never a silent pass.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cel::extractors::{Arguments, This};
+use cel::objects::{Key, Map, OptionalValue};
+use cel::{Context, ExecutionError, Value};
+
+use super::env::{BOUNDED_RANGE, OR_VALUE_COMPAT};
+
+/// The largest `lists.range(n)` kpol builds.
+pub const MAX_RANGE: i64 = 100_000;
+
+/// The Kyverno library calls that read a cluster, a registry or the network (cel.md §4.6).
+pub const OFFLINE_UNSUPPORTED: &[&str] = &[
+    "resource.Get",
+    "resource.get",
+    "resource.List",
+    "resource.list",
+    "resource.Post",
+    "resource.post",
+    "http.Get",
+    "http.get",
+    "http.Post",
+    "http.post",
+    "http.Client",
+    "http.client",
+    "globalContext.Get",
+    "globalContext.get",
+    "image.GetMetadata",
+    "image.getMetadata",
+    "imagedata.Get",
+    "verifyImageSignatures",
+    "verifyAttestationSignatures",
+    "extractPayload",
+    "getImageData",
+];
+
+/// The error an offline-unsupported call evaluates to.
+pub fn unsupported_offline(function: &str) -> ExecutionError {
+    ExecutionError::function_error(
+        function,
+        "unsupported offline: needs a cluster, a registry or the network",
+    )
+}
+
+pub(super) fn register(ctx: &mut Context<'static, 'static>) {
+    // A name already declared by the environment cannot be re-declared; kpol's names are
+    // chosen not to collide, and a collision only leaves the crate's own function in place.
+    let _ = ctx.add_function(OR_VALUE_COMPAT, or_value_compat);
+    let _ = ctx.add_function(BOUNDED_RANGE, bounded_range);
+    let _ = ctx.add_function(super::compile::BUDGET, super::eval::charge);
+    let _ = ctx.add_function("jsonpatch.escapeKey", escape_key);
+    let _ = ctx.add_function("parseServiceAccount", parse_service_account);
+    let _ = ctx.add_function("user.parseServiceAccount", parse_service_account);
+    let _ = ctx.add_function("find", find);
+    let _ = ctx.add_function("findAll", find_all);
+    for name in OFFLINE_UNSUPPORTED {
+        let name: &'static str = name;
+        let _ = ctx.add_function(name, move |_: Arguments| -> Result<Value, ExecutionError> {
+            Err(unsupported_offline(name))
+        });
+    }
+}
+
+/// Optional with a value → the value; empty optional → the default; anything else → itself.
+fn or_value_compat(Arguments(args): Arguments) -> Result<Value, ExecutionError> {
+    let [x, default] = args.as_slice() else {
+        return Err(ExecutionError::invalid_argument_count(2, args.len()));
+    };
+    if let Value::Opaque(o) = x
+        && let Some(opt) = o.downcast_ref::<OptionalValue>()
+    {
+        return Ok(opt.value().cloned().unwrap_or_else(|| default.clone()));
+    }
+    Ok(x.clone())
+}
+
+fn bounded_range(n: i64) -> Result<Value, ExecutionError> {
+    if !(0..=MAX_RANGE).contains(&n) {
+        return Err(ExecutionError::function_error(
+            "lists.range",
+            format!("range {n} outside 0..={MAX_RANGE}"),
+        ));
+    }
+    Ok(Value::List(Arc::new((0..n).map(Value::Int).collect())))
+}
+
+/// RFC 6901 escaping of one path segment (`~` → `~0`, `/` → `~1`).
+fn escape_key(s: Arc<String>) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// `system:serviceaccount:<ns>:<name>` → `{Namespace, Name}` (Kyverno's user library); other
+/// strings give empty fields.
+fn parse_service_account(s: Arc<String>) -> Value {
+    let mut parts = s.splitn(4, ':');
+    let (ns, name) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("system"), Some("serviceaccount"), Some(ns), Some(name)) => (ns, name),
+        _ => ("", ""),
+    };
+    let mut m = HashMap::new();
+    m.insert(Key::from("Namespace"), Value::from(ns));
+    m.insert(Key::from("Name"), Value::from(name));
+    Value::Map(Map { map: Arc::new(m) })
+}
+
+fn compile_regex(function: &str, re: &str) -> Result<regex::Regex, ExecutionError> {
+    regex::Regex::new(re).map_err(|e| ExecutionError::function_error(function, e))
+}
+
+/// Kubernetes `s.find(re)`: the first match, or `""`.
+fn find(This(s): This<Arc<String>>, re: Arc<String>) -> Result<Value, ExecutionError> {
+    let r = compile_regex("find", &re)?;
+    Ok(Value::from(r.find(&s).map_or("", |m| m.as_str())))
+}
+
+/// Kubernetes `s.findAll(re)`: every match. (The `limit` overload is not provided.)
+fn find_all(This(s): This<Arc<String>>, re: Arc<String>) -> Result<Value, ExecutionError> {
+    let r = compile_regex("findAll", &re)?;
+    let found: Vec<Value> = r.find_iter(&s).map(|m| Value::from(m.as_str())).collect();
+    Ok(Value::List(Arc::new(found)))
+}

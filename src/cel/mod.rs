@@ -1,0 +1,13 @@
+//! CEL for kpol: one environment on the `cel` crate ([`env`]), kpol's own value conversions
+//! ([`convert`]), the extra libraries ([`libs`]), compiling with located syntax errors
+//! ([`compile`]) and bounded evaluation ([`eval`]). The policy kinds built on it live in
+//! `crate::vpol`.
+
+pub mod compile;
+pub mod convert;
+pub mod env;
+pub mod eval;
+pub mod libs;
+
+pub use compile::{Program, SyntaxError, compile, compile_node, syntax_diagnostic};
+pub use eval::Activation;

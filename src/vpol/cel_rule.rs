@@ -1,0 +1,164 @@
+//! The ClusterPolicy / Policy `validate.cel` rule body (cel.md §2,
+//! `kyverno/kyverno:pkg/engine/handlers/validation/validate_cel.go`): Kubernetes validations run
+//! by Kyverno's handler, where a CEL evaluation error is a `fail` (failure policy Fail → deny).
+
+use cel::Value;
+
+use super::Validation;
+use crate::cel::convert::{map_of, string};
+use crate::cel::{Activation, Program, SyntaxError, compile};
+use crate::report::Status;
+use crate::request::Request;
+use crate::resource::Resource;
+use crate::yaml::Node;
+
+/// A compiled `validate.cel` block.
+#[derive(Debug)]
+pub struct CelRule {
+    pub validations: Vec<Validation>,
+    pub variables: Vec<(String, Program)>,
+    pub audit_annotations: Vec<Program>,
+    /// `paramKind` and `paramRef` both set: the rule needs params.
+    pub uses_params: bool,
+    /// Syntax errors: `(node, error)` for the policy loader's diagnostics.
+    pub syntax_errors: Vec<(Node, SyntaxError)>,
+}
+
+impl CelRule {
+    /// Compiles every expression of the `validate.cel` node.
+    pub fn compile(cel: &Node) -> Self {
+        let mut syntax_errors = Vec::new();
+        let mut program = |n: &Node| {
+            let (p, e) = compile(n.as_str().unwrap_or(""), n.span);
+            if let Some(e) = e {
+                syntax_errors.push((n.clone(), e));
+            }
+            p
+        };
+        let seq = |k: &str| cel.get(k).and_then(Node::as_seq).unwrap_or(&[]).to_vec();
+        let validations = seq("expressions")
+            .iter()
+            .map(|v| Validation {
+                expression: program(v.get("expression").unwrap_or(&Node::null())),
+                message: v.get("message").and_then(Node::as_str).map(str::to_owned),
+                message_expression: v.get("messageExpression").map(&mut program),
+            })
+            .collect();
+        let variables = seq("variables")
+            .iter()
+            .map(|v| {
+                let name = v
+                    .get("name")
+                    .and_then(Node::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                (name, program(v.get("expression").unwrap_or(&Node::null())))
+            })
+            .collect();
+        let audit_annotations = seq("auditAnnotations")
+            .iter()
+            .filter_map(|a| a.get("valueExpression").map(&mut program))
+            .collect();
+        let uses_params = cel.get("paramKind").is_some() && cel.get("paramRef").is_some();
+        Self {
+            validations,
+            variables,
+            audit_annotations,
+            uses_params,
+            syntax_errors,
+        }
+    }
+}
+
+/// The outcome of one `validate.cel` rule: status, message, and the unsupported feature when
+/// kpol cannot decide.
+pub fn evaluate(
+    rule_name: &str,
+    rule_message: Option<&str>,
+    rule: &CelRule,
+    cel_preconditions: Option<&Node>,
+    resource: &Resource,
+    request: &Request,
+) -> (Status, String, Option<&'static str>) {
+    if rule.uses_params {
+        return (
+            Status::Error,
+            "kpol does not evaluate validate.cel params (paramKind/paramRef) yet".to_owned(),
+            Some("cel params"),
+        );
+    }
+    let mut act = Activation::new();
+    let obj = crate::cel::convert::to_cel(&resource.root);
+    let op = request.operation;
+    let (object, old) = match op {
+        crate::request::Operation::Update => (obj.clone(), obj),
+        crate::request::Operation::Delete => (Value::Null, obj),
+        _ => (obj, Value::Null),
+    };
+    act.set("object", object);
+    act.set("oldObject", old);
+    act.set(
+        "request",
+        super::evaluate::request_value(resource, request, op, None, false),
+    );
+    // Offline, Kyverno's namespace object has only a name (§2.3).
+    let ns = if resource.namespace.is_empty() || resource.kind == "Namespace" {
+        Value::Null
+    } else {
+        map_of([("metadata", map_of([("name", string(&resource.namespace))]))])
+    };
+    act.set("namespaceObject", ns);
+    // celPreconditions: false → skip; an error is a deny → fail.
+    for pre in cel_preconditions.and_then(Node::as_seq).unwrap_or(&[]) {
+        let expr = pre.get("expression").unwrap_or(&Node::null()).clone();
+        let (p, _) = compile(expr.as_str().unwrap_or(""), expr.span);
+        match act.eval_bool(&p) {
+            Ok(true) => {}
+            Ok(false) => return (Status::Skip, "cel preconditions not met".to_owned(), None),
+            Err(e) => return (Status::Fail, e, None),
+        }
+    }
+    act.bind_variables(rule.variables.iter().map(|(n, p)| (n.as_str(), p)));
+    for val in &rule.validations {
+        match act.eval_bool(&val.expression) {
+            Ok(true) => {}
+            Err(e) => return (Status::Fail, e, None),
+            Ok(false) => {
+                let mut m = k8s_message(&act, val);
+                if val.message_expression.is_none()
+                    && val.message.as_deref().is_none_or(str::is_empty)
+                    && let Some(rm) = rule_message.filter(|m| !m.is_empty())
+                {
+                    m = rm.to_owned();
+                }
+                return (Status::Fail, m, None);
+            }
+        }
+    }
+    for a in &rule.audit_annotations {
+        // Evaluated; the result is not surfaced offline (§2.1).
+        let _ = act.eval(a);
+    }
+    (
+        Status::Pass,
+        format!("Validation rule '{rule_name}' passed."),
+        None,
+    )
+}
+
+/// The Kubernetes message of a failed validation: a non-empty single-line messageExpression
+/// result (trimmed), else `message`, else `failed expression: <expr>`.
+pub fn k8s_message(act: &Activation, val: &Validation) -> String {
+    if let Some(p) = &val.message_expression
+        && let Ok(Value::String(s)) = act.eval(p)
+    {
+        let t = s.trim();
+        if !t.is_empty() && !t.contains('\n') && t.len() <= 5 * 1024 {
+            return t.to_owned();
+        }
+    }
+    match val.message.as_deref().filter(|m| !m.is_empty()) {
+        Some(m) => m.to_owned(),
+        None => format!("failed expression: {}", val.expression.text.trim()),
+    }
+}

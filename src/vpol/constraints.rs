@@ -1,0 +1,212 @@
+//! `matchConstraints` / a binding's `matchResources` (Kubernetes `MatchResources`), matched the
+//! way Kyverno's CEL matcher does offline (cel.md §3.2, `kyverno/kyverno:pkg/cel/matching`):
+//! namespace and object selectors, excluded rules, then resource rules on group, version,
+//! resource (plural), operation and scope.
+
+use std::collections::BTreeMap;
+
+use crate::matching::compile_selector;
+use crate::matching::selector::LabelSelector;
+use crate::request::{Operation, Request};
+use crate::resource::Resource;
+use crate::yaml::Node;
+
+/// One `resourceRules[]` / `excludeResourceRules[]` entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResourceRule {
+    pub api_groups: Vec<String>,
+    pub api_versions: Vec<String>,
+    pub resources: Vec<String>,
+    pub operations: Vec<String>,
+    pub scope: Option<String>,
+    pub resource_names: Vec<String>,
+}
+
+/// A compiled `MatchResources`.
+#[derive(Clone, Debug, Default)]
+pub struct Constraints {
+    pub resource_rules: Vec<ResourceRule>,
+    pub exclude_rules: Vec<ResourceRule>,
+    pub namespace_selector: Option<LabelSelector>,
+    pub object_selector: Option<LabelSelector>,
+}
+
+fn strs(n: Option<&Node>) -> Vec<String> {
+    n.and_then(Node::as_seq)
+        .map(|s| {
+            s.iter()
+                .filter_map(Node::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn rules(n: Option<&Node>) -> Vec<ResourceRule> {
+    n.and_then(Node::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .map(|r| ResourceRule {
+            api_groups: strs(r.get("apiGroups")),
+            api_versions: strs(r.get("apiVersions")),
+            resources: strs(r.get("resources")),
+            operations: strs(r.get("operations")),
+            scope: r.get("scope").and_then(Node::as_str).map(str::to_owned),
+            resource_names: strs(r.get("resourceNames")),
+        })
+        .collect()
+}
+
+impl Constraints {
+    /// Reads a `MatchResources` node; malformed selectors are an error message.
+    pub fn read(node: &Node) -> Result<Self, String> {
+        let map = node.as_map();
+        let selector = |key: &str| match map {
+            Some(m) => compile_selector(m, key, "matchConstraints").map_err(|e| e.message),
+            None => Ok(None),
+        };
+        Ok(Self {
+            resource_rules: rules(node.get("resourceRules")),
+            exclude_rules: rules(node.get("excludeResourceRules")),
+            namespace_selector: selector("namespaceSelector")?,
+            object_selector: selector("objectSelector")?,
+        })
+    }
+
+    /// Whether a namespace or object selector is set (non-empty).
+    pub fn has_selector(&self) -> bool {
+        let set = |s: &Option<LabelSelector>| {
+            s.as_ref()
+                .is_some_and(|s| !s.match_labels.is_empty() || !s.match_expressions.is_empty())
+        };
+        set(&self.namespace_selector) || set(&self.object_selector)
+    }
+
+    pub fn matches(&self, resource: &Resource, request: &Request) -> bool {
+        if !self.namespace_matches(resource, request) || !self.object_matches(resource) {
+            return false;
+        }
+        let op = request.match_operation();
+        if self
+            .exclude_rules
+            .iter()
+            .any(|r| rule_matches(r, resource, op))
+        {
+            return false;
+        }
+        // No resource rules: every resource (Kubernetes' matcher; cel.md §3.2).
+        self.resource_rules.is_empty()
+            || self
+                .resource_rules
+                .iter()
+                .any(|r| rule_matches(r, resource, op))
+    }
+
+    fn namespace_matches(&self, resource: &Resource, request: &Request) -> bool {
+        let Some(sel) = &self.namespace_selector else {
+            return true;
+        };
+        let labels = if resource.namespace.is_empty() {
+            if resource.kind != "Namespace" {
+                return true;
+            }
+            labels_of(resource)
+        } else {
+            match request.namespace_labels.get(&resource.namespace) {
+                Some(l) => l.clone(),
+                None => BTreeMap::from([(
+                    "kubernetes.io/metadata.name".to_owned(),
+                    resource.namespace.clone(),
+                )]),
+            }
+        };
+        sel.matches(&labels).unwrap_or(false)
+    }
+
+    fn object_matches(&self, resource: &Resource) -> bool {
+        match &self.object_selector {
+            Some(sel) => sel.matches(&labels_of(resource)).unwrap_or(false),
+            None => true,
+        }
+    }
+}
+
+fn labels_of(resource: &Resource) -> BTreeMap<String, String> {
+    resource
+        .labels()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn any_or(list: &[String], value: &str) -> bool {
+    list.iter().any(|x| x == "*" || x == value)
+}
+
+fn rule_matches(rule: &ResourceRule, resource: &Resource, op: Operation) -> bool {
+    let (group, version) = resource.group_version();
+    if !any_or(&rule.api_groups, group) || !any_or(&rule.api_versions, version) {
+        return false;
+    }
+    if !any_or(&rule.operations, op.as_str()) {
+        return false;
+    }
+    let plural = plural(&resource.kind);
+    let lower = resource.kind.to_ascii_lowercase();
+    // A resource with no subresource matches `*` and its own plural, never `x/*`.
+    let resource_ok = rule
+        .resources
+        .iter()
+        .any(|r| r == "*" || *r == plural || *r == lower);
+    if !resource_ok {
+        return false;
+    }
+    let scope_ok = match rule.scope.as_deref() {
+        None | Some("*") => true,
+        Some("Cluster") => resource.namespace.is_empty(),
+        Some("Namespaced") => !resource.namespace.is_empty(),
+        Some(_) => false,
+    };
+    if !scope_ok {
+        return false;
+    }
+    rule.resource_names.is_empty() || rule.resource_names.contains(&resource.name)
+}
+
+/// The plural resource name of a kind, as API discovery would give it for built-in kinds, and
+/// by the usual English rules otherwise.
+pub fn plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    match lower.as_str() {
+        "endpoints" => return lower,
+        "podsecuritypolicy" => return "podsecuritypolicies".to_owned(),
+        _ => {}
+    }
+    if let Some(stem) = lower.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        return format!("{stem}ies");
+    }
+    if lower.ends_with('s') || lower.ends_with("ch") || lower.ends_with('x') {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural("Pod"), "pods");
+        assert_eq!(plural("Ingress"), "ingresses");
+        assert_eq!(plural("NetworkPolicy"), "networkpolicies");
+        assert_eq!(plural("Gateway"), "gateways");
+        assert_eq!(plural("Endpoints"), "endpoints");
+        assert_eq!(plural("StorageClass"), "storageclasses");
+    }
+}

@@ -1,0 +1,267 @@
+//! ValidatingPolicy / ValidatingAdmissionPolicy documents → a [`Policy`] of the common model
+//! with one synthetic rule holding the compiled [`CelPolicy`]. Every expression is compiled
+//! here, once; a syntax error is a diagnostic at its line:column and makes every evaluation of
+//! the policy an error (as Kyverno's compiler does).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::autogen;
+use super::constraints::Constraints;
+use super::{Binding, CelKind, CelPolicy, Validation, Variant};
+use crate::cel::{Program, compile, syntax_diagnostic};
+use crate::diagnostic::Diagnostic;
+use crate::matching::{MatchBlock, ResourceFilter};
+use crate::policy::{Autogen, FailureAction, Policy, PolicyKind, Rule, RuleBody};
+use crate::source::Source;
+use crate::yaml::Node;
+
+/// Compiles expressions, collecting syntax-error diagnostics (for the policy as written only).
+struct Compiler<'a> {
+    source: &'a Source,
+    diagnostics: &'a mut Vec<Diagnostic>,
+    what: String,
+    /// `Some` while compiling an autogen copy: the rewrite to apply.
+    rewrite: Option<autogen::Target>,
+    errors: Vec<String>,
+}
+
+impl Compiler<'_> {
+    fn program(&mut self, node: &Node, field: &str) -> Program {
+        let written = node.as_str().unwrap_or("");
+        let text = match self.rewrite {
+            Some(t) => autogen::rewrite(written, t),
+            None => written.to_owned(),
+        };
+        let (program, err) = compile(&text, node.span);
+        if let Some(e) = err {
+            self.errors.push(format!("{field}: {}", e.message));
+            if self.rewrite.is_none() {
+                let what = format!("{} {field}", self.what);
+                self.diagnostics
+                    .push(syntax_diagnostic(self.source, node.span, &what, &text, &e));
+            }
+        }
+        program
+    }
+
+    fn named(&mut self, spec: &Node, key: &str) -> Vec<(String, Program)> {
+        seq(spec.get(key))
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let name = n
+                    .get("name")
+                    .and_then(Node::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let expr = n.get("expression").cloned().unwrap_or_else(Node::null);
+                (name, self.program(&expr, &format!("{key}[{i}].expression")))
+            })
+            .collect()
+    }
+
+    fn variant(&mut self, spec: &Node, constraints: Option<Constraints>) -> Variant {
+        let match_conditions = self.named(spec, "matchConditions");
+        let variables = self.named(spec, "variables");
+        let mut validations = Vec::new();
+        for (i, v) in seq(spec.get("validations")).iter().enumerate() {
+            let expr = v.get("expression").cloned().unwrap_or_else(Node::null);
+            let expression = self.program(&expr, &format!("validations[{i}].expression"));
+            let message = v
+                .get("message")
+                .and_then(Node::as_str)
+                .map(|m| match self.rewrite {
+                    Some(t) => autogen::rewrite(m, t),
+                    None => m.to_owned(),
+                });
+            let message_expression = v
+                .get("messageExpression")
+                .map(|m| self.program(m, &format!("validations[{i}].messageExpression")));
+            validations.push(Validation {
+                expression,
+                message,
+                message_expression,
+            });
+        }
+        let audit_annotations = seq(spec.get("auditAnnotations"))
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                a.get("valueExpression")
+                    .map(|e| self.program(e, &format!("auditAnnotations[{i}].valueExpression")))
+            })
+            .collect();
+        Variant {
+            constraints,
+            match_conditions,
+            variables,
+            validations,
+            audit_annotations,
+        }
+    }
+}
+
+fn seq(n: Option<&Node>) -> &[Node] {
+    n.and_then(Node::as_seq).unwrap_or(&[])
+}
+
+/// Builds the policy for a ValidatingPolicy / NamespacedValidatingPolicy / VAP document.
+/// `bindings` are the VAP bindings found with it.
+pub fn load(
+    source: &Source,
+    node: Node,
+    kind: CelKind,
+    bindings: &[Node],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Policy {
+    let name = node
+        .get_path(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let api_version = node
+        .get("apiVersion")
+        .and_then(Node::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
+    let kind_str = match kind {
+        CelKind::ValidatingPolicy => "ValidatingPolicy",
+        CelKind::NamespacedValidatingPolicy => "NamespacedValidatingPolicy",
+        CelKind::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
+    };
+    let mut c = Compiler {
+        source,
+        diagnostics,
+        what: format!("{kind_str} {name}"),
+        rewrite: None,
+        errors: Vec::new(),
+    };
+    let mut broken = None;
+    let constraints = match spec.get("matchConstraints").map(Constraints::read) {
+        Some(Ok(m)) => Some(m),
+        Some(Err(e)) => {
+            broken = Some(format!("invalid matchConstraints: {e}"));
+            None
+        }
+        None => None,
+    };
+    let mode = spec
+        .get_path(&["evaluation", "mode"])
+        .and_then(Node::as_str)
+        .unwrap_or("Kubernetes");
+    if matches!(mode, "Envoy" | "HTTP") {
+        broken = Some(format!(
+            "unsupported: evaluation mode {mode} (kyverno-authz)"
+        ));
+    }
+    let json_mode = mode == "JSON";
+    let mut variants = vec![c.variant(&spec, constraints.clone())];
+    if let Some(err) = c.errors.first() {
+        broken.get_or_insert_with(|| format!("failed to compile policy: {err}"));
+    }
+    if kind != CelKind::ValidatingAdmissionPolicy
+        && !json_mode
+        && let Some(cons) = constraints.as_ref().filter(|c| autogen::eligible(c))
+    {
+        let controllers: Option<Vec<String>> = spec
+            .get_path(&["autogen", "podControllers", "controllers"])
+            .map(|n| {
+                seq(Some(n))
+                    .iter()
+                    .filter_map(Node::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            });
+        for (target, cons) in autogen::copies(cons, controllers.as_deref()) {
+            c.rewrite = Some(target);
+            variants.push(c.variant(&spec, Some(cons)));
+        }
+    }
+    let bindings = bindings
+        .iter()
+        .filter(|b| b.get_path(&["spec", "policyName"]).and_then(Node::as_str) == Some(&name))
+        .map(|b| Binding {
+            name: b
+                .get_path(&["metadata", "name"])
+                .and_then(Node::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            match_resources: b
+                .get_path(&["spec", "matchResources"])
+                .and_then(|m| Constraints::read(m).ok()),
+            param_ref: b.get_path(&["spec", "paramRef"]).cloned(),
+        })
+        .collect();
+    let cel = CelPolicy {
+        kind,
+        name: name.clone(),
+        variants,
+        ignore_failures: spec.get("failurePolicy").and_then(Node::as_str) == Some("Ignore"),
+        json_mode,
+        bindings,
+        broken,
+    };
+    let namespace = match kind {
+        CelKind::NamespacedValidatingPolicy => Some(
+            node.get_path(&["metadata", "namespace"])
+                .and_then(Node::as_str)
+                .filter(|s| !s.is_empty())
+                .unwrap_or("default")
+                .to_owned(),
+        ),
+        _ => None,
+    };
+    let annotations: BTreeMap<String, String> = node
+        .get_path(&["metadata", "annotations"])
+        .and_then(Node::as_map)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let rule = Rule {
+        name: cel.rule_name().to_owned(),
+        autogen: false,
+        match_: MatchBlock {
+            raw: Node::null(),
+            any: Vec::new(),
+            all: Vec::new(),
+            flat: ResourceFilter::default(),
+        },
+        exclude: None,
+        context: None,
+        preconditions: None,
+        body: RuleBody::CelPolicy(Arc::new(cel)),
+        raw: spec,
+        cel_preconditions: None,
+        report_properties: Vec::new(),
+        skip_background_requests: true,
+    };
+    Policy {
+        name,
+        namespace,
+        kind: match kind {
+            CelKind::ValidatingPolicy => PolicyKind::ValidatingPolicy,
+            CelKind::NamespacedValidatingPolicy => PolicyKind::NamespacedValidatingPolicy,
+            CelKind::ValidatingAdmissionPolicy => PolicyKind::ValidatingAdmissionPolicy,
+        },
+        source: source.clone(),
+        annotations,
+        validation_failure_action: FailureAction::Audit,
+        apply_one: false,
+        background: true,
+        rules: vec![rule.clone()],
+        raw: node,
+        api_version,
+        admission: true,
+        failure_action_overrides: None,
+        match_conditions: None,
+        autogen: Autogen {
+            spec_rules: vec![rule],
+            by_kind: Vec::new(),
+        },
+    }
+}

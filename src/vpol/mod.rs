@@ -1,0 +1,91 @@
+//! Kyverno's `ValidatingPolicy` (policies.kyverno.io, also `NamespacedValidatingPolicy`) and
+//! Kubernetes' `ValidatingAdmissionPolicy` with its bindings, compiled once
+//! ([`load`]), matched by `matchConstraints` ([`constraints`]), copied for pod controllers
+//! ([`autogen`]) and evaluated with each kind's own result rules ([`evaluate`]); plus the
+//! ClusterPolicy `validate.cel` rule body ([`cel_rule`]).
+//!
+//! These kinds enter the common policy model as a [`crate::policy::Policy`] with one synthetic
+//! rule whose body holds the compiled [`CelPolicy`], so `kpol check` and `kpol test` need no
+//! special path for them.
+
+pub mod autogen;
+pub mod cel_rule;
+pub mod constraints;
+pub mod evaluate;
+pub mod load;
+#[cfg(test)]
+mod tests;
+
+use crate::cel::Program;
+use constraints::Constraints;
+
+/// Which CEL policy kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CelKind {
+    ValidatingPolicy,
+    NamespacedValidatingPolicy,
+    ValidatingAdmissionPolicy,
+}
+
+/// A compiled ValidatingPolicy / ValidatingAdmissionPolicy.
+#[derive(Debug)]
+pub struct CelPolicy {
+    pub kind: CelKind,
+    pub name: String,
+    /// The policy as written, then its autogen copies (cel.md §3.6).
+    pub variants: Vec<Variant>,
+    /// `failurePolicy: Ignore` (match-condition errors then mean "not matched").
+    pub ignore_failures: bool,
+    /// `evaluation.mode: JSON` (cel.md §3.5).
+    pub json_mode: bool,
+    /// VAP bindings, in file order (cel.md §5); empty for ValidatingPolicies.
+    pub bindings: Vec<Binding>,
+    /// Set when the policy uses something kpol cannot evaluate offline (an evaluation mode, a
+    /// compile error): every evaluation is an error with this message.
+    pub broken: Option<String>,
+}
+
+/// One set of constraints and expressions: the policy as written or an autogen copy.
+#[derive(Debug)]
+pub struct Variant {
+    pub constraints: Option<Constraints>,
+    pub match_conditions: Vec<(String, Program)>,
+    pub variables: Vec<(String, Program)>,
+    pub validations: Vec<Validation>,
+    pub audit_annotations: Vec<Program>,
+}
+
+#[derive(Debug)]
+pub struct Validation {
+    pub expression: Program,
+    pub message: Option<String>,
+    pub message_expression: Option<Program>,
+}
+
+/// A ValidatingAdmissionPolicyBinding of the policy.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub name: String,
+    pub match_resources: Option<Constraints>,
+    /// `paramRef` as written.
+    pub param_ref: Option<crate::yaml::Node>,
+}
+
+impl CelPolicy {
+    /// The rule name the Kyverno CLI reports for this kind (cel.md §1): empty for
+    /// ValidatingPolicies, the policy name for VAPs.
+    pub fn rule_name(&self) -> &str {
+        match self.kind {
+            CelKind::ValidatingAdmissionPolicy => &self.name,
+            _ => "",
+        }
+    }
+
+    /// Whether the original constraints have a namespace or object selector (cel.md §3.7).
+    pub fn has_selector(&self) -> bool {
+        self.variants
+            .first()
+            .and_then(|v| v.constraints.as_ref())
+            .is_some_and(Constraints::has_selector)
+    }
+}
