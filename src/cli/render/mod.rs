@@ -69,3 +69,36 @@ pub fn print_diagnostic_line(d: &Diagnostic) {
         eprintln!("error[{}]: {pos}: {}", d.code.as_str(), d.message);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum;
+
+    use super::*;
+    use crate::cli::check::Summary;
+
+    /// Every format renders a clean, empty run without error, and the machine formats say
+    /// "nothing found" in their own way.
+    #[test]
+    fn every_format_renders_an_empty_report() {
+        let report = CheckReport {
+            diagnostics: Vec::new(),
+            files: Vec::new(),
+            policies: Vec::new(),
+            summary: Summary::default(),
+            verbose: false,
+            incomplete: false,
+            timestamp: 0,
+        };
+        for format in Format::value_variants() {
+            let mut out = Vec::new();
+            let rendered = renderer(*format).render(&report, &mut out);
+            assert!(rendered.is_ok(), "{format:?}");
+            let text = String::from_utf8_lossy(&out);
+            assert!(!text.is_empty(), "{format:?}");
+            if *format == Format::Sarif {
+                assert!(text.contains("\"results\": []"), "{text}");
+            }
+        }
+    }
+}
