@@ -2,8 +2,10 @@
 
 mod args;
 mod check;
+mod config;
 mod discover;
 mod exit;
+mod jp;
 mod mutate;
 mod policies;
 mod render;
@@ -39,6 +41,7 @@ pub fn run() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Test(a) => test::run(a),
         Command::Mutate(a) => mutate::run(a),
+        Command::Jp(a) => jp::run(a),
     };
     ExitCode::from(code)
 }

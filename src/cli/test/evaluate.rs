@@ -255,7 +255,7 @@ fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
 }
 
 /// Why a validate result kpol computed may still differ from Kyverno's: the resource was
-/// mutated first, an exception may apply, or values feed variables kpol does not substitute.
+/// mutated first, or values feed variables kpol does not substitute.
 fn taint(
     inputs: &Inputs,
     policy: &Policy,
@@ -266,27 +266,22 @@ fn taint(
     if mutated {
         return Some("mutate (resource mutated before validation)".to_owned());
     }
-    let excepted = inputs.exceptions.iter().any(|(p, rules)| {
-        (p == &policy.name || p == &policy.key())
-            && rules
-                .iter()
-                .any(|r| wildmatch::WildMatch::new(r).matches(rule))
-    });
-    if excepted {
-        return Some("exceptions".to_owned());
-    }
     if inputs.values.subresources {
         return Some("values subresources".to_owned());
     }
-    // Values are injected into rule contexts; what kpol does not do yet is let values
-    // override the resource itself (`request.object.*`) or feed `foreachValues`.
-    let keys = inputs
+    // Values are injected into rule contexts. What kpol does not do yet: global or
+    // per-resource values that override the resource itself (`request.object.*`, which
+    // Kyverno applies before matching), and `foreachValues`. Rule values only reach the
+    // rule's context, which kpol does.
+    let overrides_resource = inputs
         .values
-        .variable_keys(&policy.name, &resource.name, rule);
-    if keys
-        .iter()
-        .any(|k| k.starts_with("request.object") || *k == "foreachValues")
-    {
+        .for_resource(&policy.name, &resource.name)
+        .any(|(k, _)| k.starts_with("request.object"));
+    let foreach_values = inputs
+        .values
+        .variable_keys(&policy.name, &resource.name, rule)
+        .contains(&"foreachValues");
+    if overrides_resource || foreach_values {
         return Some("values-file variables".to_owned());
     }
     None
