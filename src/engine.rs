@@ -37,7 +37,7 @@ impl Engine {
     /// The mutate phase for one resource: every policy with mutate rules, in load order, each
     /// on the resource as the previous one left it (mutate.md §2).
     pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
-        crate::mutate::mutate(resource, &self.policies, request)
+        crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
     }
 
     // --- end mutate phase ---

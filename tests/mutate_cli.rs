@@ -248,3 +248,23 @@ fn shared_anchors_are_not_edited_through_an_alias() {
         )
     );
 }
+
+/// A PolicyException covering a mutate rule skips it for the resources it matches.
+#[test]
+fn exceptions_skip_mutate_rules() {
+    let o = kpol(&[
+        "mutate",
+        "--diff",
+        "-e",
+        "testdata/mutate/exception/exception.yaml",
+        "testdata/mutate/add-default-labels/resource.yaml",
+    ]);
+    let d = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let added = d
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .count();
+    assert_eq!(added, 1, "{d}");
+    assert!(!d.contains("+  labels:"), "{d}");
+}

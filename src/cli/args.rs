@@ -219,6 +219,10 @@ pub struct MutateArgs {
     /// Refuse inputs larger than this many MiB.
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
     pub max_file_size: u64,
+
+    /// PolicyException file (repeatable). Exceptions among the policy files are used too.
+    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    pub exceptions: Vec<PathBuf>,
 }
 // --- end mutate ---
 #[derive(Debug, clap::Args)]

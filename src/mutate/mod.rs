@@ -28,6 +28,7 @@ use crate::resource::Resource;
 use crate::yaml::Node;
 
 use crate::conditions::evaluate_block;
+use crate::exception::{self, PolicyException};
 use crate::variables::{Context, VarError, substitute_at};
 
 use merge_keys::{ListStrategy, SchemaType};
@@ -62,6 +63,17 @@ impl Mutation {
 /// Runs every mutate policy over `resource`, in load order (mutate.md §2). Values-file
 /// variables come with the request (`request.values`).
 pub fn mutate(resource: &Resource, policies: &[Policy], request: &Request) -> Mutation {
+    mutate_with_exceptions(resource, policies, &[], request)
+}
+
+/// [`mutate`] with PolicyExceptions: a rule an exception covers is skipped
+/// (`rule is skipped due to policy exceptions…`, looked up after preconditions).
+pub fn mutate_with_exceptions(
+    resource: &Resource,
+    policies: &[Policy],
+    exceptions: &[PolicyException],
+    request: &Request,
+) -> Mutation {
     let mut current = resource.clone();
     let mut out = Vec::new();
     for (i, policy) in policies.iter().enumerate() {
@@ -72,7 +84,12 @@ pub fn mutate(resource: &Resource, policies: &[Policy], request: &Request) -> Mu
         {
             continue;
         }
-        let rules = mutate_policy(policy, &mut current, request);
+        let env = Env {
+            policy,
+            request,
+            exceptions,
+        };
+        let rules = mutate_policy(&env, &mut current);
         out.push(PolicyMutation {
             response: PolicyResponse { policy: i, rules },
             patched: current.root.clone(),
@@ -84,7 +101,15 @@ pub fn mutate(resource: &Resource, policies: &[Policy], request: &Request) -> Mu
     }
 }
 
-fn mutate_policy(policy: &Policy, current: &mut Resource, request: &Request) -> Vec<RuleResponse> {
+/// What a rule is evaluated with besides the resource.
+struct Env<'a> {
+    policy: &'a Policy,
+    request: &'a Request,
+    exceptions: &'a [PolicyException],
+}
+
+fn mutate_policy(env: &Env<'_>, current: &mut Resource) -> Vec<RuleResponse> {
+    let (policy, request) = (env.policy, env.request);
     if policy.kind == PolicyKind::Policy {
         let ns = policy.namespace.as_deref().unwrap_or("default");
         if current.namespace != ns {
@@ -102,7 +127,7 @@ fn mutate_policy(policy: &Policy, current: &mut Resource, request: &Request) -> 
         }
         // The request context, values, then the rule's `context` entries.
         let (resp, patched) = match crate::validate::rule_context(policy, rule, current, request) {
-            Ok(mut ctx) => apply_rule(rule, body, current, &mut ctx),
+            Ok(mut ctx) => apply_rule(env, rule, body, current, &mut ctx),
             Err(v) => (response(rule, v.status, v.message), None),
         };
         if let Some(root) = patched {
@@ -161,6 +186,7 @@ fn mutated_message(r: &Resource) -> String {
 /// One rule on the current resource: its response and, when it changed something, the
 /// new tree.
 fn apply_rule(
+    env: &Env<'_>,
     rule: &Rule,
     body: &Node,
     current: &Resource,
@@ -184,6 +210,19 @@ fn apply_rule(
                 return (response(rule, Status::Error, msg), None);
             }
         }
+    }
+    // Exceptions are looked up after preconditions; their conditions see the rule's context.
+    let mut holds = |conds: &Node| evaluate_block(conds, ctx).is_ok_and(|r| r.holds);
+    if let Some(mut r) = exception::response(
+        env.exceptions,
+        env.policy,
+        rule,
+        current,
+        env.request,
+        &mut holds,
+    ) {
+        r.rule_type = RuleType::Mutation;
+        return (r, None);
     }
     let result = if let Some(entries) = body.get("foreach") {
         foreach::apply(entries, current, ctx)
