@@ -2,6 +2,7 @@
 //!
 //! `Engine` is `Send + Sync` and does no I/O; the binary runs it over files in parallel.
 
+use crate::exception::{self, PolicyException};
 use crate::matching;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody, ValidateCheck};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
@@ -11,16 +12,35 @@ use crate::validate;
 
 pub struct Engine {
     policies: Vec<Policy>,
+    exceptions: Vec<PolicyException>,
 }
 
 impl Engine {
     pub fn new(policies: Vec<Policy>) -> Self {
-        Self { policies }
+        Self {
+            policies,
+            exceptions: Vec::new(),
+        }
+    }
+
+    /// The PolicyExceptions every rule is checked against (exceptions.md).
+    pub fn with_exceptions(mut self, exceptions: Vec<PolicyException>) -> Self {
+        self.exceptions = exceptions;
+        self
     }
 
     pub fn policies(&self) -> &[Policy] {
         &self.policies
     }
+
+    // --- mutate phase (branch `mutate`) ---
+    /// The mutate phase for one resource: every policy with mutate rules, in load order, each
+    /// on the resource as the previous one left it (mutate.md §2).
+    pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
+        crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
+    }
+
+    // --- end mutate phase ---
 
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).
@@ -44,7 +64,7 @@ impl Engine {
                         return None;
                     }
                     Some(cel) => crate::vpol::evaluate::evaluate(cel, resource, request)?,
-                    None => validate_policy(p, resource, request, &mut contexts),
+                    None => validate_policy(p, resource, request, &self.exceptions, &mut contexts),
                 };
                 Some(PolicyResponse { policy: i, rules })
             })
@@ -64,6 +84,7 @@ fn validate_policy(
     policy: &Policy,
     resource: &Resource,
     request: &Request,
+    exceptions: &[PolicyException],
     contexts: &mut validate::Contexts,
 ) -> Vec<RuleResponse> {
     // A namespaced Policy applies only to resources of its own namespace (match.md §2.2).
@@ -82,7 +103,7 @@ fn validate_policy(
         if !matching::rule_matches(rule, resource, request) {
             continue;
         }
-        let resp = validate_rule(policy, rule, resource, request, contexts);
+        let resp = validate_rule(policy, rule, resource, request, exceptions, contexts);
         contexts.release();
         let Some(mut resp) = resp else {
             continue;
@@ -105,6 +126,7 @@ fn validate_rule(
     rule: &Rule,
     resource: &Resource,
     request: &Request,
+    exceptions: &[PolicyException],
     contexts: &mut validate::Contexts,
 ) -> Option<RuleResponse> {
     let RuleBody::Validate(v) = &rule.body else {
@@ -151,6 +173,24 @@ fn validate_rule(
         && let Some(verdict) = validate::preconditions(rule, c)
     {
         return respond(verdict);
+    }
+    // Exceptions are looked up after preconditions (match.md §3, exceptions.md §6.2); their
+    // conditions see the rule's context (§5).
+    let mut own_ctx = None;
+    let mut holds = |conds: &crate::yaml::Node| -> bool {
+        let c = match ctx.as_deref_mut() {
+            Some(c) => Some(c),
+            None => {
+                if own_ctx.is_none() {
+                    own_ctx = validate::rule_context(policy, rule, resource, request).ok();
+                }
+                own_ctx.as_mut()
+            }
+        };
+        c.is_some_and(|c| crate::conditions::evaluate_block(conds, c).is_ok_and(|r| r.holds))
+    };
+    if let Some(r) = exception::response(exceptions, policy, rule, resource, request, &mut holds) {
+        return Some(r);
     }
     let message = v.message.as_deref();
     let verdict = match &v.check {
@@ -240,8 +280,9 @@ fn exempt_existing_violation(
     if !matching::rule_matches(rule, resource, &as_create) {
         return;
     }
+    // An excepted rule never reaches here (it is a skip, not a fail).
     let mut contexts = validate::Contexts::new(resource, &as_create);
-    match validate_rule(policy, rule, resource, &as_create, &mut contexts) {
+    match validate_rule(policy, rule, resource, &as_create, &[], &mut contexts) {
         Some(old) if old.status == Status::Fail => {
             resp.status = Status::Skip;
             resp.message =

@@ -30,48 +30,120 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check manifests against Kyverno validate rules.
+    ///
+    /// As the Kyverno CLI does, the policies' mutate rules are applied first and validate rules
+    /// are evaluated on each resource as the mutate rules leave it.
     Check(CheckArgs),
+    /// Apply Kyverno mutate rules: print, diff or write the patched manifests.
+    Mutate(MutateArgs),
     /// Run Kyverno CLI test files (kyverno-test.yaml).
     Test(TestArgs),
+    /// Kyverno's JMESPath: evaluate expressions with Kyverno's functions, list the functions.
+    Jp(JpArgs),
 }
 
+const CHECK_EXIT_HELP: &str = "Exit codes (Kyverno's order): 2 the run was incomplete (bad flag, \
+                               unreadable file, malformed YAML, invalid policy); else 1 a rule \
+                               failed or errored; else N with --warn-exit-code N when there were \
+                               warnings; else the warn exit code (0 unless set) with --warn-no-pass \
+                               when nothing passed; else 0. Settings may come from .kpol.yaml in \
+                               the working directory or above; flags override it.";
+
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXIT_HELP)]
+#[command(after_help = CHECK_EXIT_HELP)]
 pub struct CheckArgs {
     /// Files or directories to check (`.yaml`, `.yml`, `.json`; directories recursively);
-    /// `-` reads standard input.
-    #[arg(required = true)]
+    /// `-` reads standard input. Default: `paths` of .kpol.yaml, else `.`.
     pub paths: Vec<PathBuf>,
 
     /// Policy file or directory (repeatable). Without it, kpol's embedded default policies.
     #[arg(short, long = "policy", value_name = "PATH")]
     pub policies: Vec<PathBuf>,
 
+    /// PolicyException file (repeatable; `kyverno.io/v2` or `v2beta1`). Exceptions among the
+    /// policy files are used too.
+    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    pub exceptions: Vec<PathBuf>,
+
     /// Skip input paths matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// Output format [default: human].
+    #[arg(long, value_enum)]
+    pub format: Option<CheckFormat>,
+
+    /// Write the output to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 
     /// Report Audit failures as warnings that do not fail the run.
     #[arg(long)]
     pub audit_warn: bool,
 
+    /// Exit with N when there were warnings but no failures or errors.
+    #[arg(long, value_name = "N")]
+    pub warn_exit_code: Option<u8>,
+
+    /// Exit with the warn exit code (0 unless set) when no rule passed.
+    #[arg(long)]
+    pub warn_no_pass: bool,
+
+    /// Read settings from this file instead of searching for .kpol.yaml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Ignore any .kpol.yaml.
+    #[arg(long)]
+    pub no_config: bool,
+
     /// Also print passing and skipped results, and skipped documents.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Kyverno values file (cli.kyverno.io/v1alpha1 Values): variables for rules, namespace
+    /// labels for namespaceSelector, `request.operation`.
+    #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "set")]
+    pub values_file: Option<PathBuf>,
+
+    /// Variables as `key=value` (comma-separated, repeatable), as `kyverno apply --set`.
+    #[arg(short = 's', long, value_name = "KEY=VALUE", value_delimiter = ',')]
+    pub set: Vec<String>,
+
+    /// Kyverno userinfo file: the requesting user, roles and cluster roles.
+    #[arg(short = 'u', long, value_name = "FILE")]
+    pub userinfo: Option<PathBuf>,
 
     /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
     pub max_file_size: u64,
 }
 
+/// Output formats of `kpol test`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Human,
     Json,
+}
+
+/// Output formats of `kpol check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// Diagnostics with source snippets.
+    Human,
+    /// kpol's JSON document (schema version 1).
+    Json,
+    /// SARIF 2.1.0, as GitHub code scanning takes it.
+    Sarif,
+    /// JUnit XML: one test case per resource and rule.
+    Junit,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// Kyverno's policy report (`openreports.io/v1alpha1`).
+    PolicyReport,
+    /// Kyverno's policy report before v1.15 (`wgpolicyk8s.io/v1alpha2`).
+    #[value(name = "policy-report-v1alpha2")]
+    PolicyReportV1alpha2,
 }
 
 #[derive(Debug, clap::Args)]
@@ -109,4 +181,73 @@ pub struct TestArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+// --- mutate (branch `mutate`) ---
+#[derive(Debug, clap::Args)]
+pub struct MutateArgs {
+    /// Files or directories (`.yaml`, `.yml`, `.json`; directories recursively); `-` reads
+    /// standard input.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Policy file or directory (repeatable). Without it, kpol's embedded default policies.
+    #[arg(short, long = "policy", value_name = "PATH")]
+    pub policies: Vec<PathBuf>,
+
+    /// Skip input paths matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Print a unified diff per changed file instead of the documents.
+    #[arg(long, conflicts_with_all = ["write", "check", "output"])]
+    pub diff: bool,
+
+    /// Apply the patches to the files in place (only changed files are touched; comments and
+    /// formatting outside the patched nodes are kept byte-for-byte).
+    #[arg(long, conflicts_with_all = ["check", "output"])]
+    pub write: bool,
+
+    /// Change nothing; exit 1 when any file would change.
+    #[arg(long, conflicts_with = "output")]
+    pub check: bool,
+
+    /// Write the (patched) files into DIR, mirroring the input tree.
+    #[arg(short, long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+
+    /// Refuse inputs larger than this many MiB.
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
+
+    /// PolicyException file (repeatable). Exceptions among the policy files are used too.
+    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    pub exceptions: Vec<PathBuf>,
+}
+// --- end mutate ---
+#[derive(Debug, clap::Args)]
+pub struct JpArgs {
+    #[command(subcommand)]
+    pub command: JpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JpCommand {
+    /// Evaluate JMESPath expressions against a YAML or JSON document (standard input by
+    /// default); each result is printed as JSON.
+    Query {
+        /// Expressions to evaluate, in order.
+        queries: Vec<String>,
+        /// The document to query (YAML or JSON); `-` or absent reads standard input.
+        #[arg(short, long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Files holding one expression each (repeatable).
+        #[arg(short = 'q', long = "query", value_name = "FILE")]
+        query_files: Vec<PathBuf>,
+    },
+    /// List the available functions (standard and Kyverno's), or check the named ones exist.
+    Function {
+        /// Function names to look for.
+        names: Vec<String>,
+    },
 }

@@ -2,8 +2,11 @@
 
 mod args;
 mod check;
+mod config;
 mod discover;
 mod exit;
+mod jp;
+mod mutate;
 mod policies;
 mod render;
 mod test;
@@ -37,6 +40,8 @@ pub fn run() -> ExitCode {
     let code = match args.command {
         Command::Check(a) => check::run(a),
         Command::Test(a) => test::run(a),
+        Command::Mutate(a) => mutate::run(a),
+        Command::Jp(a) => jp::run(a),
     };
     ExitCode::from(code)
 }

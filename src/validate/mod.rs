@@ -85,8 +85,7 @@ pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
 /// Builds the rule's context: the CLI's request context, the values for this policy and
 /// resource, then the rule's values, then its `context` entries (cli-compat.md §5.2). The
 /// engine shares one context per resource instead ([`Contexts`]); this fresh one is for
-/// callers outside a resource loop.
-#[allow(dead_code)]
+/// callers outside a resource loop (an exception's conditions on a rule without context).
 pub(crate) fn rule_context(
     policy: &Policy,
     rule: &Rule,

@@ -24,6 +24,9 @@ pub struct RuleOutcome {
     pub message: String,
     /// Set when kpol could not evaluate the rule: the feature.
     pub unsupported: Option<String>,
+    /// The resource this response is about, as `patchedResources` compares it: after the
+    /// policy for mutate rules, as validated for validate rules (mutate.md §10).
+    pub patched: Option<kpol::yaml::Node>,
 }
 
 /// One engine response (a policy in one phase) for one resource.
@@ -98,11 +101,40 @@ fn run_resource(
         values: inputs.values.clone(),
     };
     let mut responses = Vec::new();
+    // --- mutate phase (branch `mutate`) ---
+    let mutate_op = policies
+        .iter()
+        .zip(&ops)
+        .find(|(p, _)| p.rules.iter().any(|r| Phase::Mutate.has(&r.body)))
+        .map_or(Operation::Create, |(_, op)| *op);
+    let mutation = engine.mutate(resource, &request_for(mutate_op));
     let mut mutated = false;
-    for (phase, feature) in [
-        (Phase::Mutate, "mutate"),
-        (Phase::VerifyImages, "verifyImages"),
-    ] {
+    for pm in &mutation.policies {
+        let Some(p) = policies.get(pm.response.policy) else {
+            continue;
+        };
+        let rules: Vec<RuleOutcome> = pm
+            .response
+            .rules
+            .iter()
+            .map(|r| RuleOutcome {
+                rule: r.rule.clone(),
+                status: r.status,
+                message: r.message.clone(),
+                // Exceptions and values kpol does not apply leave the row undecided.
+                unsupported: r
+                    .unsupported
+                    .clone()
+                    .or_else(|| taint(inputs, p, resource, &r.rule, false)),
+                patched: Some(pm.patched.clone()),
+            })
+            .collect();
+        mutated |= rules.iter().any(|o| o.unsupported.is_some());
+        responses.push(response(p, rules));
+    }
+    let resource = &mutation.resource;
+    // --- end mutate phase ---
+    for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
         for (i, p) in policies.iter().enumerate() {
             if !p.rules.iter().any(|r| phase.has(&r.body)) {
                 continue;
@@ -115,7 +147,6 @@ fn run_resource(
                 .filter(|r| in_scope(p, resource) && matching::rule_matches(r, resource, &request))
                 .map(|r| unsupported(&r.name, feature))
                 .collect();
-            mutated |= phase == Phase::Mutate && !rules.is_empty();
             responses.push(response(p, rules));
         }
     }
@@ -143,6 +174,7 @@ fn run_resource(
                         rule: r.rule,
                         status: r.status,
                         message: r.message,
+                        patched: Some(resource.root.clone()),
                     };
                     if o.unsupported.is_none() {
                         o.unsupported = taint(inputs, policy, resource, &o.rule, mutated);
@@ -207,6 +239,7 @@ fn unsupported(rule: &str, feature: &str) -> RuleOutcome {
         status: Status::Error,
         message: format!("kpol does not evaluate {feature} rules yet"),
         unsupported: Some(feature.to_owned()),
+        patched: None,
     }
 }
 
@@ -222,7 +255,7 @@ fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
 }
 
 /// Why a validate result kpol computed may still differ from Kyverno's: the resource was
-/// mutated first, an exception may apply, or values feed variables kpol does not substitute.
+/// mutated first, or values feed variables kpol does not substitute.
 fn taint(
     inputs: &Inputs,
     policy: &Policy,
@@ -233,27 +266,22 @@ fn taint(
     if mutated {
         return Some("mutate (resource mutated before validation)".to_owned());
     }
-    let excepted = inputs.exceptions.iter().any(|(p, rules)| {
-        (p == &policy.name || p == &policy.key())
-            && rules
-                .iter()
-                .any(|r| wildmatch::WildMatch::new(r).matches(rule))
-    });
-    if excepted {
-        return Some("exceptions".to_owned());
-    }
     if inputs.values.subresources {
         return Some("values subresources".to_owned());
     }
-    // Values are injected into rule contexts; what kpol does not do yet is let values
-    // override the resource itself (`request.object.*`) or feed `foreachValues`.
-    let keys = inputs
+    // Values are injected into rule contexts. What kpol does not do yet: global or
+    // per-resource values that override the resource itself (`request.object.*`, which
+    // Kyverno applies before matching), and `foreachValues`. Rule values only reach the
+    // rule's context, which kpol does.
+    let overrides_resource = inputs
         .values
-        .variable_keys(&policy.name, &resource.name, rule);
-    if keys
-        .iter()
-        .any(|k| k.starts_with("request.object") || *k == "foreachValues")
-    {
+        .for_resource(&policy.name, &resource.name)
+        .any(|(k, _)| k.starts_with("request.object"));
+    let foreach_values = inputs
+        .values
+        .variable_keys(&policy.name, &resource.name, rule)
+        .contains(&"foreachValues");
+    if overrides_resource || foreach_values {
         return Some("values-file variables".to_owned());
     }
     None

@@ -66,10 +66,10 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
     report.applying = (
         policies.len() + inputs.policies.invalid.len() + inputs.policies.unsupported.len(),
         inputs.resources.len(),
-        inputs.exceptions.len(),
+        inputs.policy_exceptions.len(),
     );
     let evaluated: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
-    let engine = Engine::new(policies);
+    let engine = Engine::new(policies).with_exceptions(inputs.policy_exceptions.clone());
     let unsupported: Vec<(String, String)> = inputs
         .policies
         .unsupported
@@ -107,7 +107,12 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         let Some((_, run)) = runs.iter().find(|(op, _)| *op == entry.operation) else {
             continue;
         };
-        report.rows.extend(rows::rows_for(entry, run, &cx));
+        // `patchedResources` is relative to the test file's directory.
+        let mut entry = entry.clone();
+        if let Some(p) = &entry.patched_resources {
+            entry.patched_resources = Some(dir.join(p).display().to_string());
+        }
+        report.rows.extend(rows::rows_for(&entry, run, &cx));
     }
     report
 }

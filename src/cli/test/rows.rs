@@ -102,7 +102,7 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
         let before = rows.len();
         for resp in run.responses.iter().filter(|r| r.policy == policy_name) {
             for outcome in resp.rules.iter().filter(|o| selects(&entry.rule, &o.rule)) {
-                rows.push(outcome_row(entry, run, resp, outcome));
+                rows.extend(outcome_row(entry, run, resp, outcome));
             }
             if rows.len() == before {
                 rows.push(fixed_row(
@@ -167,10 +167,46 @@ fn selects(wanted: &str, rule: &str) -> bool {
         || rule.strip_prefix("autogen-cronjob-") == Some(wanted)
 }
 
-fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &RuleOutcome) -> Row {
+fn outcome_row(
+    entry: &ResultEntry,
+    run: &ResourceRun,
+    resp: &Response,
+    o: &RuleOutcome,
+) -> Option<Row> {
     if let Some(feature) = &o.unsupported {
-        return unsupported_row(entry, Some(run), &o.rule, feature);
+        return Some(unsupported_row(entry, Some(run), &o.rule, feature));
     }
+    // --- patchedResources (branch `mutate`, mutate.md §10) ---
+    if let (Some(file), Some(actual)) = (&entry.patched_resources, &o.patched) {
+        use kpol::mutate::compare::{PatchedCheck, compare};
+        let failed = |reason: &str, message: String| {
+            let mut row = fixed_row(entry, Some(run), o.status.as_str(), false, reason, "");
+            row.rule = o.rule.clone();
+            row.message = message;
+            Some(row)
+        };
+        match std::fs::read_to_string(file) {
+            Err(e) => {
+                let msg = format!("error: failed to load PatchedResources resource ({e})");
+                return failed("Resource error", msg);
+            }
+            Ok(text) => match compare(file, &text, actual) {
+                PatchedCheck::Match => {}
+                PatchedCheck::NotFound => return None,
+                PatchedCheck::LoadError(e) => {
+                    let msg = format!("error: failed to load PatchedResources resource ({e})");
+                    return failed("Resource error", msg);
+                }
+                PatchedCheck::Mismatch(diff) => {
+                    let msg = format!(
+                        "Patched resource didn't match the patched resource in the test result\n{diff}"
+                    );
+                    return failed("Resource diff", msg);
+                }
+            },
+        }
+    }
+    // --- end patchedResources ---
     let actual = match o.status {
         Status::Fail if resp.unscored => Status::Warn,
         s => s,
@@ -183,7 +219,7 @@ fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &Rule
         (true, "skip") => Count::Skip,
         (true, _) => Count::Pass,
     };
-    Row {
+    Some(Row {
         policy: entry.policy.clone(),
         rule: o.rule.clone(),
         resource: run.display(),
@@ -198,7 +234,7 @@ fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &Rule
         ok,
         count,
         message: o.message.clone(),
-    }
+    })
 }
 
 fn fixed_row(

@@ -8,6 +8,7 @@ fn outcome(rule: &str, status: Status) -> RuleOutcome {
         status,
         message: String::new(),
         unsupported: None,
+        patched: None,
     }
 }
 
