@@ -42,6 +42,21 @@ impl Engine {
 
     // --- end mutate phase ---
 
+    // --- perf (branch `perf`) ---
+    /// Whether `mutate` could change this resource: some mutate rule matches it as it is.
+    /// When none does, the mutate phase leaves it untouched and callers can skip the copy.
+    pub fn mutates(&self, resource: &Resource, request: &Request) -> bool {
+        self.policies.iter().any(|p| {
+            (p.kind != PolicyKind::Policy
+                || p.namespace.as_deref().unwrap_or("default") == resource.namespace)
+                && p.rules.iter().any(|r| {
+                    matches!(r.body, RuleBody::Mutate(_))
+                        && matching::rule_matches(r, resource, request)
+                })
+        })
+    }
+    // --- end perf ---
+
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {
