@@ -313,12 +313,26 @@ fn check_input(
     let mut findings = Vec::new();
     for resource in &manifests.resources {
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
-        let mutated = engine.mutate(resource, request).resource;
+        // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).
+        let mutated = if engine.mutates(resource, request) {
+            std::borrow::Cow::Owned(engine.mutate(resource, request).resource)
+        } else {
+            std::borrow::Cow::Borrowed(resource)
+        };
         for pr in engine.validate(&mutated, request) {
             let policy = &engine.policies()[pr.policy];
             for resp in pr.rules {
                 findings.push(finding(policy, pr.policy, &mutated, resp, audit_warn));
             }
+        }
+    }
+    // perf: only shown results (fail, warn, error) print source lines; the others keep just
+    // the file's name, so that a file without failures is freed once checked
+    // (peak RSS, docs/PERFORMANCE.md).
+    let name_only: Source = Arc::new(SourceFile::new(source.name(), String::new()));
+    for f in &mut findings {
+        if matches!(f.status, Status::Pass | Status::Skip) && f.source.is_some() {
+            f.source = Some(name_only.clone());
         }
     }
     FileReport {
