@@ -95,7 +95,9 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
             .filter_map(|s| Operation::parse(s).map(Some)),
     );
     for op in wanted {
-        match evaluate::run(&engine, &inputs, op) {
+        let ctx = inputs.cel_context.clone();
+        let run = kpol::cel::context::with_context(ctx, || evaluate::run(&engine, &inputs, op));
+        match run {
             Ok(r) => runs.push((op, r)),
             Err(e) => {
                 report.error = Some(LoadError::in_file(dir.display().to_string(), e).to_string());

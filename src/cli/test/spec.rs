@@ -83,6 +83,8 @@ pub struct TestSpec {
     /// Inline `values:` (a ValuesSpec).
     pub values: Option<Node>,
     pub userinfo: Option<String>,
+    /// The `context:` file (a `cli.kyverno.io/v1alpha1` Context) for CEL library calls.
+    pub context: Option<String>,
     pub results: Vec<ResultEntry>,
     /// Inputs kpol does not use yet; every row of the test is then unsupported.
     pub unsupported_inputs: Vec<&'static str>,
@@ -137,13 +139,13 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
     t.variables = f.opt_string("variables")?;
     t.values = f.get("values").cloned();
     t.userinfo = f.opt_string("userinfo")?;
+    t.context = f.opt_string("context")?;
     for (field, feature) in [
         ("jsonPayload", "json payloads"),
         ("jsonPayloads", "json payloads"),
         ("httpPayloads", "http payloads"),
         ("envoyPayloads", "envoy payloads"),
         ("paramResources", "paramResources"),
-        ("context", "cel context"),
         ("checks", "checks"),
     ] {
         if f.get(field).is_some() && !t.unsupported_inputs.contains(&feature) {
