@@ -56,6 +56,7 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function("findAll", find_all);
     super::context::register(ctx);
     super::time::register(ctx);
+    super::k8s_lists::register(ctx);
     for name in OFFLINE_UNSUPPORTED {
         let name: &'static str = name;
         let _ = ctx.add_function(name, move |_: Arguments| -> Result<Value, ExecutionError> {
