@@ -215,7 +215,6 @@ fn validate_rule(
                 &rule.name,
                 v.message.as_deref(),
                 cel,
-                rule.cel_preconditions.as_ref(),
                 resource,
                 request,
             );
