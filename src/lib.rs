@@ -8,6 +8,7 @@ pub mod cel;
 pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
+pub mod generate;
 pub mod jmespath;
 pub mod manifest;
 pub mod matching;

@@ -1,0 +1,157 @@
+//! The generate phase (Kyverno's background `generate` rules, as the Kyverno CLI evaluates them
+//! offline): for one trigger resource, the resources each matching generate rule would create.
+//!
+//! Order of work, after `pkg/engine/background.go` and `pkg/background/generate/`:
+//! 1. every generate rule (the policy's rules as computed for the whole controller set) whose
+//!    match/exclude selects the trigger gets a response: its context is loaded (a context
+//!    error gives no response), preconditions hold → `pass`, do not hold → `skip`, fail to
+//!    evaluate → `error`; `applyRules: One` stops after the first rule that is not skipped;
+//! 2. for a passing rule, the generate body (or each `foreach` entry, per element) has its
+//!    variables substituted, then yields resources from `data`, `clone` or `cloneList`
+//!    ([`target`]). Clone sources come from a [`SourcePool`]: a source that is not there is a
+//!    [`Missing`] finding, never a silent skip.
+//!
+//! Generation problems do not change the rule's status (the CLI keeps the background check's
+//! verdict); they are carried on [`RuleGeneration::problems`].
+
+mod foreach;
+mod labels;
+mod pool;
+mod target;
+pub mod yaml_out;
+
+pub use labels::same_resource;
+pub use pool::SourcePool;
+
+use serde::Serialize;
+
+use crate::conditions::evaluate_block;
+use crate::matching;
+use crate::policy::{Policy, PolicyKind, RuleBody};
+use crate::report::Status;
+use crate::request::Request;
+use crate::resource::Resource;
+use crate::validate;
+
+/// One resource a generate rule would create.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Generated {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// `generate.synchronize`, carried as written on the rule.
+    pub synchronize: bool,
+    /// `data`, `clone` or `cloneList`.
+    pub mode: &'static str,
+    /// The whole resource, as Kyverno would create it (labels included).
+    pub resource: serde_json::Value,
+}
+
+/// A clone source kpol was not given.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Missing {
+    /// What to provide, in words (`v1 Secret regcred in namespace default`).
+    pub what: String,
+}
+
+/// One generate rule's response for one trigger.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RuleGeneration {
+    pub rule: String,
+    pub status: Status,
+    pub message: String,
+    pub generated: Vec<Generated>,
+    /// Clone sources that were not among the inputs.
+    pub missing: Vec<Missing>,
+    /// Errors met while building the resources (variable substitution, foreach lists).
+    pub problems: Vec<String>,
+}
+
+/// All generate responses of one policy for one trigger.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GeneratePolicyResponse {
+    /// Index of the policy in the engine's policy list.
+    pub policy: usize,
+    pub rules: Vec<RuleGeneration>,
+}
+
+/// Whether the policy has any generate rule.
+pub fn has_generate(policy: &Policy) -> bool {
+    policy
+        .rules
+        .iter()
+        .any(|r| matches!(r.body, RuleBody::Generate(_)))
+}
+
+/// The generate responses of one policy for one trigger; `None` when the policy has no
+/// generate rule or gave no response at all.
+pub fn generate_policy(
+    index: usize,
+    policy: &Policy,
+    resource: &Resource,
+    request: &Request,
+    pool: &SourcePool<'_>,
+) -> Option<GeneratePolicyResponse> {
+    if !has_generate(policy) {
+        return None;
+    }
+    if policy.kind == PolicyKind::Policy
+        && policy.namespace.as_deref().unwrap_or("default") != resource.namespace
+    {
+        return None;
+    }
+    let mut rules = Vec::new();
+    for rule in &policy.rules {
+        let RuleBody::Generate(body) = &rule.body else {
+            continue;
+        };
+        if !matching::rule_matches(rule, resource, request) {
+            continue;
+        }
+        let Ok(mut ctx) = validate::rule_context(policy, rule, resource, request) else {
+            continue;
+        };
+        let (status, message) = match &rule.preconditions {
+            None => (Status::Pass, String::new()),
+            Some(pre) => match evaluate_block(pre, &mut ctx) {
+                Err(e) => (Status::Error, format!("failed to evaluate conditions: {e}")),
+                Ok(r) if r.holds => (Status::Pass, String::new()),
+                Ok(_) => (Status::Skip, String::new()),
+            },
+        };
+        let mut out = RuleGeneration {
+            rule: rule.name.clone(),
+            status,
+            message,
+            generated: Vec::new(),
+            missing: Vec::new(),
+            problems: Vec::new(),
+        };
+        if status == Status::Pass {
+            let cx = target::RuleCx {
+                policy,
+                rule: &rule.name,
+                trigger: resource,
+                pool,
+                synchronize: body.get("synchronize").and_then(|n| n.as_bool()) == Some(true),
+            };
+            match body.get("foreach") {
+                Some(list) => foreach::generate_foreach(&cx, list, &mut ctx, &mut out),
+                None => target::generate_pattern(&cx, body, &mut ctx, &mut out),
+            }
+        }
+        let applied = out.status != Status::Skip;
+        rules.push(out);
+        if policy.apply_one && applied {
+            break;
+        }
+    }
+    Some(GeneratePolicyResponse {
+        policy: index,
+        rules,
+    })
+}
+
+#[cfg(test)]
+mod tests;
