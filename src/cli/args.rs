@@ -33,6 +33,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Run Kyverno CLI test files (kyverno-test.yaml).
     Test(TestArgs),
+    /// Print the resources Kyverno generate rules would create for the manifests.
+    Generate(GenerateArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -109,4 +111,43 @@ pub struct TestArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 everything generated; 1 a rule could not generate (a clone \
+                         source not given, a substitution error); 2 the run was incomplete (bad \
+                         flag, unreadable file, invalid policy)."
+)]
+pub struct GenerateArgs {
+    /// Manifest files or directories (triggers, and clone sources); `-` reads standard input.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// Policy file or directory (repeatable).
+    #[arg(short, long = "policy", value_name = "PATH", required = true)]
+    pub policies: Vec<PathBuf>,
+
+    /// Write one file per generated resource under this directory
+    /// (`<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`) instead of printing.
+    #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = GenerateFormat::Yaml)]
+    pub format: GenerateFormat,
+
+    /// Skip input paths matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Refuse input files larger than this many MiB.
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GenerateFormat {
+    Yaml,
+    Json,
 }

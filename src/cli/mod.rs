@@ -4,6 +4,7 @@ mod args;
 mod check;
 mod discover;
 mod exit;
+mod generate;
 mod policies;
 mod render;
 mod test;
@@ -37,6 +38,7 @@ pub fn run() -> ExitCode {
     let code = match args.command {
         Command::Check(a) => check::run(a),
         Command::Test(a) => test::run(a),
+        Command::Generate(a) => generate::run(a),
     };
     ExitCode::from(code)
 }
