@@ -140,3 +140,64 @@ fn missing_path_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).contains("does-not-exist.yaml"));
 }
+
+/// A values file supplies a context entry kpol cannot load offline; a userinfo file makes the
+/// user a cluster admin, whom the rule excludes.
+#[test]
+fn values_and_userinfo_files_drive_check() {
+    let base = [
+        "check",
+        "-p",
+        "testdata/values/policy.yaml",
+        "-f",
+        "testdata/values/values.yaml",
+        "testdata/values/resources.yaml",
+    ];
+    let o = kpol(&base);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("team 'marketing' is not one of [\"payments\",\"search\"]"),
+        "{text}"
+    );
+    assert!(text.contains("pass: 1, fail: 1,"), "{text}");
+    let mut admin = base.to_vec();
+    admin.extend(["-u", "testdata/values/userinfo.yaml"]);
+    let o = kpol(&admin);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // Without the values file the context entry cannot be loaded: an error, not a pass.
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/values/policy.yaml",
+        "testdata/values/resources.yaml",
+    ]);
+    assert!(stdout(&o).contains("error: 2"), "{}", stdout(&o));
+}
+
+/// `--set` gives global variables as strings; with `--values-file` it is refused.
+#[test]
+fn set_conflicts_with_values_file() {
+    let o = kpol(&[
+        "check",
+        "-f",
+        "testdata/values/values.yaml",
+        "--set",
+        "a=b",
+        "testdata/sample",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// The same files drive `kpol test`.
+#[test]
+fn values_and_userinfo_files_drive_test() {
+    let o = kpol(&["test", "testdata/values"]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("Test Summary: 3 tests passed and 0 tests failed"),
+        "{text}"
+    );
+    assert!(text.contains("Excluded"), "{text}");
+}

@@ -35,6 +35,8 @@ pub enum Command {
     Test(TestArgs),
     /// Print the resources Kyverno generate rules would create for the manifests.
     Generate(GenerateArgs),
+    /// Kyverno's JMESPath: evaluate expressions with Kyverno's functions, list the functions.
+    Jp(JpArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -64,6 +66,19 @@ pub struct CheckArgs {
     /// Also print passing and skipped results, and skipped documents.
     #[arg(short, long)]
     pub verbose: bool,
+
+    /// Kyverno values file (cli.kyverno.io/v1alpha1 Values): variables for rules, namespace
+    /// labels for namespaceSelector, `request.operation`.
+    #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "set")]
+    pub values_file: Option<PathBuf>,
+
+    /// Variables as `key=value` (comma-separated, repeatable), as `kyverno apply --set`.
+    #[arg(short = 's', long, value_name = "KEY=VALUE", value_delimiter = ',')]
+    pub set: Vec<String>,
+
+    /// Kyverno userinfo file: the requesting user, roles and cluster roles.
+    #[arg(short = 'u', long, value_name = "FILE")]
+    pub userinfo: Option<PathBuf>,
 
     /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
@@ -150,4 +165,31 @@ pub struct GenerateArgs {
 pub enum GenerateFormat {
     Yaml,
     Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct JpArgs {
+    #[command(subcommand)]
+    pub command: JpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JpCommand {
+    /// Evaluate JMESPath expressions against a YAML or JSON document (standard input by
+    /// default); each result is printed as JSON.
+    Query {
+        /// Expressions to evaluate, in order.
+        queries: Vec<String>,
+        /// The document to query (YAML or JSON); `-` or absent reads standard input.
+        #[arg(short, long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Files holding one expression each (repeatable).
+        #[arg(short = 'q', long = "query", value_name = "FILE")]
+        query_files: Vec<PathBuf>,
+    },
+    /// List the available functions (standard and Kyverno's), or check the named ones exist.
+    Function {
+        /// Function names to look for.
+        names: Vec<String>,
+    },
 }

@@ -3,13 +3,14 @@
 
 use rayon::prelude::*;
 
-use kpol::diagnostic::{Diagnostic, Severity};
+use kpol::diagnostic::{Code, Diagnostic, Location, Severity};
 use kpol::engine::Engine;
 use kpol::manifest::read_manifests;
 use kpol::report::{RuleResponse, Status};
 use kpol::request::Request;
 use kpol::resource::Resource;
 use kpol::source::{LineCol, Source, SourceFile};
+use kpol::values::Values;
 use kpol::yaml::Limits;
 use std::sync::Arc;
 
@@ -87,7 +88,18 @@ pub fn run(args: CheckArgs) -> u8 {
     diagnostics.extend(set.diagnostics);
     let engine = Engine::new(set.policies);
     let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
-    let request = Request::default();
+    let request = match request_from_args(&args) {
+        Ok((r, warnings)) => {
+            for w in warnings {
+                diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
+            }
+            r
+        }
+        Err(d) => {
+            diagnostics.push(d);
+            Request::default()
+        }
+    };
 
     let files: Vec<FileReport> = inputs
         .par_iter()
@@ -129,6 +141,74 @@ pub fn run(args: CheckArgs) -> u8 {
     } else {
         exit::CLEAN
     }
+}
+
+/// The simulated request: values (`--values-file` or `--set`) and the user (`--userinfo`).
+/// `request.operation` comes from the global values (per-resource operations of a values file
+/// apply in `kpol test`, where each policy is evaluated on its own).
+fn request_from_args(args: &CheckArgs) -> Result<(Request, Vec<String>), Diagnostic> {
+    let mut warnings = Vec::new();
+    let as_diag = |e: super::test::LoadError| {
+        Diagnostic::error(
+            Code::InvalidTest,
+            format!("{}: {}", e.position, e.message),
+            Some(Location::file(e.position.clone())),
+        )
+    };
+    let mut values = match &args.values_file {
+        Some(p) => {
+            let (v, w) = super::test::read_values_file(p).map_err(as_diag)?;
+            warnings.extend(w);
+            v
+        }
+        None => Values::default(),
+    };
+    values.global.extend(set_values(&args.set));
+    let user_info = match &args.userinfo {
+        Some(p) => {
+            let (u, w) = super::test::read_user_info(p).map_err(as_diag)?;
+            warnings.extend(w);
+            Some(u)
+        }
+        None => None,
+    };
+    let operation = values
+        .operation("", "")
+        .map_err(|e| Diagnostic::error(Code::InvalidTest, format!("values: {e}"), None))?;
+    Ok((
+        Request {
+            operation,
+            namespace_labels: values.namespace_labels.clone(),
+            user_info,
+            values: Arc::new(values),
+        },
+        warnings,
+    ))
+}
+
+/// `--set k=v,…` as `kyverno apply` reads it (cli-compat.md §5.3): items without exactly one
+/// `=`, with an empty side, naming `request.object.`, or repeating a key are ignored; values
+/// are strings.
+fn set_values(items: &[String]) -> Vec<(String, kpol::yaml::Node)> {
+    let mut out: Vec<(String, kpol::yaml::Node)> = Vec::new();
+    for item in items {
+        let mut parts = item.split('=');
+        let (Some(k), Some(v), None) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || v.is_empty() || k.contains("request.object.") {
+            continue;
+        }
+        if out.iter().any(|(key, _)| key == k) {
+            continue;
+        }
+        out.push((
+            k.to_owned(),
+            kpol::yaml::Node::synthetic(kpol::yaml::Value::Str(v.to_owned())),
+        ));
+    }
+    out
 }
 
 fn check_input(

@@ -5,6 +5,7 @@ mod check;
 mod discover;
 mod exit;
 mod generate;
+mod jp;
 mod policies;
 mod render;
 mod test;
@@ -39,6 +40,7 @@ pub fn run() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Test(a) => test::run(a),
         Command::Generate(a) => generate::run(a),
+        Command::Jp(a) => jp::run(a),
     };
     ExitCode::from(code)
 }

@@ -221,6 +221,8 @@ fn load_policy(source: &Source, node: Node, out: &mut LoadedPolicies) {
     match build_policy(source, &node, kind, &name) {
         Ok(policy) => {
             cel_syntax_diagnostics(source, &policy, out);
+            out.diagnostics
+                .extend(super::expressions::check(source, &policy));
             out.policies.push(policy);
         }
         Err(inv) => {

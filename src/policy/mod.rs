@@ -4,6 +4,7 @@
 //! points into the policy file; an invalid policy is not evaluated.
 
 mod build;
+mod expressions;
 pub(crate) mod fields;
 mod load;
 mod model;

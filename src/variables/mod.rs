@@ -21,7 +21,7 @@ pub mod image;
 mod substitute;
 
 pub use context::Context;
-pub use substitute::{substitute, substitute_at, substitute_str};
+pub use substitute::{expressions, substitute, substitute_at, substitute_str};
 
 use std::fmt;
 

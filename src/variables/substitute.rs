@@ -130,6 +130,20 @@ pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, Va
     Ok(value::string(text.replace("\\{{", "{{")))
 }
 
+/// The JMESPath expressions of the variables a string holds on its first scan (for a nested
+/// variable, the inner ones: the outer expression only exists once they are resolved).
+/// Shallow markers are dropped; `{{@}}` is kept as `@`.
+pub fn expressions(text: &str) -> Vec<String> {
+    let Some(re) = VARIABLE.as_ref() else {
+        return Vec::new();
+    };
+    re.captures_iter(text)
+        .filter_map(|c| c.get(2))
+        .map(|m| strip_braces(m.as_str()).0)
+        .filter(|e| !e.is_empty())
+        .collect()
+}
+
 fn find_all(re: &Regex, text: &str) -> Vec<String> {
     re.find_iter(text).map(|m| m.as_str().to_owned()).collect()
 }

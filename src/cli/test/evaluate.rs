@@ -299,15 +299,19 @@ fn taint(
     if inputs.values.subresources {
         return Some("values subresources".to_owned());
     }
-    // Values are injected into rule contexts; what kpol does not do yet is let values
-    // override the resource itself (`request.object.*`) or feed `foreachValues`.
-    let keys = inputs
+    // Values are injected into rule contexts. What kpol does not do yet: global or
+    // per-resource values that override the resource itself (`request.object.*`, which
+    // Kyverno applies before matching), and `foreachValues`. Rule values only reach the
+    // rule's context, which kpol does.
+    let overrides_resource = inputs
         .values
-        .variable_keys(&policy.name, &resource.name, rule);
-    if keys
-        .iter()
-        .any(|k| k.starts_with("request.object") || *k == "foreachValues")
-    {
+        .for_resource(&policy.name, &resource.name)
+        .any(|(k, _)| k.starts_with("request.object"));
+    let foreach_values = inputs
+        .values
+        .variable_keys(&policy.name, &resource.name, rule)
+        .contains(&"foreachValues");
+    if overrides_resource || foreach_values {
         return Some("values-file variables".to_owned());
     }
     None

@@ -71,6 +71,24 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
     })
 }
 
+/// Reads a values file (`--values-file`), with its warnings.
+pub fn read_values_file(path: &Path) -> Result<(Values, Vec<String>), LoadError> {
+    let (src, docs) = read_yaml(path)?;
+    let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+    let mut warnings = Vec::new();
+    let v = Values::from_file(&src, &root, &mut warnings)?;
+    Ok((v, warnings))
+}
+
+/// Reads a userinfo file (`--userinfo`), with its warnings.
+pub fn read_user_info(path: &Path) -> Result<(UserInfo, Vec<String>), LoadError> {
+    let (src, docs) = read_yaml(path)?;
+    let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+    let mut warnings = Vec::new();
+    let u = values::user_info(&src, &root, &mut warnings)?;
+    Ok((u, warnings))
+}
+
 /// Reads and parses one YAML file; the source is named by the path as joined.
 pub fn read_yaml(path: &Path) -> Result<(Source, Vec<Document>), LoadError> {
     let name = path.display().to_string();

@@ -19,6 +19,9 @@ mod select;
 mod spec;
 mod values;
 
+pub use fields::LoadError;
+pub use load::{read_user_info, read_values_file};
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 

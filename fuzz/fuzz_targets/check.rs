@@ -1,0 +1,34 @@
+//! The whole engine on an arbitrary manifest with the embedded default policies: reading,
+//! normalisation, matching, every validate form.
+#![no_main]
+
+use std::sync::{Arc, LazyLock};
+
+use libfuzzer_sys::fuzz_target;
+
+static ENGINE: LazyLock<kpol::engine::Engine> = LazyLock::new(|| {
+    let mut policies = Vec::new();
+    for text in [
+        include_str!("../../policies/require-resource-limits.yaml"),
+        include_str!("../../policies/disallow-privileged-containers.yaml"),
+        include_str!("../../policies/disallow-latest-tag.yaml"),
+        include_str!("../../policies/pod-security-baseline.yaml"),
+        include_str!("../../testdata/values/policy.yaml"),
+    ] {
+        let source = Arc::new(kpol::source::SourceFile::new("p.yaml", text));
+        if let Ok(docs) = kpol::yaml::parse_documents(text, kpol::yaml::Limits::default()) {
+            policies.extend(kpol::policy::load_policies(&source, docs).policies);
+        }
+    }
+    kpol::engine::Engine::new(policies)
+});
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data).into_owned();
+    let source = Arc::new(kpol::source::SourceFile::new("r.yaml", text));
+    let m = kpol::manifest::read_manifests(&source, kpol::yaml::Limits::default());
+    let request = kpol::request::Request::default();
+    for r in &m.resources {
+        let _ = ENGINE.validate(r, &request);
+    }
+});

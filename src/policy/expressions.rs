@@ -1,0 +1,137 @@
+//! JMESPath in a policy, checked when the policy is loaded: every `{{ }}` variable, every
+//! `foreach` `list` and every context `variable.jmesPath` is compiled once, so an expression
+//! that does not parse or calls an unknown function is reported at its line and column before
+//! any resource is read. The policy is still evaluated: the rule then gives the error result
+//! Kyverno gives at admission.
+
+use crate::diagnostic::{Code, Diagnostic, Location};
+use crate::jmespath::{Error, Expr};
+use crate::source::{Source, Span};
+use crate::variables::expressions;
+use crate::yaml::{Node, Value};
+
+use super::{Policy, RuleBody};
+
+/// Diagnostics for the expressions of every rule as written (autogen copies are skipped: they
+/// repeat the same text).
+pub(crate) fn check(source: &Source, policy: &Policy) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for rule in policy.rules.iter().filter(|r| !r.autogen) {
+        // CEL rules hold CEL, not JMESPath.
+        if matches!(&rule.body, RuleBody::Validate(v) if matches!(v.check, super::ValidateCheck::Cel(_)))
+        {
+            continue;
+        }
+        walk(&rule.raw, false, &mut |text, span, raw| {
+            let exprs = if raw && !text.contains("{{") {
+                vec![text.to_owned()]
+            } else {
+                expressions(text)
+            };
+            for e in exprs {
+                if let Err(err) = Expr::compile(&e) {
+                    let what = match err {
+                        Error::UnknownFunction(f) => format!("unknown function {f}()"),
+                        // The parser's message repeats the expression with a caret below.
+                        other => other.to_string().lines().next().unwrap_or("").to_owned(),
+                    };
+                    out.push(Diagnostic::error(
+                        Code::InvalidPolicy,
+                        format!(
+                            "{}/{}: JMESPath expression `{e}` is invalid: {what}",
+                            policy.name, rule.name
+                        ),
+                        Some(Location::at(source, span)),
+                    ));
+                }
+            }
+        });
+    }
+    out
+}
+
+/// Calls `f(text, span, raw)` for every string value and key; `raw` marks strings that are a
+/// bare JMESPath expression (`foreach[].list`, `variable.jmesPath`).
+fn walk(node: &Node, in_foreach: bool, f: &mut impl FnMut(&str, Span, bool)) {
+    match &node.value {
+        Value::Str(s) => f(s, node.span, false),
+        Value::Seq(items) => {
+            for item in items {
+                walk(item, in_foreach, f);
+            }
+        }
+        Value::Map(m) => {
+            for e in m.entries() {
+                if e.key.contains("{{") {
+                    f(&e.key, e.key_span, false);
+                }
+                let raw = (in_foreach && e.key == "list") || e.key == "jmesPath";
+                match (&e.value.value, raw) {
+                    (Value::Str(s), true) => f(s, e.value.span, true),
+                    _ => walk(&e.value, e.key == "foreach", f),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::policy::load_policies;
+    use crate::source::SourceFile;
+    use crate::yaml::{Limits, parse_documents};
+
+    const POLICY: &str = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      message: 'ok {{ request.object.metadata.name }}'
+      foreach:
+      - list: LIST
+        deny:
+          conditions:
+            any:
+            - key: '{{ KEY }}'
+              operator: Equals
+              value: x
+";
+
+    fn diags(list: &str, key: &str) -> Vec<String> {
+        let text = POLICY.replace("LIST", list).replace("KEY", key);
+        let source = Arc::new(SourceFile::new("p.yaml", text.clone()));
+        let loaded = load_policies(&source, parse_documents(&text, Limits::default()).unwrap());
+        loaded
+            .diagnostics
+            .iter()
+            .map(|d| format!("{} {}", d.position(), d.message))
+            .collect()
+    }
+
+    #[test]
+    fn valid_expressions_give_no_diagnostic() {
+        assert!(diags("request.object.spec.containers", "element.name").is_empty());
+    }
+
+    /// An unknown function and a syntax error are each reported at their line.
+    #[test]
+    fn bad_expressions_are_reported_at_their_line() {
+        let d = diags(
+            "request.object.spec.containers[",
+            "no_such_fn(element.name)",
+        );
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d[0].starts_with("p.yaml:11:15"), "{d:?}");
+        assert!(
+            d[1].starts_with("p.yaml:15:20") && d[1].contains("unknown function no_such_fn()"),
+            "{d:?}"
+        );
+    }
+}
