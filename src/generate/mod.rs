@@ -53,6 +53,9 @@ pub struct Generated {
 pub struct Missing {
     /// What to provide, in words (`v1 Secret regcred in namespace default`).
     pub what: String,
+    /// A `cloneList` kind with no source: upstream lists nothing and goes on (no error),
+    /// where a missing `clone` source fails the rule's generation.
+    pub clone_list: bool,
 }
 
 /// One generate rule's response for one trigger.
@@ -66,6 +69,17 @@ pub struct RuleGeneration {
     pub missing: Vec<Missing>,
     /// Errors met while building the resources (variable substitution, foreach lists).
     pub problems: Vec<String>,
+}
+
+impl RuleGeneration {
+    /// Whether upstream's generation of this rule returns an error (a rule error, a
+    /// substitution or foreach problem, a missing `clone` source); the Kyverno CLI then
+    /// drops what every rule of the policy generated (`handleGeneratePolicy`).
+    pub fn failed(&self) -> bool {
+        self.status == Status::Error
+            || !self.problems.is_empty()
+            || self.missing.iter().any(|m| !m.clone_list)
+    }
 }
 
 /// All generate responses of one policy for one trigger.

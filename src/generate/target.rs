@@ -169,6 +169,7 @@ fn clone_one(cx: &RuleCx<'_, '_>, target: &Spec, source: &Spec, out: &mut RuleGe
     ) else {
         out.missing.push(Missing {
             what: source.describe(),
+            clone_list: false,
         });
         return;
     };
@@ -233,6 +234,7 @@ fn clone_list(
                         ""
                     }
                 ),
+                clone_list: true,
             });
         }
         for src in sources {

@@ -82,7 +82,8 @@ fn clone_copies_the_source_or_names_what_is_missing() {
     assert_eq!(
         rules[0].missing,
         [Missing {
-            what: "v1 Secret regcred in namespace default".into()
+            what: "v1 Secret regcred in namespace default".into(),
+            clone_list: false,
         }]
     );
     let with_source = format!(
@@ -150,4 +151,19 @@ fn resource_comparison_follows_the_cli() {
     assert!(labels::same_resource(&a, &e));
     let e2 = json!({"kind": "X", "metadata": {"name": "n"}, "spec": {"n": 2}});
     assert!(!labels::same_resource(&a, &e2));
+}
+
+/// A missing `clone` source fails the rule's generation (upstream returns an error); a
+/// `cloneList` kind with no source is reported but is not a failure.
+#[test]
+fn missing_clone_fails_missing_clone_list_does_not() {
+    let rules = run(&format!("{HEAD}{CLONE}"), NS);
+    assert!(rules[0].failed());
+    let p = format!(
+        "{HEAD}    generate:\n      namespace: '{{{{request.object.metadata.name}}}}'\n      cloneList: {{namespace: default, kinds: [v1/Secret]}}\n"
+    );
+    let rules = run(&p, NS);
+    assert_eq!(rules[0].missing.len(), 1);
+    assert!(rules[0].missing[0].clone_list);
+    assert!(!rules[0].failed());
 }

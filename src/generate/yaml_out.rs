@@ -110,26 +110,26 @@ fn needs_quotes(s: &str) -> bool {
     let Some(first) = s.chars().next() else {
         return true;
     };
-    let lower = s.to_ascii_lowercase();
-    let reserved = matches!(
-        lower.as_str(),
-        "null" | "~" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n"
-    );
-    let numeric = s.parse::<f64>().is_ok()
-        || lower.starts_with("0x")
-        || lower.starts_with("0o")
-        || lower.starts_with(".inf")
-        || lower.starts_with("-.inf")
-        || lower == ".nan";
-    reserved
-        || numeric
-        || "-?:,[]{}#&*!|>'\"%@`".contains(first)
+    let unsafe_text = "-?:,[]{}#&*!|>'\"%@`".contains(first)
         || first.is_whitespace()
         || s.ends_with(char::is_whitespace)
         || s.contains(": ")
         || s.contains(" #")
         || s.ends_with(':')
-        || s.chars().any(|c| c.is_control())
+        || s.chars().any(|c| c.is_control());
+    // Otherwise: plain only when kpol's own YAML 1.1 reader reads it back as this string
+    // (not a number, boolean, null, timestamp-like or sexagesimal value).
+    unsafe_text || !reads_back_as_string(s)
+}
+
+fn reads_back_as_string(s: &str) -> bool {
+    let text = format!("{s}\n");
+    match crate::yaml::parse_documents(&text, crate::yaml::Limits::default()) {
+        Ok(docs) => {
+            docs.len() == 1 && matches!(&docs[0].root.value, crate::yaml::Value::Str(v) if v == s)
+        }
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]
@@ -144,12 +144,13 @@ mod tests {
             "kind": "ConfigMap",
             "metadata": {"name": "x", "labels": {"a": "true", "b": ""}},
             "data": {"n": "4", "list": [{"k": 1, "m": {"z": null}}, "- dash", []]},
+            "tricky": ["1_000", "1:20", "0x1F", "Yes", "~", "a: b", "x #y", "line\nbreak", "plain text", "0755", "=", "<<"],
             "empty": {}
         });
         let text = to_yaml(&v);
         assert_eq!(
             text,
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    a: \"true\"\n    b: \"\"\ndata:\n  \"n\": \"4\"\n  list:\n  - k: 1\n    m:\n      z: null\n  - \"- dash\"\n  - []\nempty: {}\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    a: \"true\"\n    b: \"\"\ndata:\n  \"n\": \"4\"\n  list:\n  - k: 1\n    m:\n      z: null\n  - \"- dash\"\n  - []\ntricky:\n- \"1_000\"\n- 1:20\n- \"0x1F\"\n- \"Yes\"\n- \"~\"\n- \"a: b\"\n- \"x #y\"\n- \"line\\nbreak\"\n- plain text\n- \"0755\"\n- =\n- <<\nempty: {}\n"
         );
         let docs = crate::yaml::parse_documents(&text, crate::yaml::Limits::default()).unwrap();
         assert_eq!(docs[0].root.to_json(), v);

@@ -187,6 +187,8 @@ fn run_resource(
         let Some(response_g) = generate_policy(i, p, resource, &request, &pool) else {
             continue;
         };
+        // One rule failing to generate makes the CLI drop what the policy's rules generated.
+        let failed = response_g.rules.iter().any(RuleGeneration::failed);
         let rules: Vec<RuleOutcome> = response_g
             .rules
             .into_iter()
@@ -195,12 +197,14 @@ fn run_resource(
                 message: generation_message(&g),
                 rule: g.rule,
                 status: g.status,
-                generated: Some(
+                generated: Some(if failed {
+                    Vec::new()
+                } else {
                     g.generated
                         .into_iter()
                         .map(|r| (r.name, r.resource))
-                        .collect(),
-                ),
+                        .collect()
+                }),
             })
             .collect();
         if !rules.is_empty() {
