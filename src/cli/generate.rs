@@ -75,6 +75,9 @@ pub fn run(args: GenerateArgs) -> u8 {
     let (inputs, mut diagnostics) = discover(&args.paths, &exclude);
     let set = policies::load(&args.policies);
     diagnostics.extend(set.diagnostics);
+    if !set.policies.iter().any(kpol::generate::has_generate) {
+        eprintln!("warning: none of the given policies has a generate rule");
+    }
     let engine = Engine::new(set.policies);
     let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
     let read: Vec<(Vec<Resource>, Vec<Diagnostic>)> = inputs

@@ -44,7 +44,12 @@ fn uid_of(root: &Value) -> String {
 /// `ManageLabels`: managed-by, the policy and rule, the trigger.
 pub(super) fn manage(obj: &mut Value, trigger: &Resource, policy: &Policy, rule: &str) {
     let (group, version) = group_version(&trigger.api_version);
-    let trigger_uid = uid_of(&trigger.root.to_json());
+    let trigger_uid = trigger
+        .root
+        .get_path(&["metadata", "uid"])
+        .and_then(crate::yaml::Node::as_str)
+        .unwrap_or("")
+        .to_owned();
     let Some(labels) = labels_mut(obj) else {
         return;
     };
