@@ -6,6 +6,8 @@
 //!    match/exclude selects the trigger gets a response: its context is loaded (a context
 //!    error gives no response), preconditions hold → `pass`, do not hold → `skip`, fail to
 //!    evaluate → `error`; `applyRules: One` stops after the first rule that is not skipped;
+//!    Under DELETE the CLI's new object is empty: a rule that matches the old one is `fail`,
+//!    and nothing is generated;
 //! 2. for a passing rule, the generate body (or each `foreach` entry, per element) has its
 //!    variables substituted, then yields resources from `data`, `clone` or `cloneList`
 //!    ([`target`]). Clone sources come from a [`SourcePool`]: a source that is not there is a
@@ -29,7 +31,7 @@ use crate::conditions::evaluate_block;
 use crate::matching;
 use crate::policy::{Policy, PolicyKind, RuleBody};
 use crate::report::Status;
-use crate::request::Request;
+use crate::request::{Operation, Request};
 use crate::resource::Resource;
 use crate::validate;
 
@@ -121,6 +123,22 @@ pub fn generate_policy(
             continue;
         };
         if !matching::rule_matches(rule, resource, request) {
+            continue;
+        }
+        // DELETE: the CLI's new object is empty and only the old one matches, which the
+        // background check reports as `fail` ("delete the downstream"); nothing is generated.
+        if request.operation == Operation::Delete {
+            rules.push(RuleGeneration {
+                rule: rule.name.clone(),
+                status: Status::Fail,
+                message: String::new(),
+                generated: Vec::new(),
+                missing: Vec::new(),
+                problems: Vec::new(),
+            });
+            if policy.apply_one {
+                break;
+            }
             continue;
         }
         let Ok(mut ctx) = validate::rule_context(policy, rule, resource, request) else {

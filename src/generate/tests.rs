@@ -167,3 +167,22 @@ fn missing_clone_fails_missing_clone_list_does_not() {
     assert!(rules[0].missing[0].clone_list);
     assert!(!rules[0].failed());
 }
+
+/// DELETE: a matching rule fails (upstream's "old resource matched") and generates nothing.
+#[test]
+fn delete_fails_without_generating() {
+    let e = engine(&format!("{HEAD}{CLONE}"));
+    let rs = resources(NS);
+    let pool = SourcePool::new(rs.iter().collect());
+    let req = Request {
+        operation: Operation::Delete,
+        ..Request::default()
+    };
+    let rules: Vec<_> = e
+        .generate(&rs[0], &req, &pool)
+        .into_iter()
+        .flat_map(|p| p.rules)
+        .collect();
+    assert_eq!(rules[0].status, Status::Fail);
+    assert!(rules[0].generated.is_empty() && rules[0].missing.is_empty());
+}
