@@ -2,6 +2,7 @@
 //!
 //! `Engine` is `Send + Sync` and does no I/O; the binary runs it over files in parallel.
 
+use crate::exception::{self, PolicyException};
 use crate::matching;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody, ValidateCheck};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
@@ -11,11 +12,21 @@ use crate::validate;
 
 pub struct Engine {
     policies: Vec<Policy>,
+    exceptions: Vec<PolicyException>,
 }
 
 impl Engine {
     pub fn new(policies: Vec<Policy>) -> Self {
-        Self { policies }
+        Self {
+            policies,
+            exceptions: Vec::new(),
+        }
+    }
+
+    /// The PolicyExceptions every rule is checked against (exceptions.md).
+    pub fn with_exceptions(mut self, exceptions: Vec<PolicyException>) -> Self {
+        self.exceptions = exceptions;
+        self
     }
 
     pub fn policies(&self) -> &[Policy] {
@@ -42,7 +53,7 @@ impl Engine {
                         return None;
                     }
                     Some(cel) => crate::vpol::evaluate::evaluate(cel, resource, request)?,
-                    None => validate_policy(p, resource, request),
+                    None => validate_policy(p, resource, request, &self.exceptions),
                 };
                 Some(PolicyResponse { policy: i, rules })
             })
@@ -73,7 +84,12 @@ fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
     })
 }
 
-fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> Vec<RuleResponse> {
+fn validate_policy(
+    policy: &Policy,
+    resource: &Resource,
+    request: &Request,
+    exceptions: &[PolicyException],
+) -> Vec<RuleResponse> {
     // A namespaced Policy applies only to resources of its own namespace (match.md §2.2).
     if policy.kind == PolicyKind::Policy {
         let ns = policy.namespace.as_deref().unwrap_or("default");
@@ -90,7 +106,7 @@ fn validate_policy(policy: &Policy, resource: &Resource, request: &Request) -> V
         if !matching::rule_matches(rule, resource, request) {
             continue;
         }
-        let Some(mut resp) = validate_rule(policy, rule, resource, request) else {
+        let Some(mut resp) = validate_rule(policy, rule, resource, request, exceptions) else {
             continue;
         };
         resp.failure_action = policy.rule_action(rule);
@@ -111,6 +127,7 @@ fn validate_rule(
     rule: &Rule,
     resource: &Resource,
     request: &Request,
+    exceptions: &[PolicyException],
 ) -> Option<RuleResponse> {
     let RuleBody::Validate(v) = &rule.body else {
         return None;
@@ -156,6 +173,24 @@ fn validate_rule(
         && let Some(verdict) = validate::preconditions(rule, c)
     {
         return respond(verdict);
+    }
+    // Exceptions are looked up after preconditions (match.md §3, exceptions.md §6.2); their
+    // conditions see the rule's context (§5).
+    let mut own_ctx = None;
+    let mut holds = |conds: &crate::yaml::Node| -> bool {
+        let c = match ctx.as_mut() {
+            Some(c) => Some(c),
+            None => {
+                if own_ctx.is_none() {
+                    own_ctx = validate::rule_context(policy, rule, resource, request).ok();
+                }
+                own_ctx.as_mut()
+            }
+        };
+        c.is_some_and(|c| crate::conditions::evaluate_block(conds, c).is_ok_and(|r| r.holds))
+    };
+    if let Some(r) = exception::response(exceptions, policy, rule, resource, request, &mut holds) {
+        return Some(r);
     }
     let message = v.message.as_deref();
     let verdict = match &v.check {
@@ -240,7 +275,8 @@ fn exempt_existing_violation(
     if !matching::rule_matches(rule, resource, &as_create) {
         return;
     }
-    match validate_rule(policy, rule, resource, &as_create) {
+    // An excepted rule never reaches here (it is a skip, not a fail).
+    match validate_rule(policy, rule, resource, &as_create, &[]) {
         Some(old) if old.status == Status::Fail => {
             resp.status = Status::Skip;
             resp.message =

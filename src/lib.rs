@@ -8,6 +8,7 @@ pub mod cel;
 pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
+pub mod exception;
 pub mod generate;
 pub mod jmespath;
 pub mod manifest;

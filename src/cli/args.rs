@@ -39,29 +39,60 @@ pub enum Command {
     Jp(JpArgs),
 }
 
+const CHECK_EXIT_HELP: &str = "Exit codes (Kyverno's order): 2 the run was incomplete (bad flag, \
+                               unreadable file, malformed YAML, invalid policy); else 1 a rule \
+                               failed or errored; else N with --warn-exit-code N when there were \
+                               warnings; else the warn exit code (0 unless set) with --warn-no-pass \
+                               when nothing passed; else 0. Settings may come from .kpol.yaml in \
+                               the working directory or above; flags override it.";
+
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXIT_HELP)]
+#[command(after_help = CHECK_EXIT_HELP)]
 pub struct CheckArgs {
     /// Files or directories to check (`.yaml`, `.yml`, `.json`; directories recursively);
-    /// `-` reads standard input.
-    #[arg(required = true)]
+    /// `-` reads standard input. Default: `paths` of .kpol.yaml, else `.`.
     pub paths: Vec<PathBuf>,
 
     /// Policy file or directory (repeatable). Without it, kpol's embedded default policies.
     #[arg(short, long = "policy", value_name = "PATH")]
     pub policies: Vec<PathBuf>,
 
+    /// PolicyException file (repeatable; `kyverno.io/v2` or `v2beta1`). Exceptions among the
+    /// policy files are used too.
+    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    pub exceptions: Vec<PathBuf>,
+
     /// Skip input paths matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// Output format [default: human].
+    #[arg(long, value_enum)]
+    pub format: Option<CheckFormat>,
+
+    /// Write the output to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 
     /// Report Audit failures as warnings that do not fail the run.
     #[arg(long)]
     pub audit_warn: bool,
+
+    /// Exit with N when there were warnings but no failures or errors.
+    #[arg(long, value_name = "N")]
+    pub warn_exit_code: Option<u8>,
+
+    /// Exit with the warn exit code (0 unless set) when no rule passed.
+    #[arg(long)]
+    pub warn_no_pass: bool,
+
+    /// Read settings from this file instead of searching for .kpol.yaml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Ignore any .kpol.yaml.
+    #[arg(long)]
+    pub no_config: bool,
 
     /// Also print passing and skipped results, and skipped documents.
     #[arg(short, long)]
@@ -85,10 +116,31 @@ pub struct CheckArgs {
     pub max_file_size: u64,
 }
 
+/// Output formats of `kpol test`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Human,
     Json,
+}
+
+/// Output formats of `kpol check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// Diagnostics with source snippets.
+    Human,
+    /// kpol's JSON document (schema version 1).
+    Json,
+    /// SARIF 2.1.0, as GitHub code scanning takes it.
+    Sarif,
+    /// JUnit XML: one test case per resource and rule.
+    Junit,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// Kyverno's policy report (`openreports.io/v1alpha1`).
+    PolicyReport,
+    /// Kyverno's policy report before v1.15 (`wgpolicyk8s.io/v1alpha2`).
+    #[value(name = "policy-report-v1alpha2")]
+    PolicyReportV1alpha2,
 }
 
 #[derive(Debug, clap::Args)]

@@ -14,7 +14,8 @@ use kpol::values::Values;
 use kpol::yaml::Limits;
 use std::sync::Arc;
 
-use super::args::{CheckArgs, Format};
+use super::args::CheckArgs;
+use super::config;
 use super::discover::{Input, discover, exclude_set};
 use super::exit;
 use super::policies;
@@ -23,6 +24,13 @@ use super::render;
 /// One rule result worth showing, with where it points.
 pub struct Finding {
     pub policy: String,
+    /// Index into [`CheckReport::policies`].
+    pub policy_index: usize,
+    /// False for a policy annotated `policies.kyverno.io/scored: "false"` (its failures are
+    /// warnings).
+    pub scored: bool,
+    /// Names of the PolicyExceptions that turned this result into a skip.
+    pub exceptions: Vec<String>,
     pub rule: String,
     /// After `--audit-warn`: an Audit failure becomes `Warn`.
     pub status: Status,
@@ -64,31 +72,62 @@ impl Summary {
     }
 }
 
+/// What renderers show of a policy (reports group by it, SARIF describes rules with it).
+pub struct PolicyInfo {
+    pub name: String,
+    /// The namespace of a namespaced Policy; `None` for a ClusterPolicy.
+    pub namespace: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub category: Option<String>,
+    pub severity: Option<String>,
+    pub background: bool,
+    /// The file the policy came from.
+    pub file: String,
+}
+
 /// Everything a renderer needs.
 pub struct CheckReport {
     /// Problems not tied to one input (policies, discovery).
     pub diagnostics: Vec<Diagnostic>,
     pub files: Vec<FileReport>,
+    pub policies: Vec<PolicyInfo>,
     pub summary: Summary,
     pub verbose: bool,
+    /// An error diagnostic made the run incomplete (exit 2).
+    pub incomplete: bool,
+    /// Seconds since the epoch stamped on policy reports (`SOURCE_DATE_EPOCH` when set).
+    pub timestamp: u64,
 }
 
 pub fn run(args: CheckArgs) -> u8 {
-    let mut diagnostics = Vec::new();
-    let exclude = match exclude_set(&args.exclude) {
+    let settings = match config::settings(args) {
+        Ok(s) => s,
+        Err(d) => {
+            render::print_diagnostic_line(&d);
+            return exit::INCOMPLETE;
+        }
+    };
+    let mut diagnostics = settings.diagnostics.clone();
+    let exclude = match exclude_set(&settings.exclude) {
         Ok(e) => e,
         Err(d) => {
             render::print_diagnostic_line(&d);
             return exit::INCOMPLETE;
         }
     };
-    let (inputs, diags) = discover(&args.paths, &exclude);
+    let (inputs, diags) = discover(&settings.paths, &exclude);
     diagnostics.extend(diags);
-    let set = policies::load(&args.policies);
+    let set = policies::load(&settings.policies);
     diagnostics.extend(set.diagnostics);
-    let engine = Engine::new(set.policies);
-    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
-    let request = match request_from_args(&args) {
+    let max_bytes = settings.max_bytes;
+    let mut exceptions = set.exceptions;
+    let loaded = policies::load_exceptions(&settings.exceptions, max_bytes);
+    diagnostics.extend(loaded.diagnostics);
+    exceptions.extend(loaded.exceptions);
+    let infos = set.policies.iter().map(policy_info).collect();
+    let engine = Engine::new(set.policies).with_exceptions(exceptions);
+    let request = match request_from_settings(&settings) {
         Ok((r, warnings)) => {
             for w in warnings {
                 diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
@@ -101,10 +140,16 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     };
 
+    let progress = render::progress::Progress::new(inputs.len());
     let files: Vec<FileReport> = inputs
         .par_iter()
-        .map(|input| check_input(&engine, &request, input, args.audit_warn, max_bytes))
+        .map(|input| {
+            let report = check_input(&engine, &request, input, settings.audit_warn, max_bytes);
+            progress.tick();
+            report
+        })
         .collect();
+    progress.finish();
 
     let mut summary = Summary::default();
     for f in &files {
@@ -119,13 +164,13 @@ pub fn run(args: CheckArgs) -> u8 {
     let report = CheckReport {
         diagnostics,
         files,
+        policies: infos,
         summary,
-        verbose: args.verbose,
+        verbose: settings.verbose,
+        incomplete,
+        timestamp: timestamp(),
     };
-    let written = match args.format {
-        Format::Human => render::human::write(&report),
-        Format::Json => render::json::write(&report),
-    };
+    let written = render::write(&report, settings.format, settings.output.as_deref());
     // A closed pipe (`kpol check … | head`) is the reader's choice, not a failure.
     if let Err(e) = written.or_else(|e| match e.kind() {
         std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -135,18 +180,54 @@ pub fn run(args: CheckArgs) -> u8 {
         return exit::INCOMPLETE;
     }
     if incomplete {
-        exit::INCOMPLETE
-    } else if summary.fail > 0 || summary.error > 0 {
-        exit::FINDINGS
-    } else {
-        exit::CLEAN
+        return exit::INCOMPLETE;
     }
+    let policy = exit::WarnPolicy {
+        warn_exit_code: settings.warn_exit_code,
+        warn_no_pass: settings.warn_no_pass,
+    };
+    let (code, note) = policy.code(summary.pass, summary.fail, summary.warn, summary.error);
+    if let Some(note) = note {
+        // Kyverno prints this on stdout; kpol keeps stdout for the report.
+        eprintln!("{note}");
+    }
+    code
+}
+
+fn policy_info(p: &kpol::policy::Policy) -> PolicyInfo {
+    let ann = |k: &str| {
+        p.annotations
+            .get(&format!("policies.kyverno.io/{k}"))
+            .cloned()
+    };
+    PolicyInfo {
+        name: p.name.clone(),
+        namespace: p.namespace.clone(),
+        title: ann("title"),
+        description: ann("description"),
+        category: ann("category"),
+        severity: ann("severity"),
+        background: p.background,
+        file: p.source.name().to_owned(),
+    }
+}
+
+/// Policy reports carry a timestamp; `SOURCE_DATE_EPOCH` makes it reproducible.
+fn timestamp() -> u64 {
+    std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        })
 }
 
 /// The simulated request: values (`--values-file` or `--set`) and the user (`--userinfo`).
 /// `request.operation` comes from the global values (per-resource operations of a values file
 /// apply in `kpol test`, where each policy is evaluated on its own).
-fn request_from_args(args: &CheckArgs) -> Result<(Request, Vec<String>), Diagnostic> {
+fn request_from_settings(args: &config::Settings) -> Result<(Request, Vec<String>), Diagnostic> {
     let mut warnings = Vec::new();
     let as_diag = |e: super::test::LoadError| {
         Diagnostic::error(
@@ -155,7 +236,7 @@ fn request_from_args(args: &CheckArgs) -> Result<(Request, Vec<String>), Diagnos
             Some(Location::file(e.position.clone())),
         )
     };
-    let mut values = match &args.values_file {
+    let mut values = match &args.values {
         Some(p) => {
             let (v, w) = super::test::read_values_file(p).map_err(as_diag)?;
             warnings.extend(w);
@@ -234,7 +315,7 @@ fn check_input(
         for pr in engine.validate(resource, request) {
             let policy = &engine.policies()[pr.policy];
             for resp in pr.rules {
-                findings.push(finding(&policy.key(), resource, resp, audit_warn));
+                findings.push(finding(policy, pr.policy, resource, resp, audit_warn));
             }
         }
     }
@@ -244,8 +325,21 @@ fn check_input(
     }
 }
 
-fn finding(policy: &str, resource: &Resource, response: RuleResponse, audit_warn: bool) -> Finding {
+fn finding(
+    policy: &kpol::policy::Policy,
+    policy_index: usize,
+    resource: &Resource,
+    response: RuleResponse,
+    audit_warn: bool,
+) -> Finding {
+    let scored = policy
+        .annotations
+        .get("policies.kyverno.io/scored")
+        .is_none_or(|v| v != "false");
+    // Kyverno's counting (cli-compat.md §11.3): an unscored policy's failure is a warning,
+    // and so is an Audit failure under --audit-warn.
     let status = match response.status {
+        Status::Fail if !scored => Status::Warn,
         Status::Fail
             if audit_warn && response.failure_action == kpol::policy::FailureAction::Audit =>
         {
@@ -253,6 +347,7 @@ fn finding(policy: &str, resource: &Resource, response: RuleResponse, audit_warn
         }
         s => s,
     };
+    let exceptions = kpol::exception::names_in_message(&response.message);
     let span = match &response.path {
         Some(path) => resource.root.locate(path).0,
         None => resource.root.span,
@@ -265,7 +360,10 @@ fn finding(policy: &str, resource: &Resource, response: RuleResponse, audit_warn
         None => (None, None),
     };
     Finding {
-        policy: policy.to_owned(),
+        policy: policy.key(),
+        policy_index,
+        scored,
+        exceptions,
         rule: response.rule.clone(),
         status,
         resource: resource.display_name(),

@@ -2,6 +2,7 @@
 
 mod args;
 mod check;
+mod config;
 mod discover;
 mod exit;
 mod generate;

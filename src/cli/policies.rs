@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use kpol::diagnostic::{Code, Diagnostic, Location};
+use kpol::exception::PolicyException;
 use kpol::policy::{Policy, load_policies};
 use kpol::source::{SourceFile, Span};
 use kpol::yaml::{Limits, parse_documents};
@@ -49,6 +50,8 @@ const DEFAULTS: &[(&str, &str)] = &[
 /// Policies loaded for a run, and what went wrong loading them.
 pub struct PolicySet {
     pub policies: Vec<Policy>,
+    /// PolicyExceptions found among the policy files.
+    pub exceptions: Vec<PolicyException>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -74,6 +77,7 @@ pub fn load(paths: &[PathBuf]) -> PolicySet {
         }
     }
     let mut policies = Vec::new();
+    let mut exceptions = kpol::exception::Loaded::default();
     for (name, text) in texts {
         let source = Arc::new(SourceFile::new(name, text));
         let docs = match parse_documents(source.text(), Limits::default()) {
@@ -89,6 +93,11 @@ pub fn load(paths: &[PathBuf]) -> PolicySet {
         };
         let loaded = load_policies(&source, docs);
         diagnostics.extend(loaded.diagnostics);
+        exceptions.extend(kpol::exception::load_documents(
+            &source,
+            &loaded.exceptions,
+            false,
+        ));
         for u in &loaded.unsupported {
             diagnostics.push(Diagnostic::warning(
                 Code::UnsupportedPolicy,
@@ -101,10 +110,43 @@ pub fn load(paths: &[PathBuf]) -> PolicySet {
         }
         policies.extend(loaded.policies);
     }
+    diagnostics.extend(exceptions.diagnostics);
     PolicySet {
         policies,
+        exceptions: exceptions.exceptions,
         diagnostics,
     }
+}
+
+/// Loads `--exception` files: every document must be a PolicyException (exceptions.md §2).
+pub fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded {
+    let mut out = kpol::exception::Loaded::default();
+    let none = exclude_set(&[]).unwrap_or_default();
+    let (inputs, diags) = discover(paths, &none);
+    out.diagnostics.extend(diags);
+    for input in inputs {
+        let text = match read(&input, max_bytes) {
+            Ok(t) => t,
+            Err(d) => {
+                out.diagnostics.push(d);
+                continue;
+            }
+        };
+        let source = SourceFile::new(input.display(), text);
+        match parse_documents(source.text(), Limits::default()) {
+            Ok(docs) => out.extend(kpol::exception::load_documents(
+                &source,
+                docs.iter().map(|d| &d.root),
+                true,
+            )),
+            Err(e) => out.diagnostics.push(Diagnostic::error(
+                Code::Yaml,
+                format!("invalid YAML: {}", e.message),
+                Some(Location::at(&source, Span::new(e.offset, e.offset))),
+            )),
+        }
+    }
+    out
 }
 
 /// Largest input kpol reads by default: real manifests (CRD bundles included) stay far below,

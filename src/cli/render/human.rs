@@ -9,14 +9,16 @@ use kpol::source::{LineCol, SourceFile};
 
 use crate::cli::check::{CheckReport, Finding};
 
-pub fn write(report: &CheckReport) -> io::Result<()> {
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    render(report, &mut out)?;
-    out.flush()
+/// `--format human`.
+pub struct Human;
+
+impl super::Render for Human {
+    fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+        render(report, out)
+    }
 }
 
-pub fn render(report: &CheckReport, out: &mut impl Write) -> io::Result<()> {
+fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
     for d in &report.diagnostics {
         diagnostic(d, report.verbose, out)?;
     }
@@ -36,7 +38,7 @@ pub fn render(report: &CheckReport, out: &mut impl Write) -> io::Result<()> {
     )
 }
 
-fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut impl Write) -> io::Result<()> {
+fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
     let level = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
@@ -53,7 +55,7 @@ fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut impl Write) -> io::Result
     writeln!(out)
 }
 
-fn finding(f: &Finding, verbose: bool, out: &mut impl Write) -> io::Result<()> {
+fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
     let shown = matches!(f.status, Status::Fail | Status::Warn | Status::Error);
     if !shown {
         if verbose {
@@ -112,7 +114,7 @@ fn snippet(
     end: Option<LineCol>,
     label: Option<&str>,
     pad: &str,
-    out: &mut impl Write,
+    out: &mut dyn Write,
 ) -> io::Result<()> {
     let line = src.line_text(start.line);
     let width = match end {

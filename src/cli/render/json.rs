@@ -42,8 +42,19 @@ struct Resource<'a> {
     name: &'a str,
 }
 
-pub fn write(report: &CheckReport) -> io::Result<()> {
-    let doc = Document {
+/// `--format json`.
+pub struct Json;
+
+impl super::Render for Json {
+    fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+        let doc = document(report);
+        serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+        writeln!(out)
+    }
+}
+
+fn document(report: &CheckReport) -> Document<'_> {
+    Document {
         version: 1,
         results: report
             .files
@@ -74,10 +85,5 @@ pub fn write(report: &CheckReport) -> io::Result<()> {
             .chain(report.files.iter().flat_map(|f| f.diagnostics.iter()))
             .collect(),
         summary: report.summary,
-    };
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::other)?;
-    writeln!(out)?;
-    out.flush()
+    }
 }

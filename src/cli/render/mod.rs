@@ -1,9 +1,64 @@
 //! Renderers: views of one [`CheckReport`](super::check::CheckReport); none computes anything.
+//!
+//! Every output format implements [`Render`] over the same report, so the formats cannot
+//! disagree about what was found: they differ only in how they write it (docs/OUTPUT.md).
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod policy_report;
+pub mod progress;
+pub mod sarif;
+mod yaml_out;
+
+use std::io::{self, Write};
 
 use kpol::diagnostic::Diagnostic;
+
+use super::args::CheckFormat as Format;
+use super::check::CheckReport;
+
+/// One output format.
+pub trait Render {
+    /// Writes the whole report to `out`.
+    fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// The renderer of a format.
+pub fn renderer(format: Format) -> Box<dyn Render> {
+    match format {
+        Format::Human => Box::new(human::Human),
+        Format::Json => Box::new(json::Json),
+        Format::Sarif => Box::new(sarif::Sarif),
+        Format::Junit => Box::new(junit::Junit),
+        Format::Github => Box::new(github::Github),
+        Format::PolicyReport => Box::new(policy_report::PolicyReport::OPENREPORTS),
+        Format::PolicyReportV1alpha2 => Box::new(policy_report::PolicyReport::WGPOLICY),
+    }
+}
+
+/// Writes the report in `format` to `output` (a file) or standard output.
+pub fn write(
+    report: &CheckReport,
+    format: Format,
+    output: Option<&std::path::Path>,
+) -> io::Result<()> {
+    let r = renderer(format);
+    match output {
+        Some(path) => {
+            let mut out = io::BufWriter::new(std::fs::File::create(path)?);
+            r.render(report, &mut out)?;
+            out.flush()
+        }
+        None => {
+            let stdout = io::stdout();
+            let mut out = io::BufWriter::new(stdout.lock());
+            r.render(report, &mut out)?;
+            out.flush()
+        }
+    }
+}
 
 /// One diagnostic on one line of standard error, for failures before any report exists.
 pub fn print_diagnostic_line(d: &Diagnostic) {
@@ -12,5 +67,38 @@ pub fn print_diagnostic_line(d: &Diagnostic) {
         eprintln!("error[{}]: {}", d.code.as_str(), d.message);
     } else {
         eprintln!("error[{}]: {pos}: {}", d.code.as_str(), d.message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum;
+
+    use super::*;
+    use crate::cli::check::Summary;
+
+    /// Every format renders a clean, empty run without error, and the machine formats say
+    /// "nothing found" in their own way.
+    #[test]
+    fn every_format_renders_an_empty_report() {
+        let report = CheckReport {
+            diagnostics: Vec::new(),
+            files: Vec::new(),
+            policies: Vec::new(),
+            summary: Summary::default(),
+            verbose: false,
+            incomplete: false,
+            timestamp: 0,
+        };
+        for format in Format::value_variants() {
+            let mut out = Vec::new();
+            let rendered = renderer(*format).render(&report, &mut out);
+            assert!(rendered.is_ok(), "{format:?}");
+            let text = String::from_utf8_lossy(&out);
+            assert!(!text.is_empty(), "{format:?}");
+            if *format == Format::Sarif {
+                assert!(text.contains("\"results\": []"), "{text}");
+            }
+        }
     }
 }

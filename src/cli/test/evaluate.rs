@@ -280,7 +280,7 @@ fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
 }
 
 /// Why a validate result kpol computed may still differ from Kyverno's: the resource was
-/// mutated first, an exception may apply, or values feed variables kpol does not substitute.
+/// mutated first, or values feed variables kpol does not substitute.
 fn taint(
     inputs: &Inputs,
     policy: &Policy,
@@ -290,15 +290,6 @@ fn taint(
 ) -> Option<String> {
     if mutated {
         return Some("mutate (resource mutated before validation)".to_owned());
-    }
-    let excepted = inputs.exceptions.iter().any(|(p, rules)| {
-        (p == &policy.name || p == &policy.key())
-            && rules
-                .iter()
-                .any(|r| wildmatch::WildMatch::new(r).matches(rule))
-    });
-    if excepted {
-        return Some("exceptions".to_owned());
     }
     if inputs.values.subresources {
         return Some("values subresources".to_owned());

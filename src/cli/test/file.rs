@@ -67,10 +67,10 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
     report.applying = (
         policies.len() + inputs.policies.invalid.len() + inputs.policies.unsupported.len(),
         inputs.resources.len(),
-        inputs.exceptions.len(),
+        inputs.policy_exceptions.len(),
     );
     let evaluated: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
-    let engine = Engine::new(policies);
+    let engine = Engine::new(policies).with_exceptions(inputs.policy_exceptions.clone());
     let unsupported: Vec<(String, String)> = inputs
         .policies
         .unsupported

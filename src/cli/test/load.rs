@@ -17,8 +17,9 @@ use kpol::yaml::{Document, Limits, Node, parse_documents};
 pub struct Inputs {
     pub policies: PolicySet,
     pub resources: Vec<Resource>,
-    /// `(policyName, ruleNames)` of every PolicyException given.
-    pub exceptions: Vec<(String, Vec<String>)>,
+    /// The PolicyExceptions the engine applies; those with `conditions` are not among them
+    /// and taint the rows they name instead.
+    pub policy_exceptions: Vec<kpol::exception::PolicyException>,
     pub values: std::sync::Arc<Values>,
     pub user_info: Option<UserInfo>,
     pub warnings: Vec<String>,
@@ -56,15 +57,26 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         }
     }
     let resources = load_resources(dir, &spec.resources, &mut warnings)?;
-    let mut exceptions = Vec::new();
+    let mut policy_exceptions = Vec::new();
     for e in &spec.exceptions {
-        let (_, docs) = read_yaml(&dir.join(e))?;
-        exceptions.extend(docs.iter().flat_map(|d| exception_refs(&d.root)));
+        let (src, docs) = read_yaml(&dir.join(e))?;
+        let loaded = kpol::exception::load_documents(&src, docs.iter().map(|d| &d.root), true);
+        if let Some(d) = loaded
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == kpol::diagnostic::Severity::Error)
+        {
+            return Err(LoadError::in_file(
+                d.position(),
+                format!("failed to load exceptions ({})", d.message),
+            ));
+        }
+        policy_exceptions.extend(loaded.exceptions);
     }
     Ok(Inputs {
         policies,
         resources,
-        exceptions,
+        policy_exceptions,
         values: std::sync::Arc::new(values),
         user_info,
         warnings,
@@ -184,30 +196,4 @@ fn load_resources(
         }
     }
     Ok(out)
-}
-
-/// `(policyName, ruleNames)` pairs of a PolicyException document.
-fn exception_refs(root: &Node) -> Vec<(String, Vec<String>)> {
-    if root.get("kind").and_then(Node::as_str) != Some("PolicyException") {
-        return Vec::new();
-    }
-    let items = root
-        .get_path(&["spec", "exceptions"])
-        .and_then(Node::as_seq)
-        .unwrap_or(&[]);
-    items
-        .iter()
-        .map(|e| {
-            let policy = e.get("policyName").and_then(Node::as_str).unwrap_or("");
-            let rules = e
-                .get("ruleNames")
-                .and_then(Node::as_seq)
-                .unwrap_or(&[])
-                .iter()
-                .filter_map(Node::as_str)
-                .map(str::to_owned)
-                .collect();
-            (policy.to_owned(), rules)
-        })
-        .collect()
 }

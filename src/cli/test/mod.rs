@@ -17,7 +17,7 @@ mod report;
 mod rows;
 mod select;
 mod spec;
-mod values;
+pub(super) mod values;
 
 pub use fields::LoadError;
 pub use load::{read_user_info, read_values_file};

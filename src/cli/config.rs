@@ -1,0 +1,281 @@
+//! `.kpol.yaml`: a repository's settings for `kpol check`, found in the working directory or
+//! the nearest directory above it. Flags override it; an unknown key is an error pointing at
+//! its line and column (docs/CONFIG.md).
+//!
+//! Paths in the file are relative to the file's directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::ValueEnum;
+use kpol::diagnostic::{Code, Diagnostic, Location};
+use kpol::source::{SourceFile, Span};
+use kpol::yaml::{Limits, Map, Node, Value, parse_documents};
+
+use super::args::{CheckArgs, CheckFormat};
+
+/// The name searched for.
+pub const FILE_NAME: &str = ".kpol.yaml";
+
+const KEYS: &[&str] = &[
+    "version",
+    "paths",
+    "policies",
+    "exceptions",
+    "exclude",
+    "values",
+    "format",
+    "output",
+    "auditWarn",
+    "warnExitCode",
+    "warnNoPass",
+];
+
+/// What a config file says; `None`/empty where it says nothing.
+#[derive(Debug, Default)]
+pub struct Config {
+    pub paths: Vec<PathBuf>,
+    pub policies: Vec<PathBuf>,
+    pub exceptions: Vec<PathBuf>,
+    pub exclude: Vec<String>,
+    pub values: Option<PathBuf>,
+    pub format: Option<CheckFormat>,
+    pub output: Option<PathBuf>,
+    pub audit_warn: Option<bool>,
+    pub warn_exit_code: Option<u8>,
+    pub warn_no_pass: Option<bool>,
+}
+
+/// The settings of one `kpol check` run: flags over the config file over defaults.
+#[derive(Debug)]
+pub struct Settings {
+    pub paths: Vec<PathBuf>,
+    pub policies: Vec<PathBuf>,
+    pub exceptions: Vec<PathBuf>,
+    pub exclude: Vec<String>,
+    /// `-f/--values-file`, else `values` of the config.
+    pub values: Option<PathBuf>,
+    /// `-s/--set` variables.
+    pub set: Vec<String>,
+    /// `-u/--userinfo`.
+    pub userinfo: Option<PathBuf>,
+    pub format: CheckFormat,
+    pub output: Option<PathBuf>,
+    pub audit_warn: bool,
+    pub warn_exit_code: Option<u8>,
+    pub warn_no_pass: bool,
+    pub verbose: bool,
+    /// `--max-file-size`, in bytes.
+    pub max_bytes: u64,
+    /// Warnings about the config file, reported with the run.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Merges the flags with the config file (`--config`, else `.kpol.yaml` found upwards).
+pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
+    let file = match (&args.config, args.no_config) {
+        (_, true) => None,
+        (Some(p), false) => Some(p.clone()),
+        (None, false) => find(Path::new(".")),
+    };
+    let config = match &file {
+        Some(p) => load(p)?,
+        None => Config::default(),
+    };
+    let diagnostics = Vec::new();
+    let or = |flag: Vec<PathBuf>, conf: Vec<PathBuf>| if flag.is_empty() { conf } else { flag };
+    let mut paths = or(args.paths, config.paths);
+    if paths.is_empty() {
+        paths.push(PathBuf::from("."));
+    }
+    Ok(Settings {
+        paths,
+        policies: or(args.policies, config.policies),
+        exceptions: or(args.exceptions, config.exceptions),
+        exclude: if args.exclude.is_empty() {
+            config.exclude
+        } else {
+            args.exclude
+        },
+        values: args.values_file.or(config.values),
+        set: args.set,
+        userinfo: args.userinfo,
+        format: args.format.or(config.format).unwrap_or(CheckFormat::Human),
+        output: args.output.or(config.output),
+        audit_warn: args.audit_warn || config.audit_warn.unwrap_or(false),
+        warn_exit_code: args.warn_exit_code.or(config.warn_exit_code),
+        warn_no_pass: args.warn_no_pass || config.warn_no_pass.unwrap_or(false),
+        verbose: args.verbose,
+        max_bytes: args.max_file_size.saturating_mul(1024 * 1024),
+        diagnostics,
+    })
+}
+
+/// The nearest `.kpol.yaml` in `start` or a directory above it, as a path relative to `start`
+/// when `start` is relative.
+pub fn find(start: &Path) -> Option<PathBuf> {
+    let mut dir = start.to_path_buf();
+    let mut real = std::fs::canonicalize(start).ok()?;
+    loop {
+        let candidate = dir.join(FILE_NAME);
+        if candidate.is_file() {
+            return Some(clean(&candidate));
+        }
+        if !real.pop() {
+            return None;
+        }
+        dir = dir.join("..");
+    }
+}
+
+/// `./x` → `x`, so that reported paths read as the user wrote them.
+fn clean(p: &Path) -> PathBuf {
+    p.strip_prefix(".")
+        .map_or_else(|_| p.to_path_buf(), Path::to_path_buf)
+}
+
+/// Reads and checks one config file.
+pub fn load(path: &Path) -> Result<Config, Diagnostic> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::error(
+            Code::Io,
+            format!("cannot read {name}: {e}"),
+            Some(Location::file(&name)),
+        )
+    })?;
+    let base = path.parent().unwrap_or(Path::new(""));
+    parse(&Arc::new(SourceFile::new(name, text)), base)
+}
+
+/// Parses config text; relative paths are joined to `base`.
+pub fn parse(source: &SourceFile, base: &Path) -> Result<Config, Diagnostic> {
+    let docs = parse_documents(source.text(), Limits::default()).map_err(|e| {
+        let span = Span::new(e.offset, e.offset);
+        error(source, span, format!("invalid YAML: {}", e.message))
+    })?;
+    let mut config = Config::default();
+    let Some(root) = docs.into_iter().map(|d| d.root).find(|r| !r.is_null()) else {
+        return Ok(config);
+    };
+    let Value::Map(map) = &root.value else {
+        return Err(error(
+            source,
+            root.span,
+            "expected a map of settings".into(),
+        ));
+    };
+    for entry in map.entries() {
+        if !KEYS.contains(&entry.key.as_str()) {
+            return Err(error(
+                source,
+                entry.key_span,
+                format!("unknown key '{}' (known: {})", entry.key, KEYS.join(", ")),
+            ));
+        }
+    }
+    if let Some(v) = map.get("version")
+        && v.value != Value::Int(1)
+    {
+        return Err(error(source, v.span, "version must be 1".into()));
+    }
+    let path = |s: String| -> PathBuf { join(base, &s) };
+    config.paths = strings(source, map, "paths")?
+        .into_iter()
+        .map(path)
+        .collect();
+    config.policies = strings(source, map, "policies")?
+        .into_iter()
+        .map(path)
+        .collect();
+    config.exceptions = strings(source, map, "exceptions")?
+        .into_iter()
+        .map(path)
+        .collect();
+    config.exclude = strings(source, map, "exclude")?
+        .into_iter()
+        .map(|g| join(base, &g).display().to_string())
+        .collect();
+    config.values = string(source, map, "values")?.map(path);
+    config.output = string(source, map, "output")?.map(path);
+    if let Some(f) = string(source, map, "format")? {
+        let span = map.get("format").map_or(root.span, |n| n.span);
+        config.format = Some(
+            CheckFormat::from_str(&f, false)
+                .map_err(|_| error(source, span, format!("unknown format '{f}'")))?,
+        );
+    }
+    config.audit_warn = boolean(source, map, "auditWarn")?;
+    config.warn_no_pass = boolean(source, map, "warnNoPass")?;
+    if let Some(n) = map.get("warnExitCode") {
+        let code = match n.value {
+            Value::Int(i) => u8::try_from(i).ok(),
+            _ => None,
+        };
+        config.warn_exit_code = Some(code.ok_or_else(|| {
+            error(
+                source,
+                n.span,
+                "warnExitCode must be an integer from 0 to 255".into(),
+            )
+        })?);
+    }
+    Ok(config)
+}
+
+fn join(base: &Path, p: &str) -> PathBuf {
+    if base.as_os_str().is_empty() || Path::new(p).is_absolute() {
+        PathBuf::from(p)
+    } else {
+        base.join(p)
+    }
+}
+
+fn error(source: &SourceFile, span: Span, message: String) -> Diagnostic {
+    Diagnostic::error(
+        Code::Io,
+        format!("{}: {message}", FILE_NAME),
+        Some(Location::at(source, span)),
+    )
+}
+
+fn string(source: &SourceFile, map: &Map, key: &str) -> Result<Option<String>, Diagnostic> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(n) => n
+            .as_str()
+            .map(|s| Some(s.to_owned()))
+            .ok_or_else(|| error(source, n.span, format!("{key} must be a string"))),
+    }
+}
+
+fn boolean(source: &SourceFile, map: &Map, key: &str) -> Result<Option<bool>, Diagnostic> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(n) => n
+            .as_bool()
+            .map(Some)
+            .ok_or_else(|| error(source, n.span, format!("{key} must be true or false"))),
+    }
+}
+
+/// A string or a list of strings.
+fn strings(source: &SourceFile, map: &Map, key: &str) -> Result<Vec<String>, Diagnostic> {
+    let Some(n) = map.get(key) else {
+        return Ok(Vec::new());
+    };
+    if let Some(s) = n.as_str() {
+        return Ok(vec![s.to_owned()]);
+    }
+    let items = n
+        .as_seq()
+        .ok_or_else(|| error(source, n.span, format!("{key} must be a list of strings")))?;
+    items
+        .iter()
+        .map(|i: &Node| {
+            i.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| error(source, i.span, format!("{key} must be a list of strings")))
+        })
+        .collect()
+}

@@ -1,0 +1,166 @@
+//! Kyverno PolicyExceptions (`kyverno.io/v2`, `kyverno.io/v2beta1`) for classic policies,
+//! following `/work/shared/spec/exceptions.md`.
+//!
+//! An exception names rules (`policyName` exactly, `ruleNames` with wildcards, computed autogen
+//! names included), resources (`match.any` / `match.all`) and, optionally, `conditions`. The
+//! engine asks [`response`] about a rule that matched a resource and passed its
+//! preconditions; when an exception applies, the rule is not evaluated and gives `skip` with
+//! [`skip_message`] — for podSecurity rules, exceptions with `podSecurity` entries are
+//! exclusions added to the rule's own (exceptions.md §6.3, in [`pss`]).
+
+mod load;
+mod pss;
+
+pub use load::{Loaded, load_documents};
+
+use crate::matching::ResourceFilter;
+use crate::matching::wildcard;
+use crate::policy::{Policy, Rule, RuleBody, ValidateCheck};
+use crate::report::{RuleResponse, Status};
+use crate::request::Request;
+use crate::resource::Resource;
+use crate::yaml::Node;
+
+/// One loaded PolicyException.
+#[derive(Clone, Debug)]
+pub struct PolicyException {
+    pub name: String,
+    /// `metadata.namespace`, `default` when absent.
+    pub namespace: String,
+    /// `spec.exceptions`: `(policyName, ruleNames)`.
+    pub entries: Vec<(String, Vec<String>)>,
+    any: Vec<Filter>,
+    all: Vec<Filter>,
+    /// `spec.conditions`, as written.
+    pub conditions: Option<Node>,
+    /// `spec.podSecurity` entries (exceptions.md §6.3), as written.
+    pub pod_security: Vec<Node>,
+}
+
+/// A compiled `match` filter; `empty` is decided before `operations` are dropped.
+#[derive(Clone, Debug)]
+struct Filter {
+    filter: ResourceFilter,
+    empty: bool,
+}
+
+impl PolicyException {
+    /// `<namespace>/<name>`, as Kyverno's messages write it.
+    pub fn qualified_name(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Whether an entry names this policy (exact key) and the rule (wildcards), exceptions.md §3.
+    pub fn covers(&self, policy_key: &str, rule: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|(p, rules)| p == policy_key && rules.iter().any(|r| wildcard::matches(r, rule)))
+    }
+
+    /// Whether `spec.match` selects the resource (exceptions.md §4): `any` if given, else
+    /// `all`; neither never matches; `operations` are ignored; user filters are kept.
+    pub fn matches(&self, resource: &Resource, request: &Request) -> bool {
+        let one = |f: &Filter| -> bool {
+            if f.empty {
+                return false;
+            }
+            if resource.kind == "Namespace" && f.filter.resources.namespace_selector.is_some() {
+                let mut plain = f.filter.clone();
+                plain.resources.namespace_selector = None;
+                return plain.matches(resource, request, &plain.user);
+            }
+            f.filter.matches(resource, request, &f.filter.user)
+        };
+        if !self.any.is_empty() {
+            self.any.iter().any(one)
+        } else if !self.all.is_empty() {
+            self.all.iter().all(one)
+        } else {
+            false
+        }
+    }
+}
+
+/// The exceptions that apply to `(policy_key, rule)` for this resource, in load order.
+/// `conditions_hold` evaluates an exception's `conditions` in the rule's context; an
+/// exception whose conditions do not hold, or cannot be evaluated, does not apply (§5).
+pub fn matching<'a>(
+    exceptions: &'a [PolicyException],
+    policy_key: &str,
+    rule: &str,
+    resource: &Resource,
+    request: &Request,
+    conditions_hold: &mut dyn FnMut(&Node) -> bool,
+) -> Vec<&'a PolicyException> {
+    exceptions
+        .iter()
+        .filter(|e| e.covers(policy_key, rule))
+        .filter(|e| e.matches(resource, request))
+        .filter(|e| e.conditions.as_ref().is_none_or(&mut *conditions_hold))
+        .collect()
+}
+
+/// The response exceptions give a rule, or `None` when none applies and the rule is
+/// evaluated as usual (exceptions.md §6).
+pub fn response(
+    exceptions: &[PolicyException],
+    policy: &Policy,
+    rule: &Rule,
+    resource: &Resource,
+    request: &Request,
+    conditions_hold: &mut dyn FnMut(&Node) -> bool,
+) -> Option<RuleResponse> {
+    if exceptions.is_empty() {
+        return None;
+    }
+    let applied = matching(
+        exceptions,
+        &policy.key(),
+        &rule.name,
+        resource,
+        request,
+        conditions_hold,
+    );
+    if applied.is_empty() {
+        return None;
+    }
+    if let RuleBody::Validate(v) = &rule.body
+        && let ValidateCheck::PodSecurity(body) = &v.check
+    {
+        return pss::response(&rule.name, body, resource, &applied);
+    }
+    Some(RuleResponse::new(
+        &rule.name,
+        Status::Skip,
+        skip_message(&applied),
+    ))
+}
+
+/// The prefix of Kyverno's skip message (no space before the first name, as upstream).
+pub const SKIP_PREFIX: &str = "rule is skipped due to policy exceptions";
+/// The prefix for a podSecurity rule skipped by an exception without `podSecurity`.
+pub const SKIP_PREFIX_PSS: &str = "rule is skipped due to policy exception ";
+
+/// `rule is skipped due to policy exceptions<ns>/<name>[, <ns>/<name>...]` (exceptions.md §6.1).
+pub fn skip_message(applied: &[&PolicyException]) -> String {
+    let names: Vec<String> = applied.iter().map(|e| e.qualified_name()).collect();
+    format!("{SKIP_PREFIX}{}", names.join(", "))
+}
+
+/// The exception names (without namespace) a skip message lists, for reports' `exceptions`
+/// property; empty for any other message.
+pub fn names_in_message(message: &str) -> Vec<String> {
+    let list = message
+        .strip_prefix(SKIP_PREFIX)
+        .or_else(|| message.strip_prefix(SKIP_PREFIX_PSS));
+    let Some(list) = list else {
+        return Vec::new();
+    };
+    list.split(", ")
+        .filter(|s| !s.is_empty())
+        .map(|q| q.rsplit_once('/').map_or(q, |(_, n)| n).to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

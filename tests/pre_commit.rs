@@ -1,0 +1,207 @@
+//! The published pre-commit hooks (`.pre-commit-hooks.yaml`) run by pre-commit itself in a
+//! temporary git repository, on a passing and a failing manifest and test file.
+//!
+//! pre-commit comes from PyPI (`pip install pre-commit` into a cached virtualenv under
+//! `CARGO_TARGET_TMPDIR`). The hooks are copied into a `repo: local` config with
+//! `language: system` and the binary cargo built for this test: the published
+//! `language: rust` hooks would `cargo install` kpol inside pre-commit, minutes of release
+//! build per run. Everything else (entry arguments, file filters, `pass_filenames`) is the
+//! published definition. Without python3/pip or the network the test is skipped with a
+//! message, unless `CI` is set: there it must run.
+
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn pre_commit() -> Option<PathBuf> {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-venv");
+    let bin = venv.join("bin/pre-commit");
+    if bin.is_file() {
+        return Some(bin);
+    }
+    let required = std::env::var_os("CI").is_some();
+    let step = |cmd: &mut Command, what: &str| -> bool {
+        match cmd.output() {
+            Ok(o) if o.status.success() => true,
+            Ok(o) => {
+                let msg = format!("{what} failed: {}", String::from_utf8_lossy(&o.stderr));
+                assert!(!required, "{msg}");
+                eprintln!("pre-commit test skipped: {msg}");
+                false
+            }
+            Err(e) => {
+                assert!(!required, "{what}: {e}");
+                eprintln!("pre-commit test skipped: {what}: {e}");
+                false
+            }
+        }
+    };
+    let ok = step(
+        Command::new("python3").args(["-m", "venv"]).arg(&venv),
+        "python3 -m venv",
+    ) && step(
+        Command::new(venv.join("bin/pip")).args(["install", "-q", "pre-commit"]),
+        "pip install pre-commit",
+    );
+    ok.then_some(bin)
+}
+
+/// `.pre-commit-hooks.yaml` as a `repo: local` config running the test's kpol binary.
+fn local_config() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(".pre-commit-hooks.yaml")).unwrap();
+    let docs = kpol::yaml::parse_documents(&text, kpol::yaml::Limits::default()).unwrap();
+    let mut hooks = docs[0].root.to_json();
+    for hook in hooks.as_array_mut().unwrap() {
+        assert_eq!(
+            hook["language"], "rust",
+            "published hooks install with cargo"
+        );
+        let entry = hook["entry"].as_str().unwrap().to_owned();
+        let rest = entry.strip_prefix("kpol").unwrap();
+        hook["entry"] = Value::from(format!("{}{rest}", env!("CARGO_BIN_EXE_kpol")));
+        hook["language"] = Value::from("system");
+    }
+    let ids: Vec<&str> = hooks
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["kpol-check", "kpol-test", "kpol-mutate-check"]);
+    // JSON is YAML.
+    serde_json::json!({"repos": [{"repo": "local", "hooks": hooks}]}).to_string()
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn run_hook(pc: &Path, dir: &Path, hook: &str, files: &[&str]) -> Output {
+    git(dir, &["add", "-A"]);
+    Command::new(pc)
+        .args(["run", hook, "--files"])
+        .args(files)
+        .current_dir(dir)
+        .env("PRE_COMMIT_HOME", dir.join(".cache"))
+        .env_remove("CI")
+        .output()
+        .unwrap()
+}
+
+const GOOD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  containers:\n  - name: app\n    image: nginx:1.27\n";
+const BAD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  hostNetwork: true\n  containers:\n  - name: app\n    image: nginx:1.27\n";
+
+#[test]
+fn hooks_pass_and_fail_as_kpol_does() {
+    let Some(pc) = pre_commit() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    git(dir, &["init", "-q"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    git(dir, &["config", "user.name", "t"]);
+    std::fs::write(dir.join(".pre-commit-config.yaml"), local_config()).unwrap();
+    std::fs::write(dir.join(".gitignore"), ".cache/\n").unwrap();
+    // The repository states its policy once.
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/disallow-host-namespaces.yaml"),
+        dir.join("host-namespaces-policy.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".kpol.yaml"),
+        "policies: [host-namespaces-policy.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("good.yaml"), GOOD).unwrap();
+    std::fs::write(dir.join("bad.yaml"), BAD).unwrap();
+
+    let pass = run_hook(&pc, dir, "kpol-check", &["good.yaml"]);
+    let out = String::from_utf8_lossy(&pass.stdout).into_owned();
+    assert_eq!(pass.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("kpol check") && out.contains("Passed"),
+        "{out}"
+    );
+
+    let fail = run_hook(&pc, dir, "kpol-check", &["good.yaml", "bad.yaml"]);
+    let out = String::from_utf8_lossy(&fail.stdout).into_owned();
+    assert_eq!(fail.status.code(), Some(1), "{out}");
+    assert!(out.contains("Failed"), "{out}");
+    assert!(
+        out.contains("fail[disallow-host-namespaces/host-namespaces]"),
+        "{out}"
+    );
+    assert!(out.contains("bad.yaml:5:"), "{out}");
+
+    // kpol-test runs the repository's test files whatever changed.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/exceptions/kyverno-test");
+    let tests = dir.join("policy-tests");
+    std::fs::create_dir(&tests).unwrap();
+    for f in [
+        "policy.yaml",
+        "exception.yaml",
+        "resources.yaml",
+        "kyverno-test.yaml",
+    ] {
+        std::fs::copy(src.join(f), tests.join(f)).unwrap();
+    }
+    let pass = run_hook(&pc, dir, "kpol-test", &["good.yaml"]);
+    let out = String::from_utf8_lossy(&pass.stdout).into_owned();
+    assert_eq!(pass.status.code(), Some(0), "{out}");
+    let test_file = tests.join("kyverno-test.yaml");
+    let broken = std::fs::read_to_string(&test_file)
+        .unwrap()
+        .replace("result: fail", "result: pass");
+    std::fs::write(&test_file, broken).unwrap();
+    let fail = run_hook(&pc, dir, "kpol-test", &["policy-tests/kyverno-test.yaml"]);
+    let out = String::from_utf8_lossy(&fail.stdout).into_owned();
+    assert_eq!(fail.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("1 tests failed") || out.contains("1 test failed"),
+        "{out}"
+    );
+}
+
+/// The GitHub Action and the sample workflow are YAML with what GitHub needs.
+#[test]
+fn action_and_sample_workflow_are_well_formed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| {
+        let text = std::fs::read_to_string(root.join(p)).unwrap();
+        let docs = kpol::yaml::parse_documents(&text, kpol::yaml::Limits::default()).unwrap();
+        docs[0].root.to_json()
+    };
+    let action = read("action.yml");
+    assert_eq!(action["runs"]["using"], "composite");
+    for step in action["runs"]["steps"].as_array().unwrap() {
+        assert_eq!(step["shell"], "bash", "{step}");
+    }
+    assert!(action["outputs"]["exit-code"].is_object());
+    let flow = read("docs/examples/github-workflow.yml");
+    let steps = flow["jobs"]["kpol"]["steps"].as_array().unwrap();
+    let upload = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif"))
+        })
+        .unwrap();
+    assert_eq!(upload["if"], "always()");
+    assert_eq!(flow["permissions"]["security-events"], "write");
+}
