@@ -71,7 +71,9 @@ impl Engine {
         self.policies
             .iter()
             .enumerate()
-            .filter_map(|(i, p)| crate::generate::generate_policy(i, p, resource, request, pool))
+            .filter_map(|(i, p)| {
+                crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
+            })
             .collect()
     }
 }

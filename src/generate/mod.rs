@@ -2,7 +2,8 @@
 //! offline): for one trigger resource, the resources each matching generate rule would create.
 //!
 //! Order of work, after `pkg/engine/background.go` and `pkg/background/generate/`:
-//! 1. every generate rule (the policy's rules as computed for the whole controller set) whose
+//! 1. PolicyExceptions that apply to the rule for the trigger skip it ([`exceptions`]);
+//!    otherwise every generate rule (the policy's rules as computed for the whole controller set) whose
 //!    match/exclude selects the trigger gets a response: its context is loaded (a context
 //!    error gives no response), preconditions hold → `pass`, do not hold → `skip`, fail to
 //!    evaluate → `error`; `applyRules: One` stops after the first rule that is not skipped;
@@ -16,6 +17,7 @@
 //! Generation problems do not change the rule's status (the CLI keeps the background check's
 //! verdict); they are carried on [`RuleGeneration::problems`].
 
+mod exceptions;
 mod foreach;
 mod labels;
 mod pool;
@@ -28,6 +30,7 @@ pub use pool::SourcePool;
 use serde::Serialize;
 
 use crate::conditions::evaluate_block;
+use crate::exception::PolicyException;
 use crate::matching;
 use crate::policy::{Policy, PolicyKind, RuleBody};
 use crate::report::Status;
@@ -108,6 +111,7 @@ pub fn generate_policy(
     resource: &Resource,
     request: &Request,
     pool: &SourcePool<'_>,
+    exceptions: &[PolicyException],
 ) -> Option<GeneratePolicyResponse> {
     if !has_generate(policy) {
         return None;
@@ -122,20 +126,28 @@ pub fn generate_policy(
         let RuleBody::Generate(body) = &rule.body else {
             continue;
         };
+        let response = |status, message: String| RuleGeneration {
+            rule: rule.name.clone(),
+            status,
+            message,
+            generated: Vec::new(),
+            missing: Vec::new(),
+            problems: Vec::new(),
+        };
+        // Exceptions come first, before the rule's own match (upstream `filterRule`).
+        if let Some(message) =
+            exceptions::skip_message(exceptions, policy, rule, resource, request, pool)
+        {
+            rules.push(response(Status::Skip, message));
+            continue;
+        }
         if !matching::rule_matches(rule, resource, request) {
             continue;
         }
         // DELETE: the CLI's new object is empty and only the old one matches, which the
         // background check reports as `fail` ("delete the downstream"); nothing is generated.
         if request.operation == Operation::Delete {
-            rules.push(RuleGeneration {
-                rule: rule.name.clone(),
-                status: Status::Fail,
-                message: String::new(),
-                generated: Vec::new(),
-                missing: Vec::new(),
-                problems: Vec::new(),
-            });
+            rules.push(response(Status::Fail, String::new()));
             if policy.apply_one {
                 break;
             }
@@ -152,14 +164,7 @@ pub fn generate_policy(
                 Ok(_) => (Status::Skip, String::new()),
             },
         };
-        let mut out = RuleGeneration {
-            rule: rule.name.clone(),
-            status,
-            message,
-            generated: Vec::new(),
-            missing: Vec::new(),
-            problems: Vec::new(),
-        };
+        let mut out = response(status, message);
         if status == Status::Pass {
             let cx = target::RuleCx {
                 policy,

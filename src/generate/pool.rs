@@ -16,13 +16,22 @@ pub struct SourcePool<'a> {
     pub common: Vec<&'a Resource>,
     /// Offered to one rule only: (policy key, rule name, resource).
     pub per_rule: Vec<(String, String, &'a Resource)>,
+    /// The Namespace objects the cluster holds (for PolicyExceptions' namespace labels).
+    pub namespaces: Vec<&'a Resource>,
 }
 
 impl<'a> SourcePool<'a> {
+    /// Every resource offered to every rule, its Namespaces known to the cluster.
     pub fn new(common: Vec<&'a Resource>) -> Self {
+        let namespaces = common
+            .iter()
+            .copied()
+            .filter(|r| r.kind == "Namespace")
+            .collect();
         Self {
             common,
             per_rule: Vec::new(),
+            namespaces,
         }
     }
 

@@ -186,3 +186,29 @@ fn delete_fails_without_generating() {
     assert_eq!(rules[0].status, Status::Fail);
     assert!(rules[0].generated.is_empty() && rules[0].missing.is_empty());
 }
+
+/// A PolicyException that covers the rule and matches the trigger skips it, with upstream's
+/// message.
+#[test]
+fn exceptions_skip_generate_rules() {
+    let text = "apiVersion: kyverno.io/v2\nkind: PolicyException\nmetadata: {name: ex, namespace: kyverno}\nspec:\n  exceptions: [{policyName: p, ruleNames: [r]}]\n  match: {any: [{resources: {kinds: [Namespace, ConfigMap], names: [team-a, c]}}]}\n";
+    let source = Arc::new(SourceFile::new("e.yaml", text));
+    let docs = parse_documents(text, Limits::default()).unwrap();
+    let ex =
+        crate::exception::load_documents(&source, docs.iter().map(|d| &d.root), true).exceptions;
+    assert_eq!(ex.len(), 1);
+    let e = engine(&format!("{HEAD}{CLONE}")).with_exceptions(ex);
+    let rs = resources(NS);
+    let pool = SourcePool::new(rs.iter().collect());
+    let rules: Vec<_> = e
+        .generate(&rs[0], &Request::default(), &pool)
+        .into_iter()
+        .flat_map(|p| p.rules)
+        .collect();
+    assert_eq!(rules[0].status, Status::Skip);
+    assert_eq!(
+        rules[0].message,
+        "rule is skipped due to policy exception kyverno/ex"
+    );
+    assert!(rules[0].missing.is_empty());
+}

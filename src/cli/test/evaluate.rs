@@ -181,10 +181,18 @@ fn run_resource(
             .iter()
             .map(|(p, r, res)| (p.clone(), r.clone(), res))
             .collect(),
+        // The engine's client holds every test resource (exceptions read Namespaces there).
+        namespaces: inputs
+            .resources
+            .iter()
+            .filter(|r| r.kind == "Namespace")
+            .collect(),
     };
     for (i, p) in policies.iter().enumerate() {
         let request = request_for(ops[i]);
-        let Some(response_g) = generate_policy(i, p, resource, &request, &pool) else {
+        let Some(response_g) =
+            generate_policy(i, p, resource, &request, &pool, &inputs.policy_exceptions)
+        else {
             continue;
         };
         // One rule failing to generate makes the CLI drop what the policy's rules generated.
