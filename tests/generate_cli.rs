@@ -114,3 +114,23 @@ fn test_files_compare_generated_resources() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("\"resource\": \"regcred\""), "{stdout}");
 }
+
+/// A PolicyException covering the rule for team-b leaves only team-a's NetworkPolicy.
+#[test]
+fn exception_skips_a_trigger() {
+    let out = kpol(&[
+        "generate",
+        DENY_TREE,
+        "-p",
+        DENY_POLICY,
+        "-e",
+        "testdata/generate/default-deny/exception.yaml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = v["generated"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["resource"]["metadata"]["namespace"], "team-a");
+}

@@ -195,6 +195,10 @@ pub struct GenerateArgs {
     #[arg(short, long = "policy", value_name = "PATH", required = true)]
     pub policies: Vec<PathBuf>,
 
+    /// PolicyException file (repeatable); exceptions found among the policies apply too.
+    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    pub exceptions: Vec<PathBuf>,
+
     /// Write one file per generated resource under this directory
     /// (`<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`) instead of printing.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]

@@ -2,6 +2,9 @@
 //! manifest (crate::generate). Every input manifest is also a clone source and counts as
 //! already present in the cluster.
 //!
+//! PolicyExceptions (`-e`, or found among the policies) skip the rules they cover: nothing is
+//! generated for them.
+//!
 //! Output: one YAML document per generated resource on stdout, each after a comment naming
 //! the policy, rule and trigger (with its file:line); or `-o DIR`, one file per resource at
 //! `DIR/<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`; or `--format json`. Problems
@@ -78,8 +81,12 @@ pub fn run(args: GenerateArgs) -> u8 {
     if !set.policies.iter().any(kpol::generate::has_generate) {
         eprintln!("warning: none of the given policies has a generate rule");
     }
-    let engine = Engine::new(set.policies);
     let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
+    let mut exceptions = set.exceptions;
+    let loaded = policies::load_exceptions(&args.exceptions, max_bytes);
+    diagnostics.extend(loaded.diagnostics);
+    exceptions.extend(loaded.exceptions);
+    let engine = Engine::new(set.policies).with_exceptions(exceptions);
     let read: Vec<(Vec<Resource>, Vec<Diagnostic>)> = inputs
         .par_iter()
         .map(|input| match policies::read(input, max_bytes) {
