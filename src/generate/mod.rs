@@ -2,7 +2,7 @@
 //! offline): for one trigger resource, the resources each matching generate rule would create.
 //!
 //! Order of work, after `pkg/engine/background.go` and `pkg/background/generate/`:
-//! 1. PolicyExceptions that apply to the rule for the trigger skip it ([`exceptions`]);
+//! 1. PolicyExceptions that apply to the rule for the trigger skip it (`exception_skip`);
 //!    otherwise every generate rule (the policy's rules as computed for the whole controller set) whose
 //!    match/exclude selects the trigger gets a response: its context is loaded (a context
 //!    error gives no response), preconditions hold → `pass`, do not hold → `skip`, fail to
@@ -11,13 +11,12 @@
 //!    and nothing is generated;
 //! 2. for a passing rule, the generate body (or each `foreach` entry, per element) has its
 //!    variables substituted, then yields resources from `data`, `clone` or `cloneList`
-//!    ([`target`]). Clone sources come from a [`SourcePool`]: a source that is not there is a
+//!    (`target.rs`). Clone sources come from a [`SourcePool`]: a source that is not there is a
 //!    [`Missing`] finding, never a silent skip.
 //!
 //! Generation problems do not change the rule's status (the CLI keeps the background check's
 //! verdict); they are carried on [`RuleGeneration::problems`].
 
-mod exceptions;
 mod foreach;
 mod labels;
 mod pool;
@@ -32,7 +31,7 @@ use serde::Serialize;
 use crate::conditions::evaluate_block;
 use crate::exception::PolicyException;
 use crate::matching;
-use crate::policy::{Policy, PolicyKind, RuleBody};
+use crate::policy::{Policy, PolicyKind, Rule, RuleBody};
 use crate::report::Status;
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
@@ -135,9 +134,7 @@ pub fn generate_policy(
             problems: Vec::new(),
         };
         // Exceptions come first, before the rule's own match (upstream `filterRule`).
-        if let Some(message) =
-            exceptions::skip_message(exceptions, policy, rule, resource, request, pool)
-        {
+        if let Some(message) = exception_skip(exceptions, policy, rule, resource, request, pool) {
             rules.push(response(Status::Skip, message));
             continue;
         }
@@ -188,6 +185,61 @@ pub fn generate_policy(
         policy: index,
         rules,
     })
+}
+
+/// PolicyExceptions for generate rules (`pkg/engine/background.go` `filterRule`): checked
+/// before the rule's own match, against the trigger, with `isCluster` set — the trigger's
+/// Namespace is read from the cluster ([`SourcePool::namespaces`]) for its labels, and when it
+/// is not there no exception applies. Returns the skip message when exceptions apply:
+/// `rule is skipped due to policy exception <ns>/<name>, …`.
+fn exception_skip(
+    exceptions: &[PolicyException],
+    policy: &Policy,
+    rule: &Rule,
+    resource: &Resource,
+    request: &Request,
+    pool: &SourcePool<'_>,
+) -> Option<String> {
+    if exceptions.is_empty() {
+        return None;
+    }
+    let mut request = request.clone();
+    if !resource.namespace.is_empty() {
+        let ns = pool
+            .namespaces
+            .iter()
+            .find(|n| n.kind == "Namespace" && n.name == resource.namespace)?;
+        let labels: std::collections::BTreeMap<String, String> = ns
+            .labels()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.to_owned(), s.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        request
+            .namespace_labels
+            .insert(resource.namespace.clone(), labels);
+    }
+    let mut ctx = crate::variables::Context::for_resource(resource, &request);
+    let mut holds = |c: &crate::yaml::Node| evaluate_block(c, &mut ctx).is_ok_and(|r| r.holds);
+    let applied = crate::exception::matching(
+        exceptions,
+        &policy.key(),
+        &rule.name,
+        resource,
+        &request,
+        &mut holds,
+    );
+    if applied.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = applied.iter().map(|e| e.qualified_name()).collect();
+    Some(format!(
+        "{}{}",
+        crate::exception::SKIP_PREFIX_PSS,
+        names.join(", ")
+    ))
 }
 
 #[cfg(test)]
