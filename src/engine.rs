@@ -33,6 +33,15 @@ impl Engine {
         &self.policies
     }
 
+    // --- mutate phase (branch `mutate`) ---
+    /// The mutate phase for one resource: every policy with mutate rules, in load order, each
+    /// on the resource as the previous one left it (mutate.md §2).
+    pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
+        crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
+    }
+
+    // --- end mutate phase ---
+
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {

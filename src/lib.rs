@@ -13,6 +13,7 @@ pub mod generate;
 pub mod jmespath;
 pub mod manifest;
 pub mod matching;
+pub mod mutate;
 pub mod number;
 pub mod pattern;
 pub mod policy;

@@ -7,6 +7,7 @@ mod discover;
 mod exit;
 mod generate;
 mod jp;
+mod mutate;
 mod policies;
 mod render;
 mod test;
@@ -41,6 +42,7 @@ pub fn run() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Test(a) => test::run(a),
         Command::Generate(a) => generate::run(a),
+        Command::Mutate(a) => mutate::run(a),
         Command::Jp(a) => jp::run(a),
     };
     ExitCode::from(code)

@@ -30,6 +30,9 @@ pub struct RuleOutcome {
     pub unsupported: Option<String>,
     /// Generate rules: the resources generated (name, resource); `None` for other rules.
     pub generated: Option<Vec<(String, serde_json::Value)>>,
+    /// The resource this response is about, as `patchedResources` compares it: after the
+    /// policy for mutate rules, as validated for validate rules (mutate.md §10).
+    pub patched: Option<kpol::yaml::Node>,
 }
 
 /// One engine response (a policy in one phase) for one resource.
@@ -112,11 +115,41 @@ fn run_resource(
         values: inputs.values.clone(),
     };
     let mut responses = Vec::new();
+    // --- mutate phase (branch `mutate`) ---
+    let mutate_op = policies
+        .iter()
+        .zip(&ops)
+        .find(|(p, _)| p.rules.iter().any(|r| Phase::Mutate.has(&r.body)))
+        .map_or(Operation::Create, |(_, op)| *op);
+    let mutation = engine.mutate(resource, &request_for(mutate_op));
     let mut mutated = false;
-    for (phase, feature) in [
-        (Phase::Mutate, "mutate"),
-        (Phase::VerifyImages, "verifyImages"),
-    ] {
+    for pm in &mutation.policies {
+        let Some(p) = policies.get(pm.response.policy) else {
+            continue;
+        };
+        let rules: Vec<RuleOutcome> = pm
+            .response
+            .rules
+            .iter()
+            .map(|r| RuleOutcome {
+                rule: r.rule.clone(),
+                status: r.status,
+                message: r.message.clone(),
+                // Exceptions and values kpol does not apply leave the row undecided.
+                unsupported: r
+                    .unsupported
+                    .clone()
+                    .or_else(|| taint(inputs, p, resource, &r.rule, false)),
+                patched: Some(pm.patched.clone()),
+                generated: None,
+            })
+            .collect();
+        mutated |= rules.iter().any(|o| o.unsupported.is_some());
+        responses.push(response(p, rules));
+    }
+    let resource = &mutation.resource;
+    // --- end mutate phase ---
+    for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
         for (i, p) in policies.iter().enumerate() {
             if !p.rules.iter().any(|r| phase.has(&r.body)) {
                 continue;
@@ -129,7 +162,6 @@ fn run_resource(
                 .filter(|r| in_scope(p, resource) && matching::rule_matches(r, resource, &request))
                 .map(|r| unsupported(&r.name, feature))
                 .collect();
-            mutated |= phase == Phase::Mutate && !rules.is_empty();
             responses.push(response(p, rules));
         }
     }
@@ -158,6 +190,7 @@ fn run_resource(
                         status: r.status,
                         message: r.message,
                         generated: None,
+                        patched: Some(resource.root.clone()),
                     };
                     if o.unsupported.is_none() {
                         o.unsupported = taint(inputs, policy, resource, &o.rule, mutated);
@@ -205,6 +238,7 @@ fn run_resource(
                 message: generation_message(&g),
                 rule: g.rule,
                 status: g.status,
+                patched: None,
                 generated: Some(if failed {
                     Vec::new()
                 } else {
@@ -256,6 +290,7 @@ fn unsupported(rule: &str, feature: &str) -> RuleOutcome {
         message: format!("kpol does not evaluate {feature} rules yet"),
         unsupported: Some(feature.to_owned()),
         generated: None,
+        patched: None,
     }
 }
 

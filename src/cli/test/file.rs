@@ -110,7 +110,12 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         let Some((_, run)) = runs.iter().find(|(op, _)| *op == entry.operation) else {
             continue;
         };
-        report.rows.extend(rows::rows_for(entry, run, &cx));
+        // `patchedResources` is relative to the test file's directory.
+        let mut entry = entry.clone();
+        if let Some(p) = &entry.patched_resources {
+            entry.patched_resources = Some(dir.join(p).display().to_string());
+        }
+        report.rows.extend(rows::rows_for(&entry, run, &cx));
     }
     report
 }

@@ -108,7 +108,7 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
                     Some(generated) if outcome.unsupported.is_none() => {
                         rows.extend(generation_rows(entry, run, resp, outcome, generated, cx));
                     }
-                    _ => rows.push(outcome_row(entry, run, resp, outcome)),
+                    _ => rows.extend(outcome_row(entry, run, resp, outcome)),
                 }
             }
             if rows.len() == before {
@@ -174,10 +174,46 @@ fn selects(wanted: &str, rule: &str) -> bool {
         || rule.strip_prefix("autogen-cronjob-") == Some(wanted)
 }
 
-fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &RuleOutcome) -> Row {
+fn outcome_row(
+    entry: &ResultEntry,
+    run: &ResourceRun,
+    resp: &Response,
+    o: &RuleOutcome,
+) -> Option<Row> {
     if let Some(feature) = &o.unsupported {
-        return unsupported_row(entry, Some(run), &o.rule, feature);
+        return Some(unsupported_row(entry, Some(run), &o.rule, feature));
     }
+    // --- patchedResources (branch `mutate`, mutate.md §10) ---
+    if let (Some(file), Some(actual)) = (&entry.patched_resources, &o.patched) {
+        use kpol::mutate::compare::{PatchedCheck, compare};
+        let failed = |reason: &str, message: String| {
+            let mut row = fixed_row(entry, Some(run), o.status.as_str(), false, reason, "");
+            row.rule = o.rule.clone();
+            row.message = message;
+            Some(row)
+        };
+        match std::fs::read_to_string(file) {
+            Err(e) => {
+                let msg = format!("error: failed to load PatchedResources resource ({e})");
+                return failed("Resource error", msg);
+            }
+            Ok(text) => match compare(file, &text, actual) {
+                PatchedCheck::Match => {}
+                PatchedCheck::NotFound => return None,
+                PatchedCheck::LoadError(e) => {
+                    let msg = format!("error: failed to load PatchedResources resource ({e})");
+                    return failed("Resource error", msg);
+                }
+                PatchedCheck::Mismatch(diff) => {
+                    let msg = format!(
+                        "Patched resource didn't match the patched resource in the test result\n{diff}"
+                    );
+                    return failed("Resource diff", msg);
+                }
+            },
+        }
+    }
+    // --- end patchedResources ---
     let actual = match o.status {
         Status::Fail if resp.unscored => Status::Warn,
         s => s,
@@ -190,7 +226,7 @@ fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &Rule
         (true, "skip") => Count::Skip,
         (true, _) => Count::Pass,
     };
-    Row {
+    Some(Row {
         policy: entry.policy.clone(),
         rule: o.rule.clone(),
         resource: run.display(),
@@ -205,7 +241,7 @@ fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &Rule
         ok,
         count,
         message: o.message.clone(),
-    }
+    })
 }
 
 /// A generate rule's rows (`output.go`): with nothing generated, the result alone; else one
@@ -219,12 +255,12 @@ fn generation_rows(
     cx: &Context<'_>,
 ) -> Vec<Row> {
     if generated.is_empty() {
-        return vec![outcome_row(entry, run, resp, o)];
+        return outcome_row(entry, run, resp, o).into_iter().collect();
     }
     generated
         .iter()
-        .map(|(name, resource)| {
-            let mut row = outcome_row(entry, run, resp, o);
+        .filter_map(|(name, resource)| {
+            let mut row = outcome_row(entry, run, resp, o)?;
             row.resource = name.clone();
             if let Err((message, reason)) = super::generated::check(entry, cx.expected, resource) {
                 row.ok = false;
@@ -232,7 +268,7 @@ fn generation_rows(
                 row.reason = reason;
                 row.message = message;
             }
-            row
+            Some(row)
         })
         .collect()
 }

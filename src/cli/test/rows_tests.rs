@@ -9,6 +9,7 @@ fn outcome(rule: &str, status: Status) -> RuleOutcome {
         message: String::new(),
         unsupported: None,
         generated: None,
+        patched: None,
     }
 }
 
