@@ -134,3 +134,25 @@ fn exception_skips_a_trigger() {
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["resource"]["metadata"]["namespace"], "team-a");
 }
+
+/// A generated resource that differs from `generatedResource` fails the row (`Resource diff`);
+/// an expected file without it fails with `Resource error`.
+#[test]
+fn test_files_report_generated_mismatches() {
+    let out = kpol(&[
+        "test",
+        "testdata/generate/test-mismatch",
+        "--detailed-results",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Resource diff"), "{stdout}");
+    assert!(
+        stdout.contains("resource with name default-deny not found in manifest"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("0 tests passed and 2 tests failed"),
+        "{stdout}"
+    );
+}
