@@ -33,6 +33,15 @@ impl Engine {
         &self.policies
     }
 
+    // --- mutate phase (branch `mutate`) ---
+    /// The mutate phase for one resource: every policy with mutate rules, in load order, each
+    /// on the resource as the previous one left it (mutate.md §2).
+    pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
+        crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
+    }
+
+    // --- end mutate phase ---
+
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {
@@ -56,6 +65,23 @@ impl Engine {
                     None => validate_policy(p, resource, request, &self.exceptions),
                 };
                 Some(PolicyResponse { policy: i, rules })
+            })
+            .collect()
+    }
+
+    /// The generate phase for one trigger resource (crate::generate): one response per policy
+    /// with generate rules that gave any, in load order; clone sources come from `pool`.
+    pub fn generate(
+        &self,
+        resource: &Resource,
+        request: &Request,
+        pool: &crate::generate::SourcePool<'_>,
+    ) -> Vec<crate::generate::GeneratePolicyResponse> {
+        self.policies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
             })
             .collect()
     }

@@ -194,7 +194,7 @@ fn rows_of(json: &Value) -> Vec<(String, String, String, bool, String)> {
 }
 
 // The row rules of cli-compat.md §8 on a small test: Excluded, Not found, Invalid Policy,
-// a CEL policy and a mutate rule reported unsupported (never passing), and the fallback to
+// a CEL policy evaluated on the mutated resource, a mutate rule evaluated, and the fallback to
 // every resource when a name matches nothing.
 #[test]
 fn fixture_rows_follow_kyverno_rules() {
@@ -233,29 +233,26 @@ fn fixture_rows_follow_kyverno_rules() {
             s("")
         )
     );
-    // The ValidatingPolicy is evaluated (crate::vpol); the resource was mutated first by a
-    // policy kpol does not mutate with yet, so the row stays undecided.
-    assert_eq!(
-        row(3).4,
-        "unsupported: mutate (resource mutated before validation)"
-    );
+    // The ValidatingPolicy is evaluated (crate::vpol) on the resource as add-owner mutated it.
+    assert!(row(3).3);
+    assert_eq!(row(3).4, "");
     assert_eq!(
         row(4),
         (
             s("add-owner-label"),
             s("v1/Pod/default/unlabelled"),
-            s("unsupported"),
-            false,
-            s("unsupported: mutate")
+            s("pass"),
+            true,
+            s("")
         )
     );
-    // `typo` names no resource: all three are checked (two Pods matched, a Service excluded).
+    // `typo` names no resource: all three are checked (two Pods mutated, a Service excluded).
     let fallback: Vec<_> = rows[5..].iter().map(|r| (r.1.as_str(), r.3)).collect();
     assert_eq!(
         fallback,
         [
-            ("v1/Pod/apps/labelled", false),
-            ("v1/Pod/default/unlabelled", false),
+            ("v1/Pod/apps/labelled", true),
+            ("v1/Pod/default/unlabelled", true),
             ("v1/Service/apps/frontend", true)
         ]
     );
@@ -359,7 +356,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 10 tests passed and 5 tests failed\n"),
+        text.contains("\nTest Summary: 14 tests passed and 1 tests failed\n"),
         "{text}"
     );
 }

@@ -30,9 +30,16 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check manifests against Kyverno validate rules.
+    ///
+    /// As the Kyverno CLI does, the policies' mutate rules are applied first and validate rules
+    /// are evaluated on each resource as the mutate rules leave it.
     Check(CheckArgs),
+    /// Apply Kyverno mutate rules: print, diff or write the patched manifests.
+    Mutate(MutateArgs),
     /// Run Kyverno CLI test files (kyverno-test.yaml).
     Test(TestArgs),
+    /// Print the resources Kyverno generate rules would create for the manifests.
+    Generate(GenerateArgs),
     /// Kyverno's JMESPath: evaluate expressions with Kyverno's functions, list the functions.
     Jp(JpArgs),
 }
@@ -176,6 +183,91 @@ pub struct TestArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+// --- mutate (branch `mutate`) ---
+#[derive(Debug, clap::Args)]
+pub struct MutateArgs {
+    /// Files or directories (`.yaml`, `.yml`, `.json`; directories recursively); `-` reads
+    /// standard input.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Policy file or directory (repeatable). Without it, kpol's embedded default policies.
+    #[arg(short, long = "policy", value_name = "PATH")]
+    pub policies: Vec<PathBuf>,
+
+    /// Skip input paths matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Print a unified diff per changed file instead of the documents.
+    #[arg(long, conflicts_with_all = ["write", "check", "output"])]
+    pub diff: bool,
+
+    /// Apply the patches to the files in place (only changed files are touched; comments and
+    /// formatting outside the patched nodes are kept byte-for-byte).
+    #[arg(long, conflicts_with_all = ["check", "output"])]
+    pub write: bool,
+
+    /// Change nothing; exit 1 when any file would change.
+    #[arg(long, conflicts_with = "output")]
+    pub check: bool,
+
+    /// Write the (patched) files into DIR, mirroring the input tree.
+    #[arg(short, long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+
+    /// Refuse inputs larger than this many MiB.
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
+
+    /// PolicyException file (repeatable). Exceptions among the policy files are used too.
+    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    pub exceptions: Vec<PathBuf>,
+}
+// --- end mutate ---
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 everything generated; 1 a rule could not generate (a clone \
+                         source not given, a substitution error); 2 the run was incomplete (bad \
+                         flag, unreadable file, invalid policy)."
+)]
+pub struct GenerateArgs {
+    /// Manifest files or directories (triggers, and clone sources); `-` reads standard input.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// Policy file or directory (repeatable).
+    #[arg(short, long = "policy", value_name = "PATH", required = true)]
+    pub policies: Vec<PathBuf>,
+
+    /// PolicyException file (repeatable); exceptions found among the policies apply too.
+    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    pub exceptions: Vec<PathBuf>,
+
+    /// Write one file per generated resource under this directory
+    /// (`<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`) instead of printing.
+    #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = GenerateFormat::Yaml)]
+    pub format: GenerateFormat,
+
+    /// Skip input paths matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Refuse input files larger than this many MiB.
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GenerateFormat {
+    Yaml,
+    Json,
 }
 
 #[derive(Debug, clap::Args)]

@@ -312,10 +312,12 @@ fn check_input(
     let manifests = read_manifests(&source, Limits::default());
     let mut findings = Vec::new();
     for resource in &manifests.resources {
-        for pr in engine.validate(resource, request) {
+        // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
+        let mutated = engine.mutate(resource, request).resource;
+        for pr in engine.validate(&mutated, request) {
             let policy = &engine.policies()[pr.policy];
             for resp in pr.rules {
-                findings.push(finding(policy, pr.policy, resource, resp, audit_warn));
+                findings.push(finding(policy, pr.policy, &mutated, resp, audit_warn));
             }
         }
     }

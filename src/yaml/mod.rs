@@ -8,3 +8,4 @@ mod resolve;
 
 pub use load::{Document, Limits, YamlError, parse_documents};
 pub use node::{Entry, Map, Node, Value};
+pub(crate) use resolve::resolve_plain;

@@ -4,6 +4,8 @@
 //! has none, `Invalid Policy` / `Not found` when the policy gave no response at all.
 //!
 //! kpol adds one reason: `unsupported: <feature>` — a row kpol cannot decide, never a pass.
+//! Generate rules give one row per generated resource, compared with the entry's
+//! `generatedResource` first (super::generated).
 
 use serde::Serialize;
 
@@ -65,6 +67,8 @@ pub struct Context<'a> {
     pub unsupported_inputs: &'a [&'static str],
     /// Names of the policies kpol evaluates.
     pub evaluated: &'a [String],
+    /// Expected generated resources, by file (super::generated).
+    pub expected: &'a [(String, Result<Vec<serde_json::Value>, String>)],
 }
 
 /// The rows of one result entry against the runs of its operation.
@@ -78,8 +82,6 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
         .filter(|_| !cx.evaluated.iter().any(|n| n == policy_name))
     {
         Some(format!("cel ({kind})"))
-    } else if entry.generate {
-        Some("generate".to_owned())
     } else if !cx.evaluated.iter().any(|n| n == policy_name) {
         cx.unsupported
             .iter()
@@ -102,7 +104,12 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
         let before = rows.len();
         for resp in run.responses.iter().filter(|r| r.policy == policy_name) {
             for outcome in resp.rules.iter().filter(|o| selects(&entry.rule, &o.rule)) {
-                rows.push(outcome_row(entry, run, resp, outcome));
+                match &outcome.generated {
+                    Some(generated) if outcome.unsupported.is_none() => {
+                        rows.extend(generation_rows(entry, run, resp, outcome, generated, cx));
+                    }
+                    _ => rows.extend(outcome_row(entry, run, resp, outcome)),
+                }
             }
             if rows.len() == before {
                 rows.push(fixed_row(
@@ -167,10 +174,46 @@ fn selects(wanted: &str, rule: &str) -> bool {
         || rule.strip_prefix("autogen-cronjob-") == Some(wanted)
 }
 
-fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &RuleOutcome) -> Row {
+fn outcome_row(
+    entry: &ResultEntry,
+    run: &ResourceRun,
+    resp: &Response,
+    o: &RuleOutcome,
+) -> Option<Row> {
     if let Some(feature) = &o.unsupported {
-        return unsupported_row(entry, Some(run), &o.rule, feature);
+        return Some(unsupported_row(entry, Some(run), &o.rule, feature));
     }
+    // --- patchedResources (branch `mutate`, mutate.md §10) ---
+    if let (Some(file), Some(actual)) = (&entry.patched_resources, &o.patched) {
+        use kpol::mutate::compare::{PatchedCheck, compare};
+        let failed = |reason: &str, message: String| {
+            let mut row = fixed_row(entry, Some(run), o.status.as_str(), false, reason, "");
+            row.rule = o.rule.clone();
+            row.message = message;
+            Some(row)
+        };
+        match std::fs::read_to_string(file) {
+            Err(e) => {
+                let msg = format!("error: failed to load PatchedResources resource ({e})");
+                return failed("Resource error", msg);
+            }
+            Ok(text) => match compare(file, &text, actual) {
+                PatchedCheck::Match => {}
+                PatchedCheck::NotFound => return None,
+                PatchedCheck::LoadError(e) => {
+                    let msg = format!("error: failed to load PatchedResources resource ({e})");
+                    return failed("Resource error", msg);
+                }
+                PatchedCheck::Mismatch(diff) => {
+                    let msg = format!(
+                        "Patched resource didn't match the patched resource in the test result\n{diff}"
+                    );
+                    return failed("Resource diff", msg);
+                }
+            },
+        }
+    }
+    // --- end patchedResources ---
     let actual = match o.status {
         Status::Fail if resp.unscored => Status::Warn,
         s => s,
@@ -183,7 +226,7 @@ fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &Rule
         (true, "skip") => Count::Skip,
         (true, _) => Count::Pass,
     };
-    Row {
+    Some(Row {
         policy: entry.policy.clone(),
         rule: o.rule.clone(),
         resource: run.display(),
@@ -198,7 +241,36 @@ fn outcome_row(entry: &ResultEntry, run: &ResourceRun, resp: &Response, o: &Rule
         ok,
         count,
         message: o.message.clone(),
+    })
+}
+
+/// A generate rule's rows (`output.go`): with nothing generated, the result alone; else one
+/// row per generated resource, named by it, its comparison with the expected file first.
+fn generation_rows(
+    entry: &ResultEntry,
+    run: &ResourceRun,
+    resp: &Response,
+    o: &RuleOutcome,
+    generated: &[(String, serde_json::Value)],
+    cx: &Context<'_>,
+) -> Vec<Row> {
+    if generated.is_empty() {
+        return outcome_row(entry, run, resp, o).into_iter().collect();
     }
+    generated
+        .iter()
+        .filter_map(|(name, resource)| {
+            let mut row = outcome_row(entry, run, resp, o)?;
+            row.resource = name.clone();
+            if let Err((message, reason)) = super::generated::check(entry, cx.expected, resource) {
+                row.ok = false;
+                row.count = Count::Fail;
+                row.reason = reason;
+                row.message = message;
+            }
+            Some(row)
+        })
+        .collect()
 }
 
 fn fixed_row(

@@ -8,6 +8,8 @@ fn outcome(rule: &str, status: Status) -> RuleOutcome {
         status,
         message: String::new(),
         unsupported: None,
+        generated: None,
+        patched: None,
     }
 }
 
@@ -45,6 +47,7 @@ fn cx<'a>(invalid: &'a [(String, String)], evaluated: &'a [String]) -> Context<'
         unsupported: &[],
         unsupported_inputs: &[],
         evaluated,
+        expected: &[],
     }
 }
 

@@ -103,8 +103,12 @@ pub struct ResultEntry {
     pub result: String,
     pub operation: Option<Operation>,
     pub patched_resources: Option<String>,
-    /// Uses generatedResource(s) / cloneSourceResource.
-    pub generate: bool,
+    /// `generatedResource`: the expected generated resource's file.
+    pub generated_resource: Option<String>,
+    /// `generatedResources`: files, any of which may hold the expected resource.
+    pub generated_resources: Vec<String>,
+    /// `cloneSourceResource`: a file of clone sources for the entry's rule.
+    pub clone_source_resource: Option<String>,
     /// The CEL policy kind the entry declares (`isValidatingPolicy: true` → `ValidatingPolicy`).
     pub cel_kind: Option<&'static str>,
 }
@@ -182,9 +186,9 @@ fn parse_result(
     // resourceSpecs are inert upstream (§8.2): read for strictness only.
     let _ = f.list("resourceSpecs")?;
     let _ = f.bool("failOnMissingResources")?;
-    r.generate = f.get("generatedResource").is_some()
-        || f.get("cloneSourceResource").is_some()
-        || !f.list("generatedResources")?.is_empty();
+    r.generated_resource = f.opt_string("generatedResource")?;
+    r.generated_resources = f.strings("generatedResources")?;
+    r.clone_source_resource = f.opt_string("cloneSourceResource")?;
     for (flag, kind) in CEL_FLAGS {
         if f.bool(flag)? && r.cel_kind.is_none() {
             r.cel_kind = Some(kind);

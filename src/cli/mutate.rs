@@ -1,0 +1,215 @@
+//! `kpol mutate`: the mutate rules applied to every input, printed (default), shown as a
+//! unified diff (`--diff`), written in place (`--write`), checked (`--check`) or mirrored
+//! into a directory (`-o DIR`). Patches are byte edits of the original text, so nothing
+//! outside the patched nodes changes.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use kpol::diagnostic::{Diagnostic, Severity};
+use kpol::engine::Engine;
+use kpol::mutate::file::{FileMutation, mutate_file};
+use kpol::mutate::udiff;
+use kpol::report::Status;
+use kpol::request::Request;
+
+use super::args::MutateArgs;
+use super::discover::{Input, discover, exclude_set, io_reason};
+use super::exit;
+use super::policies;
+use super::render::print_diagnostic_line;
+
+pub fn run(args: MutateArgs) -> u8 {
+    let exclude = match exclude_set(&args.exclude) {
+        Ok(e) => e,
+        Err(d) => {
+            print_diagnostic_line(&d);
+            return exit::INCOMPLETE;
+        }
+    };
+    let (inputs, mut diagnostics) = discover(&args.paths, &exclude);
+    let set = policies::load(&args.policies);
+    diagnostics.extend(set.diagnostics);
+    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
+    // PolicyExceptions found among the policies, and from `--exceptions`.
+    let mut exceptions = set.exceptions;
+    let loaded = policies::load_exceptions(&args.exceptions, max_bytes);
+    diagnostics.extend(loaded.diagnostics);
+    exceptions.extend(loaded.exceptions);
+    let engine = Engine::new(set.policies).with_exceptions(exceptions);
+    let request = Request::default();
+    let results: Vec<(Input, Result<FileMutation, Diagnostic>)> = inputs
+        .into_par_iter()
+        .map(|input| {
+            let r = policies::read(&input, max_bytes)
+                .map(|text| mutate_file(&engine, &request, &input.display(), text));
+            (input, r)
+        })
+        .collect();
+
+    let mut incomplete = false;
+    let mut errors = false;
+    let mut would_change = Vec::new();
+    let mut stdout = std::io::stdout().lock();
+    let mut last_printed: Option<String> = None;
+    for (input, result) in &results {
+        let fm = match result {
+            Ok(fm) => fm,
+            Err(d) => {
+                diagnostics.push(d.clone());
+                continue;
+            }
+        };
+        diagnostics.extend(fm.diagnostics.iter().cloned());
+        report_findings(fm);
+        errors |= fm.has_errors();
+        if fm.changed() {
+            would_change.push(input.display());
+        }
+        let out = if args.diff {
+            let display = input.display();
+            let name = display.trim_start_matches("./").trim_start_matches('/');
+            let d = udiff::unified(
+                fm.source.text(),
+                &fm.text,
+                &format!("a/{name}"),
+                &format!("b/{name}"),
+            );
+            write!(stdout, "{d}")
+        } else if args.write {
+            match input {
+                Input::File(path) if fm.changed() => {
+                    if let Err(d) = write_atomic(path, &fm.text) {
+                        diagnostics.push(d);
+                        incomplete = true;
+                    }
+                    Ok(())
+                }
+                Input::Stdin => write!(stdout, "{}", fm.text),
+                Input::File(_) => Ok(()),
+            }
+        } else if args.check {
+            Ok(())
+        } else if let Some(dir) = &args.output {
+            let target = match input {
+                Input::File(path) => dir.join(mirror_path(path, &args.paths)),
+                Input::Stdin => dir.join("stdin.yaml"),
+            };
+            if let Err(d) = write_new(&target, &fm.text) {
+                diagnostics.push(d);
+                incomplete = true;
+            }
+            Ok(())
+        } else {
+            // Files are joined as documents of one stream.
+            let sep = match &last_printed {
+                None => "",
+                Some(prev) if !prev.ends_with('\n') && !prev.is_empty() => "\n---\n",
+                Some(_) if fm.text.starts_with("---") => "",
+                Some(_) => "---\n",
+            };
+            last_printed = Some(fm.text.clone());
+            write!(stdout, "{sep}{}", fm.text)
+        };
+        if out.is_err() {
+            // A closed pipe is the reader's choice.
+            break;
+        }
+    }
+    let _ = stdout.flush();
+    for d in &diagnostics {
+        print_diagnostic_line(d);
+    }
+    incomplete |= diagnostics.iter().any(|d| d.severity == Severity::Error);
+    if args.check {
+        for f in &would_change {
+            eprintln!("would change: {f}");
+        }
+    }
+    if incomplete {
+        exit::INCOMPLETE
+    } else if errors || (args.check && !would_change.is_empty()) {
+        exit::FINDINGS
+    } else {
+        exit::CLEAN
+    }
+}
+
+/// Rule errors on standard error, with the rule and the resource's line.
+fn report_findings(fm: &FileMutation) {
+    for f in &fm.findings {
+        if f.response.status != Status::Error {
+            continue;
+        }
+        let pos = f
+            .start
+            .map_or(String::new(), |lc| format!(":{}:{}", lc.line, lc.column));
+        eprintln!(
+            "{}{pos}: error: {} {}/{}: {}",
+            fm.source.name(),
+            f.resource,
+            f.policy,
+            f.response.rule,
+            f.response.message
+        );
+    }
+}
+
+/// The path of `file` relative to the input argument it was found under.
+fn mirror_path(file: &Path, roots: &[PathBuf]) -> PathBuf {
+    for root in roots {
+        if root.is_dir()
+            && let Ok(rel) = file.strip_prefix(root)
+        {
+            return rel.to_path_buf();
+        }
+    }
+    file.file_name()
+        .map_or_else(|| file.to_path_buf(), PathBuf::from)
+}
+
+fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Diagnostic {
+    Diagnostic::error(
+        kpol::diagnostic::Code::Io,
+        format!("cannot {what} {}: {}", path.display(), io_reason(e)),
+        Some(kpol::diagnostic::Location::file(path.display().to_string())),
+    )
+}
+
+/// Writes a temporary file beside `path` and renames it over `path`; the original is intact
+/// whatever fails.
+fn write_atomic(path: &Path, text: &str) -> Result<(), Diagnostic> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "kpol".to_owned(), |n| n.to_string_lossy().into_owned());
+    // A fixed name beside the file: a temporary left by a crash is reused, never piled up.
+    let tmp = dir.join(format!(".{name}.kpol.tmp"));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        if tmp.is_file() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        io_error(path, "write", &e)
+    })
+}
+
+fn write_new(path: &Path, text: &str) -> Result<(), Diagnostic> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, "create", &e))?;
+    }
+    write_atomic(path, text)
+}

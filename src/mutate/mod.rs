@@ -1,0 +1,333 @@
+//! The mutate phase (mutate.md): `patchStrategicMerge`, `patchesJson6902` and `foreach` rules
+//! applied to one resource, policy after policy, each rule on the output of the previous one.
+//!
+//! The library entry point is [`mutate`]; [`edit`] turns a patched tree back into byte-exact
+//! text edits of the file it came from.
+
+pub mod anchors;
+pub mod compare;
+pub mod edit;
+pub mod file;
+mod foreach;
+pub mod json_patch;
+pub mod merge;
+pub mod merge_keys;
+pub mod render;
+pub mod udiff;
+
+#[cfg(test)]
+mod rules_tests;
+#[cfg(test)]
+mod tests;
+
+use crate::matching;
+use crate::policy::{Policy, PolicyKind, Rule, RuleBody};
+use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
+use crate::request::Request;
+use crate::resource::Resource;
+use crate::yaml::Node;
+
+use crate::conditions::evaluate_block;
+use crate::exception::{self, PolicyException};
+use crate::variables::{Context, VarError, substitute_at};
+
+use merge_keys::{ListStrategy, SchemaType};
+
+/// What one policy did to the resource.
+#[derive(Clone, Debug)]
+pub struct PolicyMutation {
+    pub response: PolicyResponse,
+    /// The resource as this policy left it (`patchedResources` compares this, mutate.md §10).
+    pub patched: Node,
+}
+
+/// The result of the mutate phase for one resource.
+#[derive(Clone, Debug)]
+pub struct Mutation {
+    /// The resource after every mutate policy.
+    pub resource: Resource,
+    /// One entry per policy with mutate rules, in load order.
+    pub policies: Vec<PolicyMutation>,
+}
+
+impl Mutation {
+    /// Whether any rule changed the resource.
+    pub fn changed(&self) -> bool {
+        self.policies
+            .iter()
+            .flat_map(|p| &p.response.rules)
+            .any(|r| r.status == Status::Pass)
+    }
+}
+
+/// Runs every mutate policy over `resource`, in load order (mutate.md §2). Values-file
+/// variables come with the request (`request.values`).
+pub fn mutate(resource: &Resource, policies: &[Policy], request: &Request) -> Mutation {
+    mutate_with_exceptions(resource, policies, &[], request)
+}
+
+/// [`mutate`] with PolicyExceptions: a rule an exception covers is skipped
+/// (`rule is skipped due to policy exceptions…`, looked up after preconditions).
+pub fn mutate_with_exceptions(
+    resource: &Resource,
+    policies: &[Policy],
+    exceptions: &[PolicyException],
+    request: &Request,
+) -> Mutation {
+    let mut current = resource.clone();
+    let mut out = Vec::new();
+    for (i, policy) in policies.iter().enumerate() {
+        if !policy
+            .rules
+            .iter()
+            .any(|r| matches!(r.body, RuleBody::Mutate(_)))
+        {
+            continue;
+        }
+        let env = Env {
+            policy,
+            request,
+            exceptions,
+        };
+        let rules = mutate_policy(&env, &mut current);
+        out.push(PolicyMutation {
+            response: PolicyResponse { policy: i, rules },
+            patched: current.root.clone(),
+        });
+    }
+    Mutation {
+        resource: current,
+        policies: out,
+    }
+}
+
+/// What a rule is evaluated with besides the resource.
+struct Env<'a> {
+    policy: &'a Policy,
+    request: &'a Request,
+    exceptions: &'a [PolicyException],
+}
+
+fn mutate_policy(env: &Env<'_>, current: &mut Resource) -> Vec<RuleResponse> {
+    let (policy, request) = (env.policy, env.request);
+    if policy.kind == PolicyKind::Policy {
+        let ns = policy.namespace.as_deref().unwrap_or("default");
+        if current.namespace != ns {
+            return Vec::new();
+        }
+    }
+    let mut out = Vec::new();
+    for rule in &policy.rules {
+        let RuleBody::Mutate(body) = &rule.body else {
+            continue;
+        };
+        // Matched against the resource as previous rules left it (cascading, §2).
+        if !matching::rule_matches(rule, current, request) {
+            continue;
+        }
+        // The request context, values, then the rule's `context` entries.
+        let (resp, patched) = match crate::validate::rule_context(policy, rule, current, request) {
+            Ok(mut ctx) => apply_rule(env, rule, body, current, &mut ctx),
+            Err(v) => (response(rule, v.status, v.message), None),
+        };
+        if let Some(root) = patched {
+            set_root(current, root);
+        }
+        let passed = resp.status == Status::Pass;
+        out.push(resp);
+        if policy.apply_one && passed {
+            break;
+        }
+    }
+    out
+}
+
+/// Replaces the resource's tree, keeping its identity when the patch broke it.
+fn set_root(current: &mut Resource, root: Node) {
+    match Resource::from_document(root.clone(), current.source.clone(), current.doc_index) {
+        Ok(r) => *current = r,
+        Err(_) => current.root = root,
+    }
+}
+
+fn response(rule: &Rule, status: Status, message: String) -> RuleResponse {
+    let mut r = RuleResponse::new(&rule.name, status, message);
+    r.rule_type = RuleType::Mutation;
+    r
+}
+
+fn unsupported(rule: &Rule, feature: &str) -> RuleResponse {
+    let mut r = response(
+        rule,
+        Status::Error,
+        format!("unsupported: {feature} (kpol does not evaluate {feature} in mutate rules yet)"),
+    );
+    r.unsupported = Some(feature.to_owned());
+    r
+}
+
+fn var_error(rule: &Rule, e: VarError) -> RuleResponse {
+    response(
+        rule,
+        Status::Error,
+        format!("variable substitution failed: {}", e.message),
+    )
+}
+
+/// `mutated Kind/name in namespace ns` (or without the namespace when cluster-scoped).
+fn mutated_message(r: &Resource) -> String {
+    if r.namespace.is_empty() {
+        format!("mutated {}/{}", r.kind, r.name)
+    } else {
+        format!("mutated {}/{} in namespace {}", r.kind, r.name, r.namespace)
+    }
+}
+
+/// One rule on the current resource: its response and, when it changed something, the
+/// new tree.
+fn apply_rule(
+    env: &Env<'_>,
+    rule: &Rule,
+    body: &Node,
+    current: &Resource,
+    ctx: &mut Context,
+) -> (RuleResponse, Option<Node>) {
+    if body.get("targets").is_some() {
+        return (unsupported(rule, "mutate targets"), None);
+    }
+    if let Some(p) = &rule.preconditions {
+        match evaluate_block(p, ctx) {
+            Ok(r) if r.holds => {}
+            Ok(r) => {
+                let mut msg = "preconditions not met".to_owned();
+                if !r.message.is_empty() {
+                    msg = format!("{msg}; {}", r.message);
+                }
+                return (response(rule, Status::Skip, msg), None);
+            }
+            Err(e) => {
+                let msg = format!("failed to evaluate preconditions: {}", e.message);
+                return (response(rule, Status::Error, msg), None);
+            }
+        }
+    }
+    // Exceptions are looked up after preconditions; their conditions see the rule's context.
+    let mut holds = |conds: &Node| evaluate_block(conds, ctx).is_ok_and(|r| r.holds);
+    if let Some(mut r) = exception::response(
+        env.exceptions,
+        env.policy,
+        rule,
+        current,
+        env.request,
+        &mut holds,
+    ) {
+        r.rule_type = RuleType::Mutation;
+        return (r, None);
+    }
+    let result = if let Some(entries) = body.get("foreach") {
+        foreach::apply(entries, current, ctx)
+    } else {
+        let patch = body
+            .get("patchStrategicMerge")
+            .map(|p| (Patch::Strategic, "patchStrategicMerge", p))
+            .or_else(|| {
+                body.get("patchesJson6902")
+                    .map(|p| (Patch::Json, "patchesJson6902", p))
+            });
+        match patch {
+            None => return (unsupported(rule, "this mutate form"), None),
+            Some((kind, field, p)) => match substitute_at(p, ctx, &format!("/mutate/{field}")) {
+                Err(e) => return (var_error(rule, e), None),
+                Ok(p) => apply_patch(kind, &p, &current.root, current).map(|n| (n, false)),
+            },
+        }
+    };
+    match result {
+        Err(RuleError::Vars(e)) => (var_error(rule, e), None),
+        Err(RuleError::Other(m)) => (response(rule, Status::Error, m), None),
+        Err(RuleError::Patch(m)) => (
+            response(
+                rule,
+                Status::Error,
+                format!("failed to patch resource: {m}"),
+            ),
+            None,
+        ),
+        Ok((patched, foreach)) => {
+            if merge::value_eq(&patched.value, &current.root.value) {
+                let msg = if foreach {
+                    "0 elements processed"
+                } else {
+                    "no patches applied"
+                };
+                (response(rule, Status::Skip, msg.to_owned()), None)
+            } else {
+                let mut after = current.clone();
+                set_root(&mut after, patched.clone());
+                (
+                    response(rule, Status::Pass, mutated_message(&after)),
+                    Some(patched),
+                )
+            }
+        }
+    }
+}
+
+/// The two patch forms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Patch {
+    Strategic,
+    Json,
+}
+
+/// Why a rule failed.
+#[derive(Debug)]
+pub enum RuleError {
+    Vars(VarError),
+    Patch(String),
+    /// Any other error, with its full message.
+    Other(String),
+}
+
+/// Applies one substituted patch to `doc` (the accumulated tree); `res` names the schema.
+pub(crate) fn apply_patch(
+    kind: Patch,
+    patch: &Node,
+    doc: &Node,
+    res: &Resource,
+) -> Result<Node, RuleError> {
+    match kind {
+        Patch::Strategic => strategic_merge(doc, patch, &res.api_version, &res.kind),
+        Patch::Json => {
+            let text = patch
+                .as_str()
+                .ok_or_else(|| RuleError::Patch("patchesJson6902 must be a string".to_owned()))?;
+            let ops = json_patch::parse(text).map_err(RuleError::Patch)?;
+            let mut out = doc.clone();
+            json_patch::apply(&mut out, &ops).map_err(RuleError::Patch)?;
+            Ok(out)
+        }
+    }
+}
+
+/// Preprocesses the overlay against `doc` and merges it in (mutate.md §4.1). A failed
+/// condition leaves `doc` as it is.
+pub fn strategic_merge(
+    doc: &Node,
+    overlay: &Node,
+    api_version: &str,
+    kind: &str,
+) -> Result<Node, RuleError> {
+    let mut overlay = overlay.clone();
+    if anchors::preprocess(&mut overlay, doc).is_err() {
+        return Ok(doc.clone());
+    }
+    let ty = SchemaType::root(api_version, kind);
+    match merge::merge(Some(doc), &overlay, ty, ListStrategy::Replace, "") {
+        Ok(Some(n)) => Ok(n),
+        Ok(None) => Err(RuleError::Patch(
+            "the patch removes the whole resource".into(),
+        )),
+        Err(e) => Err(RuleError::Patch(e.0)),
+    }
+}

@@ -1,0 +1,270 @@
+//! `kpol mutate` end to end: every case of `testdata/mutate/` (output, re-parse, second pass a
+//! no-op), `--diff`/`--write`/`--check`/`-o` on the embedded `add-default-labels` policy, and
+//! `kpol check` validating the mutated resource.
+
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn kpol_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run kpol: {e}"))
+}
+
+fn kpol(args: &[&str]) -> Output {
+    kpol_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Each case: `policy.yaml` on `resource.yaml` prints `expected.yaml`, which parses, and a
+/// second pass over it changes nothing.
+#[test]
+fn every_case_matches_reparses_and_is_idempotent() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/mutate");
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let expected = dir.join("expected.yaml");
+        if !expected.exists() {
+            continue;
+        }
+        cases += 1;
+        let p = dir.join("policy.yaml");
+        let r = dir.join("resource.yaml");
+        let (p, r) = (p.to_str().unwrap(), r.to_str().unwrap());
+        let o = kpol(&["mutate", "-p", p, r]);
+        let want = std::fs::read_to_string(&expected).unwrap();
+        assert_eq!(
+            text(&o.stdout),
+            want,
+            "{}: {}",
+            dir.display(),
+            text(&o.stderr)
+        );
+        assert!(
+            kpol::yaml::parse_documents(&want, kpol::yaml::Limits::default()).is_ok(),
+            "{}",
+            dir.display()
+        );
+        let again = kpol(&["mutate", "--diff", "-p", p, expected.to_str().unwrap()]);
+        assert_eq!(text(&again.stdout), "", "second pass of {}", dir.display());
+    }
+    assert!(cases >= 7, "only {cases} cases");
+}
+
+/// A patch that cannot apply is a finding with the rule and the resource's line; exit 1.
+#[test]
+fn a_failing_patch_is_reported_with_rule_and_line() {
+    let o = kpol(&[
+        "mutate",
+        "-p",
+        "testdata/mutate/patch-error/policy.yaml",
+        "testdata/mutate/patch-error/resource.yaml",
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("resource.yaml:1:1: error: ConfigMap default/c bad-patch/labels-as-string: failed to patch resource"), "{err}");
+    assert!(err.contains("bad-patch/replace-missing"), "{err}");
+}
+
+const LABEL: &str = "    app.kubernetes.io/managed-by: kpol\n";
+
+/// The embedded add-default-labels policy: `--diff` shows only the added labels, `--write`
+/// keeps every comment, and a second run changes nothing.
+#[test]
+fn add_default_labels_diff_write_check() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/mutate/add-default-labels/resource.yaml");
+    let original = std::fs::read_to_string(&src).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("app.yaml"), &original).unwrap();
+    std::fs::write(tmp.path().join("untouched.yaml"), "# no kind here\na: 1\n").unwrap();
+
+    let diff = kpol_in(tmp.path(), &["mutate", "--diff", "app.yaml"]);
+    let d = text(&diff.stdout);
+    let added: Vec<&str> = d
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .collect();
+    let removed = d
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .count();
+    assert_eq!(
+        added,
+        [
+            "+    app.kubernetes.io/managed-by: kpol",
+            "+  labels:",
+            "+    app.kubernetes.io/managed-by: kpol"
+        ],
+        "{d}"
+    );
+    assert_eq!(removed, 0, "{d}");
+
+    let check = kpol_in(tmp.path(), &["mutate", "--check", "."]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check.stderr));
+
+    let w = kpol_in(tmp.path(), &["mutate", "--write", "."]);
+    assert_eq!(w.status.code(), Some(0), "{}", text(&w.stderr));
+    let written = std::fs::read_to_string(tmp.path().join("app.yaml")).unwrap();
+    let want = original
+        .replacen(
+            "    team: \"frontend\"\n",
+            &format!("    team: \"frontend\"\n{LABEL}"),
+            1,
+        )
+        .replacen(
+            "  name: settings\n",
+            &format!("  name: settings\n  labels:\n{LABEL}"),
+            1,
+        );
+    assert_eq!(written, want);
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("untouched.yaml")).unwrap(),
+        "# no kind here\na: 1\n"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 2, "{leftovers:?}");
+
+    let again = kpol_in(tmp.path(), &["mutate", "--check", "."]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+}
+
+/// `-o DIR` mirrors the input tree with the same relative names.
+#[test]
+fn output_dir_mirrors_the_input_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in/sub");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::write(
+        input.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    )
+    .unwrap();
+    let o = kpol_in(tmp.path(), &["mutate", "in", "-o", "out"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = std::fs::read_to_string(tmp.path().join("out/sub/cm.yaml")).unwrap();
+    assert!(out.contains("managed-by: kpol"), "{out}");
+}
+
+/// `--write` on a file it cannot replace leaves the original and exits 2: here the temporary
+/// file's name is taken by a directory (works for root too).
+#[test]
+fn write_failure_keeps_the_original() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("cm.yaml");
+    let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+    std::fs::write(&file, body).unwrap();
+    std::fs::create_dir(tmp.path().join(".cm.yaml.kpol.tmp")).unwrap();
+    let o = kpol_in(tmp.path(), &["mutate", "--write", "cm.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), body);
+    assert!(
+        text(&o.stderr).contains("cannot write"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(tmp.path().join(".cm.yaml.kpol.tmp").is_dir());
+}
+
+/// `kpol check` validates the resource as the mutate rules leave it.
+#[test]
+fn check_validates_the_mutated_resource() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/mutate/check-after-mutate/policies.yaml",
+        "testdata/mutate/check-after-mutate/configmap.yaml",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    let help = kpol(&["check", "--help"]);
+    assert!(text(&help.stdout).contains("mutate rules are applied first"));
+}
+
+/// Standard input is read with `-` and the patched text printed; `--diff` names the files
+/// without a doubled slash.
+#[test]
+fn stdin_and_diff_names() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["mutate", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"apiVersion: v1\nkind: Service\nmetadata:\n  name: s # svc\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        text(&o.stdout),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s # svc\n  labels:\n    app.kubernetes.io/managed-by: kpol\n"
+    );
+    let d = kpol(&[
+        "mutate",
+        "--diff",
+        "./testdata/mutate/add-default-labels/resource.yaml",
+    ]);
+    assert!(
+        text(&d.stdout).starts_with("--- a/testdata/mutate/add-default-labels/resource.yaml\n"),
+        "{}",
+        text(&d.stdout)
+    );
+}
+
+/// A patch that would change an anchor shared with an alias leaves that resource alone (with
+/// an error, exit 2); the other documents are still patched.
+#[test]
+fn shared_anchors_are_not_edited_through_an_alias() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: &l {x: \"1\"}\n  annotations: *l\n";
+    std::fs::write(tmp.path().join("cm.yaml"), body).unwrap();
+    let o = kpol_in(tmp.path(), &["mutate", "cm.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("cm.yaml:6:1: ConfigMap default/b"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        text(&o.stdout),
+        body.replacen(
+            "  name: a\n",
+            "  name: a\n  labels:\n    app.kubernetes.io/managed-by: kpol\n",
+            1
+        )
+    );
+}
+
+/// A PolicyException covering a mutate rule skips it for the resources it matches.
+#[test]
+fn exceptions_skip_mutate_rules() {
+    let o = kpol(&[
+        "mutate",
+        "--diff",
+        "-e",
+        "testdata/mutate/exception/exception.yaml",
+        "testdata/mutate/add-default-labels/resource.yaml",
+    ]);
+    let d = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let added = d
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .count();
+    assert_eq!(added, 1, "{d}");
+    assert!(!d.contains("+  labels:"), "{d}");
+}
