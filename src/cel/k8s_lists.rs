@@ -1,13 +1,66 @@
 //! Kubernetes' CEL list library (`k8s.io/apiserver/pkg/cel/library/lists.go`), the members the
-//! `cel` crate's lists extension lacks: `isSorted()`, `sum()`, `min()` and `max()`. (List
-//! `indexOf`/`lastIndexOf` are not provided: the crate declares those names for strings, and a
-//! function of kpol's own cannot share a declared name.)
+//! `cel` crate's lists extension lacks: `isSorted()`, `sum()`, `min()`, `max()`, and
+//! `indexOf(x)`/`lastIndexOf(x)` on lists — those two as typed overloads on the environment,
+//! next to the crate's string overloads of the same names.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use cel::common::types::{CelInt, DYN_TYPE, LIST_TYPE};
+use cel::common::value::CowVal;
 use cel::extractors::This;
-use cel::{Context, ExecutionError, Value};
+use cel::{Context, DeclarationError, Env, ExecutionError, Value};
+
+/// Declares the list overloads of `indexOf` and `lastIndexOf` on `env`.
+pub(super) fn extension(env: &mut Env) -> Result<(), DeclarationError> {
+    env.add_member_overload(
+        "indexOf",
+        "list.indexOf(dyn)",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        index_of,
+    )?;
+    env.add_member_overload(
+        "lastIndexOf",
+        "list.lastIndexOf(dyn)",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        last_index_of,
+    )
+}
+
+/// The positions of the elements equal to `args[1]` in the list `args[0]`.
+fn positions(args: &[CowVal<'_, '_>]) -> Result<Vec<i64>, ExecutionError> {
+    let [list, wanted] = args else {
+        return Err(ExecutionError::invalid_argument_count(2, args.len()));
+    };
+    let Some(items) = list.as_iterable() else {
+        return Err(ExecutionError::function_error(
+            "indexOf",
+            "receiver is not a list",
+        ));
+    };
+    let mut out = Vec::new();
+    let mut it = items.iter();
+    let mut i = 0i64;
+    while let Some(v) = it.next() {
+        if v.equals(wanted.as_ref()) {
+            out.push(i);
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let found = positions(&args)?.first().copied().unwrap_or(-1);
+    Ok(CowVal::Owned(Box::new(CelInt::from(found))))
+}
+
+fn last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let found = positions(&args)?.last().copied().unwrap_or(-1);
+    Ok(CowVal::Owned(Box::new(CelInt::from(found))))
+}
 
 pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function("isSorted", is_sorted);
@@ -128,6 +181,20 @@ mod tests {
         assert!(run("[1, 2.0].sum()").is_err());
         assert!(run("['a'].sum()").is_err());
         assert!(run("[9223372036854775807, 1].sum()").is_err());
+    }
+
+    #[test]
+    fn index_of_on_lists_and_strings() {
+        assert_eq!(run("[1, 2, 3, 2].indexOf(2)"), Ok(Value::Int(1)));
+        assert_eq!(run("[1, 2, 3, 2].lastIndexOf(2)"), Ok(Value::Int(3)));
+        assert_eq!(run("['a'].indexOf('b')"), Ok(Value::Int(-1)));
+        assert_eq!(
+            run("[{'n': 'x'}, {'n': 'y'}].indexOf({'n': 'y'})"),
+            Ok(Value::Int(1))
+        );
+        // The strings extension's overloads still apply to strings.
+        assert_eq!(run("'abcb'.indexOf('b')"), Ok(Value::Int(1)));
+        assert_eq!(run("'abcb'.lastIndexOf('b')"), Ok(Value::Int(3)));
     }
 
     #[test]
