@@ -36,11 +36,17 @@ thread_local! {
 }
 
 /// Runs `f` with `ctx` as this thread's context data, restoring the previous one afterwards.
+/// (Restored on unwinding too, so a caught panic cannot leak one test's data into the next.)
 pub fn with_context<R>(ctx: Option<Arc<CelContext>>, f: impl FnOnce() -> R) -> R {
-    let previous = CURRENT.with(|c| c.replace(ctx));
-    let out = f();
-    CURRENT.with(|c| c.replace(previous));
-    out
+    struct Restore(Option<Arc<CelContext>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            CURRENT.with(|c| c.replace(previous));
+        }
+    }
+    let _restore = Restore(CURRENT.with(|c| c.replace(ctx)));
+    f()
 }
 
 fn current() -> Option<Arc<CelContext>> {
