@@ -85,6 +85,23 @@ impl Engine {
             })
             .collect()
     }
+
+    /// The generate phase for one trigger resource (crate::generate): one response per policy
+    /// with generate rules that gave any, in load order; clone sources come from `pool`.
+    pub fn generate(
+        &self,
+        resource: &Resource,
+        request: &Request,
+        pool: &crate::generate::SourcePool<'_>,
+    ) -> Vec<crate::generate::GeneratePolicyResponse> {
+        self.policies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
+            })
+            .collect()
+    }
 }
 
 /// The compiled CEL policy of a ValidatingPolicy / VAP (crate::vpol), in its namespace's scope.
@@ -250,7 +267,6 @@ fn validate_rule(
                 &rule.name,
                 v.message.as_deref(),
                 cel,
-                rule.cel_preconditions.as_ref(),
                 resource,
                 request,
             );

@@ -9,6 +9,7 @@ pub mod conditions;
 pub mod diagnostic;
 pub mod engine;
 pub mod exception;
+pub mod generate;
 pub mod jmespath;
 pub mod manifest;
 pub mod matching;

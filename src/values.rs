@@ -15,6 +15,8 @@ pub struct Values {
     pub global: KeyValues,
     pub policies: Vec<PolicyValues>,
     pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// The values file's full `namespaces` objects, by name (CEL's `namespaceObject`).
+    pub namespace_objects: BTreeMap<String, Node>,
     /// `subresources` mappings are given (not evaluated by kpol yet).
     pub subresources: bool,
 }

@@ -1,5 +1,6 @@
 //! `kpol test` on kpol's own CEL fixtures (`testdata/cel/`): ValidatingPolicy (autogen copy
-//! included), ClusterPolicy `validate.cel` and a ValidatingAdmissionPolicy with a binding.
+//! included), ClusterPolicy `validate.cel`, a ValidatingAdmissionPolicy with a binding, and
+//! ValidatingPolicies served by a `context:` file (`testdata/cel/context/`).
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,7 +14,7 @@ fn cel_fixtures_pass() {
         .expect("run kpol");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = json["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 9);
+    assert_eq!(rows.len(), 19);
     for r in rows {
         assert_eq!(r["ok"], true, "{r}");
     }

@@ -38,6 +38,8 @@ pub enum Command {
     Mutate(MutateArgs),
     /// Run Kyverno CLI test files (kyverno-test.yaml).
     Test(TestArgs),
+    /// Print the resources Kyverno generate rules would create for the manifests.
+    Generate(GenerateArgs),
     /// Kyverno's JMESPath: evaluate expressions with Kyverno's functions, list the functions.
     Jp(JpArgs),
 }
@@ -225,6 +227,49 @@ pub struct MutateArgs {
     pub exceptions: Vec<PathBuf>,
 }
 // --- end mutate ---
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 everything generated; 1 a rule could not generate (a clone \
+                         source not given, a substitution error); 2 the run was incomplete (bad \
+                         flag, unreadable file, invalid policy)."
+)]
+pub struct GenerateArgs {
+    /// Manifest files or directories (triggers, and clone sources); `-` reads standard input.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// Policy file or directory (repeatable).
+    #[arg(short, long = "policy", value_name = "PATH", required = true)]
+    pub policies: Vec<PathBuf>,
+
+    /// PolicyException file (repeatable); exceptions found among the policies apply too.
+    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    pub exceptions: Vec<PathBuf>,
+
+    /// Write one file per generated resource under this directory
+    /// (`<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`) instead of printing.
+    #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = GenerateFormat::Yaml)]
+    pub format: GenerateFormat,
+
+    /// Skip input paths matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Refuse input files larger than this many MiB.
+    #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
+    pub max_file_size: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GenerateFormat {
+    Yaml,
+    Json,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct JpArgs {
     #[command(subcommand)]

@@ -5,6 +5,7 @@ mod check;
 mod config;
 mod discover;
 mod exit;
+mod generate;
 mod jp;
 mod mutate;
 mod policies;
@@ -40,6 +41,7 @@ pub fn run() -> ExitCode {
     let code = match args.command {
         Command::Check(a) => check::run(a),
         Command::Test(a) => test::run(a),
+        Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),
         Command::Jp(a) => jp::run(a),
     };

@@ -81,7 +81,7 @@ pub fn run(args: MutateArgs) -> u8 {
         } else if args.write {
             match input {
                 Input::File(path) if fm.changed() => {
-                    if let Err(d) = write_atomic(path, &fm.text) {
+                    if let Err(d) = write_atomic(path, &fm.text, Some(fm.source.text())) {
                         diagnostics.push(d);
                         incomplete = true;
                     }
@@ -179,8 +179,9 @@ fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Diagnostic {
 }
 
 /// Writes a temporary file beside `path` and renames it over `path`; the original is intact
-/// whatever fails.
-fn write_atomic(path: &Path, text: &str) -> Result<(), Diagnostic> {
+/// whatever fails. With `expected`, the file must still hold what was read: one that was
+/// edited or deleted meanwhile is left alone (its new state is somebody else's work).
+fn write_atomic(path: &Path, text: &str, expected: Option<&str>) -> Result<(), Diagnostic> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -197,6 +198,16 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), Diagnostic> {
         if let Ok(meta) = std::fs::metadata(path) {
             std::fs::set_permissions(&tmp, meta.permissions())?;
         }
+        if let Some(expected) = expected {
+            match std::fs::read(path) {
+                Ok(now) if now == expected.as_bytes() => {}
+                Ok(_) => return Err(std::io::Error::other("it changed since kpol read it")),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(std::io::Error::other("it was removed since kpol read it"));
+                }
+                Err(e) => return Err(e),
+            }
+        }
         std::fs::rename(&tmp, path)
     })();
     result.map_err(|e| {
@@ -211,5 +222,29 @@ fn write_new(path: &Path, text: &str) -> Result<(), Diagnostic> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error(parent, "create", &e))?;
     }
-    write_atomic(path, text)
+    write_atomic(path, text, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file edited or deleted between reading and writing is left as it is now.
+    #[test]
+    fn write_refuses_files_changed_or_removed_since_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.yaml");
+        std::fs::write(&p, "new: edit\n").unwrap();
+        let e = write_atomic(&p, "patched\n", Some("old\n")).unwrap_err();
+        assert!(e.message.contains("changed since"), "{}", e.message);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new: edit\n");
+        std::fs::remove_file(&p).unwrap();
+        let e = write_atomic(&p, "patched\n", Some("old\n")).unwrap_err();
+        assert!(e.message.contains("removed since"), "{}", e.message);
+        assert!(!p.exists());
+        assert!(!dir.path().join(".a.yaml.kpol.tmp").exists());
+        std::fs::write(&p, "old\n").unwrap();
+        write_atomic(&p, "patched\n", Some("old\n")).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "patched\n");
+    }
 }

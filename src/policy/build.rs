@@ -29,7 +29,14 @@ pub fn build_rule(raw: &Node, path: &str, schema: Schema, autogen: bool) -> Fiel
     let report_properties =
         super::fields::opt_str_map(m, "reportProperties", path)?.unwrap_or_default();
     let skip_background_requests = opt_bool(m, "skipBackgroundRequests", path)?.unwrap_or(true);
-    let body = build_body(m, path, schema)?;
+    let mut body = build_body(m, path, schema)?;
+    // celPreconditions are compiled once, with the rule's `validate.cel`.
+    if let RuleBody::Validate(v) = &mut body
+        && let ValidateCheck::Cel(cel) = &mut v.check
+        && let Some(cel) = std::sync::Arc::get_mut(cel)
+    {
+        cel.set_preconditions(cel_preconditions.as_ref());
+    }
     Ok(Rule {
         name,
         autogen,

@@ -18,6 +18,8 @@ pub struct CelRule {
     pub validations: Vec<Validation>,
     pub variables: Vec<(String, Program)>,
     pub audit_annotations: Vec<Program>,
+    /// The rule's `celPreconditions` expressions, compiled once with the rule.
+    pub preconditions: Vec<Program>,
     /// `paramKind` and `paramRef` both set: the rule needs params.
     pub uses_params: bool,
     /// Syntax errors: `(node, error)` for the policy loader's diagnostics.
@@ -64,9 +66,24 @@ impl CelRule {
             validations,
             variables,
             audit_annotations,
+            preconditions: Vec::new(),
             uses_params,
             syntax_errors,
         }
+    }
+
+    /// Compiles the rule's `celPreconditions` (a list of `{name, expression}`). A syntax
+    /// error stays in the program and fails the rule when evaluated, as before.
+    pub fn set_preconditions(&mut self, node: Option<&Node>) {
+        self.preconditions = node
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .map(|pre| {
+                let expr = pre.get("expression").unwrap_or(&Node::null()).clone();
+                compile(expr.as_str().unwrap_or(""), expr.span).0
+            })
+            .collect();
     }
 }
 
@@ -76,7 +93,6 @@ pub fn evaluate(
     rule_name: &str,
     rule_message: Option<&str>,
     rule: &CelRule,
-    cel_preconditions: Option<&Node>,
     resource: &Resource,
     request: &Request,
 ) -> (Status, String, Option<&'static str>) {
@@ -109,10 +125,8 @@ pub fn evaluate(
     };
     act.set("namespaceObject", ns);
     // celPreconditions: false → skip; an error is a deny → fail.
-    for pre in cel_preconditions.and_then(Node::as_seq).unwrap_or(&[]) {
-        let expr = pre.get("expression").unwrap_or(&Node::null()).clone();
-        let (p, _) = compile(expr.as_str().unwrap_or(""), expr.span);
-        match act.eval_bool(&p) {
+    for p in &rule.preconditions {
+        match act.eval_bool(p) {
             Ok(true) => {}
             Ok(false) => return (Status::Skip, "cel preconditions not met".to_owned(), None),
             Err(e) => return (Status::Fail, e, None),

@@ -305,6 +305,10 @@ fn namespace_object(resource: &Resource, request: &Request) -> Value {
     {
         return Value::Null;
     }
+    // A full Namespace from the values file is what the CLI's fake client holds.
+    if let Some(ns) = request.values.namespace_objects.get(&resource.namespace) {
+        return to_cel(ns);
+    }
     namespace_object_with_labels(resource, request)
 }
 

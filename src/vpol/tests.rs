@@ -129,3 +129,35 @@ spec:
         [("r".into(), Status::Pass)]
     );
 }
+
+#[test]
+fn cel_preconditions_are_compiled_with_the_rule() {
+    let cp = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: c}
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    celPreconditions:
+    - {name: pre, expression: PRE}
+    validate:
+      cel:
+        expressions:
+        - expression: \"object.spec.replicas == 3\"
+";
+    let l = load("p.yaml", &cp.replace("PRE", "\"object.spec.replicas > 5\""));
+    let crate::policy::RuleBody::Validate(v) = &l.policies[0].rules[0].body else {
+        panic!("not a validate rule");
+    };
+    let crate::policy::ValidateCheck::Cel(cel) = &v.check else {
+        panic!("not a cel rule");
+    };
+    assert_eq!(cel.preconditions.len(), 1);
+    let run = |e: &str| statuses(&cp.replace("PRE", e), POD, Operation::Create);
+    assert_eq!(run("\"object.spec.replicas > 5\"")[0].1, Status::Skip);
+    assert_eq!(run("\"object.spec.replicas > 1\"")[0].1, Status::Fail);
+    // A precondition that errors denies: fail.
+    assert_eq!(run("\"object.spec.nope > 1\"")[0].1, Status::Fail);
+}

@@ -26,7 +26,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_depth: 512,
-            max_alias_nodes: 1_000_000,
+            max_alias_nodes: 200_000,
             max_documents: 1_000_000,
         }
     }
@@ -259,6 +259,19 @@ impl Builder {
     /// Places a finished node into its parent (or as the document root).
     fn push_node(&mut self, node: Node, anchor: usize, span: Span) -> Result<(), YamlError> {
         if anchor != 0 {
+            // Keeping the anchored node is a copy too: it counts against the same budget, so
+            // nested anchors over aliases cannot multiply the work unseen.
+            let cost = count_nodes(&node);
+            if cost > self.alias_budget {
+                return Err(YamlError {
+                    message: format!(
+                        "alias expansion exceeds {} nodes (kpol's limit against alias bombs)",
+                        self.limits.max_alias_nodes
+                    ),
+                    offset: span.start,
+                });
+            }
+            self.alias_budget -= cost;
             self.anchors.push((anchor, node.clone()));
         }
         let plain_merge = std::mem::take(&mut self.plain_merge);

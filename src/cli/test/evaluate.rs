@@ -1,15 +1,19 @@
 //! Running a test's policies over its resources (cli-compat.md §7): one run with the values'
 //! operations, one more per operation declared on result entries (§7.2).
 //!
-//! The engine does the validate phase. The phases kpol does not evaluate yet (mutate,
-//! verifyImages, generate) still yield responses in the CLI's order (match.md §3.1), with every
+//! The engine does the validate and generate phases. The phases kpol does not evaluate yet
+//! (mutate, verifyImages) still yield responses in the CLI's order (match.md §3.1), with every
 //! matched rule marked unsupported, so that rows for them never pass by accident. Validate
 //! responses on a resource that an unsupported mutation may have changed are marked too.
+//!
+//! Generate responses carry what each rule generated; the CLI's fake cluster holds the
+//! trigger and the rule's `cloneSourceResource` documents, so those are the clone sources.
 
 use std::collections::BTreeSet;
 
 use super::load::Inputs;
 use kpol::engine::Engine;
+use kpol::generate::{RuleGeneration, SourcePool, generate_policy};
 use kpol::matching;
 use kpol::policy::{Policy, PolicyKind, RuleBody};
 use kpol::report::Status;
@@ -24,6 +28,8 @@ pub struct RuleOutcome {
     pub message: String,
     /// Set when kpol could not evaluate the rule: the feature.
     pub unsupported: Option<String>,
+    /// Generate rules: the resources generated (name, resource); `None` for other rules.
+    pub generated: Option<Vec<(String, serde_json::Value)>>,
     /// The resource this response is about, as `patchedResources` compares it: after the
     /// policy for mutate rules, as validated for validate rules (mutate.md §10).
     pub patched: Option<kpol::yaml::Node>,
@@ -62,11 +68,18 @@ impl ResourceRun {
 pub fn run(
     engine: &Engine,
     inputs: &Inputs,
+    clone_sources: &[(String, String, Resource)],
     forced: Option<Operation>,
 ) -> Result<Vec<ResourceRun>, String> {
     let mut runs = Vec::with_capacity(inputs.resources.len());
     for resource in &inputs.resources {
-        runs.push(run_resource(engine, inputs, resource, forced)?);
+        runs.push(run_resource(
+            engine,
+            inputs,
+            resource,
+            clone_sources,
+            forced,
+        )?);
     }
     // Upstream iterates a map here; kpol sorts.
     runs.sort_by(|a, b| {
@@ -84,6 +97,7 @@ fn run_resource(
     engine: &Engine,
     inputs: &Inputs,
     resource: &Resource,
+    clone_sources: &[(String, String, Resource)],
     forced: Option<Operation>,
 ) -> Result<ResourceRun, String> {
     let policies = engine.policies();
@@ -127,6 +141,7 @@ fn run_resource(
                     .clone()
                     .or_else(|| taint(inputs, p, resource, &r.rule, false)),
                 patched: Some(pm.patched.clone()),
+                generated: None,
             })
             .collect();
         mutated |= rules.iter().any(|o| o.unsupported.is_some());
@@ -174,6 +189,7 @@ fn run_resource(
                         rule: r.rule,
                         status: r.status,
                         message: r.message,
+                        generated: None,
                         patched: Some(resource.root.clone()),
                     };
                     if o.unsupported.is_none() {
@@ -191,13 +207,47 @@ fn run_resource(
             responses.push(response(p, rules));
         }
     }
-    // Generate phase: every generate rule is unsupported, matched or not.
-    for p in policies {
-        let rules: Vec<RuleOutcome> = p
-            .rules
+    // Generate phase: a policy gives a response only when some rule did (`IsEmpty`).
+    let pool = SourcePool {
+        common: vec![resource],
+        per_rule: clone_sources
             .iter()
-            .filter(|r| matches!(r.body, RuleBody::Generate(_)))
-            .map(|r| unsupported(&r.name, "generate"))
+            .map(|(p, r, res)| (p.clone(), r.clone(), res))
+            .collect(),
+        // The engine's client holds every test resource (exceptions read Namespaces there).
+        namespaces: inputs
+            .resources
+            .iter()
+            .filter(|r| r.kind == "Namespace")
+            .collect(),
+    };
+    for (i, p) in policies.iter().enumerate() {
+        let request = request_for(ops[i]);
+        let Some(response_g) =
+            generate_policy(i, p, resource, &request, &pool, &inputs.policy_exceptions)
+        else {
+            continue;
+        };
+        // One rule failing to generate makes the CLI drop what the policy's rules generated.
+        let failed = response_g.rules.iter().any(RuleGeneration::failed);
+        let rules: Vec<RuleOutcome> = response_g
+            .rules
+            .into_iter()
+            .map(|g| RuleOutcome {
+                unsupported: taint(inputs, p, resource, &g.rule, mutated),
+                message: generation_message(&g),
+                rule: g.rule,
+                status: g.status,
+                patched: None,
+                generated: Some(if failed {
+                    Vec::new()
+                } else {
+                    g.generated
+                        .into_iter()
+                        .map(|r| (r.name, r.resource))
+                        .collect()
+                }),
+            })
             .collect();
         if !rules.is_empty() {
             responses.push(response(p, rules));
@@ -239,8 +289,26 @@ fn unsupported(rule: &str, feature: &str) -> RuleOutcome {
         status: Status::Error,
         message: format!("kpol does not evaluate {feature} rules yet"),
         unsupported: Some(feature.to_owned()),
+        generated: None,
         patched: None,
     }
+}
+
+/// The rule message, with what kept generation from completing (the CLI logs it and keeps
+/// the rule's status: a missing clone source leaves a pass with nothing generated).
+fn generation_message(g: &RuleGeneration) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if !g.message.is_empty() {
+        parts.push(g.message.clone());
+    }
+    for m in &g.missing {
+        parts.push(format!(
+            "clone source not provided: {} (add it with cloneSourceResource)",
+            m.what
+        ));
+    }
+    parts.extend(g.problems.iter().cloned());
+    parts.join("; ")
 }
 
 fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {

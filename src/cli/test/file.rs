@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::evaluate::{self, ResourceRun};
 use super::fields::LoadError;
+use super::generated;
 use super::load::{self, read_yaml};
 use super::policies::unsupported_feature;
 use super::report::{FileReport, TestReport};
@@ -76,11 +77,13 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         .iter()
         .map(|(n, k)| (n.clone(), unsupported_feature(k)))
         .collect();
+    let gen_inputs = generated::load(dir, &spec);
     let cx = Context {
         invalid: &inputs.policies.invalid,
         unsupported: &unsupported,
         unsupported_inputs: &spec.unsupported_inputs,
         evaluated: &evaluated,
+        expected: &gen_inputs.expected,
     };
     // §7.2: the default run, plus one per operation declared on result entries.
     let mut runs: Vec<(Option<Operation>, Vec<ResourceRun>)> = Vec::new();
@@ -95,7 +98,11 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
             .filter_map(|s| Operation::parse(s).map(Some)),
     );
     for op in wanted {
-        match evaluate::run(&engine, &inputs, op) {
+        let ctx = inputs.cel_context.clone();
+        let run = kpol::cel::context::with_context(ctx, || {
+            evaluate::run(&engine, &inputs, &gen_inputs.clone_sources, op)
+        });
+        match run {
             Ok(r) => runs.push((op, r)),
             Err(e) => {
                 report.error = Some(LoadError::in_file(dir.display().to_string(), e).to_string());

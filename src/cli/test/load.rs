@@ -22,6 +22,8 @@ pub struct Inputs {
     pub policy_exceptions: Vec<kpol::exception::PolicyException>,
     pub values: std::sync::Arc<Values>,
     pub user_info: Option<UserInfo>,
+    /// The data of the test's `context:` file, served to CEL library calls.
+    pub cel_context: Option<Arc<kpol::cel::context::CelContext>>,
     pub warnings: Vec<String>,
 }
 
@@ -47,6 +49,10 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
             let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
             Some(values::user_info(&src, &root, &mut warnings)?)
         }
+        None => None,
+    };
+    let cel_context = match &spec.context {
+        Some(file) => Some(Arc::new(read_context(&dir.join(file))?)),
         None => None,
     };
     let mut policies = PolicySet::default();
@@ -79,8 +85,17 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         policy_exceptions,
         values: std::sync::Arc::new(values),
         user_info,
+        cel_context,
         warnings,
     })
+}
+
+/// Reads a `context:` file: its first document is the Context (cel.md §4.6).
+fn read_context(path: &Path) -> Result<kpol::cel::context::CelContext, LoadError> {
+    let (src, docs) = read_yaml(path)?;
+    let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+    kpol::cel::context::CelContext::from_document(&root)
+        .map_err(|e| LoadError::in_file(src.name(), format!("invalid context: {e}")))
 }
 
 /// Reads a values file (`--values-file`), with its warnings.

@@ -8,6 +8,7 @@
 mod evaluate;
 mod fields;
 mod file;
+mod generated;
 mod human;
 mod json;
 mod load;

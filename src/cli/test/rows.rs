@@ -4,6 +4,8 @@
 //! has none, `Invalid Policy` / `Not found` when the policy gave no response at all.
 //!
 //! kpol adds one reason: `unsupported: <feature>` — a row kpol cannot decide, never a pass.
+//! Generate rules give one row per generated resource, compared with the entry's
+//! `generatedResource` first (super::generated).
 
 use serde::Serialize;
 
@@ -65,6 +67,8 @@ pub struct Context<'a> {
     pub unsupported_inputs: &'a [&'static str],
     /// Names of the policies kpol evaluates.
     pub evaluated: &'a [String],
+    /// Expected generated resources, by file (super::generated).
+    pub expected: &'a [(String, Result<Vec<serde_json::Value>, String>)],
 }
 
 /// The rows of one result entry against the runs of its operation.
@@ -78,8 +82,6 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
         .filter(|_| !cx.evaluated.iter().any(|n| n == policy_name))
     {
         Some(format!("cel ({kind})"))
-    } else if entry.generate {
-        Some("generate".to_owned())
     } else if !cx.evaluated.iter().any(|n| n == policy_name) {
         cx.unsupported
             .iter()
@@ -102,7 +104,12 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
         let before = rows.len();
         for resp in run.responses.iter().filter(|r| r.policy == policy_name) {
             for outcome in resp.rules.iter().filter(|o| selects(&entry.rule, &o.rule)) {
-                rows.extend(outcome_row(entry, run, resp, outcome));
+                match &outcome.generated {
+                    Some(generated) if outcome.unsupported.is_none() => {
+                        rows.extend(generation_rows(entry, run, resp, outcome, generated, cx));
+                    }
+                    _ => rows.extend(outcome_row(entry, run, resp, outcome)),
+                }
             }
             if rows.len() == before {
                 rows.push(fixed_row(
@@ -235,6 +242,35 @@ fn outcome_row(
         count,
         message: o.message.clone(),
     })
+}
+
+/// A generate rule's rows (`output.go`): with nothing generated, the result alone; else one
+/// row per generated resource, named by it, its comparison with the expected file first.
+fn generation_rows(
+    entry: &ResultEntry,
+    run: &ResourceRun,
+    resp: &Response,
+    o: &RuleOutcome,
+    generated: &[(String, serde_json::Value)],
+    cx: &Context<'_>,
+) -> Vec<Row> {
+    if generated.is_empty() {
+        return outcome_row(entry, run, resp, o).into_iter().collect();
+    }
+    generated
+        .iter()
+        .filter_map(|(name, resource)| {
+            let mut row = outcome_row(entry, run, resp, o)?;
+            row.resource = name.clone();
+            if let Err((message, reason)) = super::generated::check(entry, cx.expected, resource) {
+                row.ok = false;
+                row.count = Count::Fail;
+                row.reason = reason;
+                row.message = message;
+            }
+            Some(row)
+        })
+        .collect()
 }
 
 fn fixed_row(

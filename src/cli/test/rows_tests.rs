@@ -8,6 +8,7 @@ fn outcome(rule: &str, status: Status) -> RuleOutcome {
         status,
         message: String::new(),
         unsupported: None,
+        generated: None,
         patched: None,
     }
 }
@@ -46,6 +47,7 @@ fn cx<'a>(invalid: &'a [(String, String)], evaluated: &'a [String]) -> Context<'
         unsupported: &[],
         unsupported_inputs: &[],
         evaluated,
+        expected: &[],
     }
 }
 

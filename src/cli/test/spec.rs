@@ -83,6 +83,8 @@ pub struct TestSpec {
     /// Inline `values:` (a ValuesSpec).
     pub values: Option<Node>,
     pub userinfo: Option<String>,
+    /// The `context:` file (a `cli.kyverno.io/v1alpha1` Context) for CEL library calls.
+    pub context: Option<String>,
     pub results: Vec<ResultEntry>,
     /// Inputs kpol does not use yet; every row of the test is then unsupported.
     pub unsupported_inputs: Vec<&'static str>,
@@ -101,8 +103,12 @@ pub struct ResultEntry {
     pub result: String,
     pub operation: Option<Operation>,
     pub patched_resources: Option<String>,
-    /// Uses generatedResource(s) / cloneSourceResource.
-    pub generate: bool,
+    /// `generatedResource`: the expected generated resource's file.
+    pub generated_resource: Option<String>,
+    /// `generatedResources`: files, any of which may hold the expected resource.
+    pub generated_resources: Vec<String>,
+    /// `cloneSourceResource`: a file of clone sources for the entry's rule.
+    pub clone_source_resource: Option<String>,
     /// The CEL policy kind the entry declares (`isValidatingPolicy: true` → `ValidatingPolicy`).
     pub cel_kind: Option<&'static str>,
 }
@@ -137,13 +143,13 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
     t.variables = f.opt_string("variables")?;
     t.values = f.get("values").cloned();
     t.userinfo = f.opt_string("userinfo")?;
+    t.context = f.opt_string("context")?;
     for (field, feature) in [
         ("jsonPayload", "json payloads"),
         ("jsonPayloads", "json payloads"),
         ("httpPayloads", "http payloads"),
         ("envoyPayloads", "envoy payloads"),
         ("paramResources", "paramResources"),
-        ("context", "cel context"),
         ("checks", "checks"),
     ] {
         if f.get(field).is_some() && !t.unsupported_inputs.contains(&feature) {
@@ -180,9 +186,9 @@ fn parse_result(
     // resourceSpecs are inert upstream (§8.2): read for strictness only.
     let _ = f.list("resourceSpecs")?;
     let _ = f.bool("failOnMissingResources")?;
-    r.generate = f.get("generatedResource").is_some()
-        || f.get("cloneSourceResource").is_some()
-        || !f.list("generatedResources")?.is_empty();
+    r.generated_resource = f.opt_string("generatedResource")?;
+    r.generated_resources = f.strings("generatedResources")?;
+    r.clone_source_resource = f.opt_string("cloneSourceResource")?;
     for (flag, kind) in CEL_FLAGS {
         if f.bool(flag)? && r.cel_kind.is_none() {
             r.cel_kind = Some(kind);

@@ -97,6 +97,8 @@ fn from_fields(f: &Fields<'_>) -> Result<Values, LoadError> {
         let labels = string_map(src, meta.and_then(|m| m.get("labels")))?;
         v.namespace_labels
             .insert(name.unwrap_or("").to_owned(), labels);
+        v.namespace_objects
+            .insert(name.unwrap_or("").to_owned(), ns.clone());
     }
     Ok(v)
 }

@@ -1,0 +1,329 @@
+//! Offline data for Kyverno's context libraries (cel.md §4.6): the test file's `context:` file
+//! (`cli.kyverno.io/v1alpha1` `Context`, `spec.resources` and `spec.images`) served to
+//! `resource.Get`/`resource.List` and `image.GetMetadata` the way the CLI's fake provider
+//! serves them (`kyverno/kyverno:pkg/cel/libs/fake_context.go`, loaded by
+//! `cmd/cli/kubectl-kyverno/processor/utils.go` `NewContextProvider`).
+//!
+//! The data is installed for the current thread with [`with_context`] around one test's
+//! evaluation (a test's resources are evaluated on one thread). Without it these calls stay
+//! `unsupported offline` errors, never a silent pass.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use cel::extractors::Arguments;
+use cel::{Context, ExecutionError, Value};
+
+use super::convert::{map_of, to_cel};
+use super::libs::unsupported_offline;
+use crate::yaml::Node;
+
+/// `(group, version, resource)`, as `schema.GroupVersionResource`.
+type Gvr = (String, String, String);
+
+/// The data of one `Context` file.
+#[derive(Debug, Default)]
+pub struct CelContext {
+    /// Objects by GVR, namespace and name (names sorted: the CLI iterates a Go map here).
+    resources: HashMap<Gvr, HashMap<String, BTreeMap<String, Value>>>,
+    /// Image data by the reference written in the file (looked up verbatim).
+    images: HashMap<String, Value>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<CelContext>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `ctx` as this thread's context data, restoring the previous one afterwards.
+/// (Restored on unwinding too, so a caught panic cannot leak one test's data into the next.)
+pub fn with_context<R>(ctx: Option<Arc<CelContext>>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Arc<CelContext>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            CURRENT.with(|c| c.replace(previous));
+        }
+    }
+    let _restore = Restore(CURRENT.with(|c| c.replace(ctx)));
+    f()
+}
+
+fn current() -> Option<Arc<CelContext>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// `schema.ParseGroupVersion`: `""` → empty, `v1` → core, `g/v` → group and version.
+fn parse_group_version(api_version: &str) -> Result<(String, String), String> {
+    match api_version.split('/').collect::<Vec<_>>().as_slice() {
+        [""] => Ok((String::new(), String::new())),
+        [v] => Ok((String::new(), (*v).to_owned())),
+        [g, v] => Ok(((*g).to_owned(), (*v).to_owned())),
+        _ => Err(format!("unexpected GroupVersion string: {api_version}")),
+    }
+}
+
+/// `GroupResource.String()`: `resource.group`, or `resource` for the core group.
+fn group_resource(gvr: &Gvr) -> String {
+    if gvr.0.is_empty() {
+        gvr.2.clone()
+    } else {
+        format!("{}.{}", gvr.2, gvr.0)
+    }
+}
+
+impl CelContext {
+    /// Reads a `Context` document. Upstream maps each resource's kind to its resource name
+    /// with the cluster's REST mapper; offline kpol uses the discovery-style plural.
+    pub fn from_document(root: &Node) -> Result<Self, String> {
+        let mut ctx = Self::default();
+        let spec = root.get("spec");
+        let list = |key: &str| spec.and_then(|s| s.get(key)).and_then(Node::as_seq);
+        for r in list("resources").unwrap_or(&[]) {
+            ctx.add_resource(r)?;
+        }
+        for i in list("images").unwrap_or(&[]) {
+            ctx.add_image(i)?;
+        }
+        Ok(ctx)
+    }
+
+    /// Adds one object (keeping its integers: the CLI converts only the tested resources).
+    pub fn add_resource(&mut self, node: &Node) -> Result<(), String> {
+        let s = |path: &[&str]| node.get_path(path).and_then(Node::as_str).unwrap_or("");
+        let kind = s(&["kind"]);
+        if kind.is_empty() {
+            return Err("context resource without a kind".to_owned());
+        }
+        let (group, version) = parse_group_version(s(&["apiVersion"]))?;
+        let resource = crate::vpol::constraints::plural(kind);
+        self.resources
+            .entry((group, version, resource))
+            .or_default()
+            .entry(s(&["metadata", "namespace"]).to_owned())
+            .or_default()
+            .insert(s(&["metadata", "name"]).to_owned(), to_cel(node));
+        Ok(())
+    }
+
+    /// Adds one `ImageData` entry, as the CLI stores it: marshalled to JSON (`resolvedImage`,
+    /// `registry` and `repository` always present, the others only when set) and read back,
+    /// so every number is a double.
+    pub fn add_image(&mut self, node: &Node) -> Result<(), String> {
+        let Some(image) = node.get("image").and_then(Node::as_str) else {
+            return Err("context image without an image reference".to_owned());
+        };
+        let mut fields: Vec<(&str, Value)> = Vec::new();
+        for key in ["image", "resolvedImage", "registry", "repository"] {
+            let v = node.get(key).and_then(Node::as_str).unwrap_or("");
+            fields.push((key, Value::from(v)));
+        }
+        for key in ["tag", "digest"] {
+            if let Some(v) = node
+                .get(key)
+                .and_then(Node::as_str)
+                .filter(|v| !v.is_empty())
+            {
+                fields.push((key, Value::from(v)));
+            }
+        }
+        for key in ["imageIndex", "manifest", "config"] {
+            if let Some(v) = node.get(key).filter(|v| !v.is_null()) {
+                fields.push((key, doubles(to_cel(v))));
+            }
+        }
+        self.images.insert(image.to_owned(), map_of(fields));
+        Ok(())
+    }
+
+    fn get(
+        &self,
+        api_version: &str,
+        resource: &str,
+        ns: &str,
+        name: &str,
+    ) -> Result<Value, String> {
+        let (g, v) = parse_group_version(api_version)?;
+        let found = self
+            .resources
+            .get(&(g, v, resource.to_owned()))
+            .and_then(|by_ns| by_ns.get(ns))
+            .and_then(|by_name| by_name.get(name));
+        // Not found is `null`, not an error (`kyverno/sdk:extensions/cel/libs/resource/impl.go`).
+        Ok(found.cloned().unwrap_or(Value::Null))
+    }
+
+    fn list(&self, api_version: &str, resource: &str, ns: &str) -> Result<Value, String> {
+        let (g, v) = parse_group_version(api_version)?;
+        let gvr = (g, v, resource.to_owned());
+        let Some(by_ns) = self.resources.get(&gvr) else {
+            return Err(format!("{} resource not found", group_resource(&gvr)));
+        };
+        let items: Vec<Value> = by_ns
+            .get(ns)
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default();
+        Ok(map_of([("items", Value::List(Arc::new(items)))]))
+    }
+
+    fn image(&self, image: &str) -> Result<Value, String> {
+        self.images
+            .get(image)
+            .cloned()
+            .ok_or_else(|| format!("image data for {image} not found in the context"))
+    }
+}
+
+/// Integers as doubles (what a JSON round trip through `map[string]any` gives).
+fn doubles(v: Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Float(i as f64),
+        Value::List(l) => Value::List(Arc::new(l.iter().cloned().map(doubles).collect())),
+        Value::Map(m) => {
+            let entries: HashMap<_, _> = m
+                .map
+                .iter()
+                .map(|(k, v)| (k.clone(), doubles(v.clone())))
+                .collect();
+            Value::Map(cel::objects::Map {
+                map: Arc::new(entries),
+            })
+        }
+        other => other,
+    }
+}
+
+fn str_arg<'a>(f: &str, args: &'a [Value], i: usize) -> Result<&'a str, ExecutionError> {
+    match args.get(i) {
+        Some(Value::String(s)) => Ok(s.as_str()),
+        Some(other) => Err(ExecutionError::function_error(
+            f,
+            format!(
+                "argument {} must be a string, got {}",
+                i + 1,
+                other.type_of()
+            ),
+        )),
+        None => Err(ExecutionError::invalid_argument_count(i + 1, args.len())),
+    }
+}
+
+type Handler = fn(&CelContext, &str, &[Value]) -> Result<Value, ExecutionError>;
+
+fn resource_get(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
+    if a.len() != 4 {
+        return Err(ExecutionError::invalid_argument_count(4, a.len()));
+    }
+    let (v, r, ns, n) = (
+        str_arg(f, a, 0)?,
+        str_arg(f, a, 1)?,
+        str_arg(f, a, 2)?,
+        str_arg(f, a, 3)?,
+    );
+    cx.get(v, r, ns, n)
+        .map_err(|e| ExecutionError::function_error(f, format!("failed to get resource: {e}")))
+}
+
+/// The label selector (a fourth argument) is ignored, as the fake provider ignores it.
+fn resource_list(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
+    if !(3..=4).contains(&a.len()) {
+        return Err(ExecutionError::invalid_argument_count(3, a.len()));
+    }
+    let (v, r, ns) = (str_arg(f, a, 0)?, str_arg(f, a, 1)?, str_arg(f, a, 2)?);
+    cx.list(v, r, ns)
+        .map_err(|e| ExecutionError::function_error(f, format!("failed to list resource: {e}")))
+}
+
+fn image_metadata(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
+    if a.len() != 1 {
+        return Err(ExecutionError::invalid_argument_count(1, a.len()));
+    }
+    cx.image(str_arg(f, a, 0)?)
+        .map_err(|e| ExecutionError::function_error(f, format!("failed to get image data: {e}")))
+}
+
+/// The library calls served from context data, by name.
+pub const SERVED: &[(&str, Handler)] = &[
+    ("resource.Get", resource_get),
+    ("resource.get", resource_get),
+    ("resource.List", resource_list),
+    ("resource.list", resource_list),
+    ("image.GetMetadata", image_metadata),
+    ("image.getMetadata", image_metadata),
+];
+
+pub(super) fn register(ctx: &mut Context<'static, 'static>) {
+    for (name, handler) in SERVED {
+        let (name, handler): (&'static str, Handler) = (name, *handler);
+        let _ = ctx.add_function(
+            name,
+            move |Arguments(args): Arguments| -> Result<Value, ExecutionError> {
+                match current() {
+                    Some(cx) => handler(&cx, name, &args),
+                    None => Err(unsupported_offline(name)),
+                }
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cel::Activation;
+    use crate::cel::compile::compile;
+    use crate::source::Span;
+    use crate::yaml::{Limits, parse_documents};
+
+    fn ctx() -> Arc<CelContext> {
+        let text = "spec:\n  resources:\n  - {apiVersion: apps/v1, kind: Deployment, \
+                    metadata: {name: d, namespace: ns}, spec: {replicas: 2}}\n  images:\n  \
+                    - {image: 'a:1', config: {size: 3}}\n";
+        let root = parse_documents(text, Limits::default())
+            .unwrap()
+            .remove(0)
+            .root;
+        Arc::new(CelContext::from_document(&root).unwrap())
+    }
+
+    fn run(cx: Option<Arc<CelContext>>, expr: &str) -> Result<Value, String> {
+        let (p, err) = compile(expr, Span::EMPTY);
+        assert!(err.is_none(), "{err:?}");
+        with_context(cx, || Activation::new().eval(&p))
+    }
+
+    #[test]
+    fn resources_keep_ints_images_get_doubles() {
+        let c = Some(ctx());
+        let get = "resource.Get('apps/v1', 'deployments', 'ns', 'd').spec.replicas";
+        assert_eq!(run(c.clone(), get), Ok(Value::Int(2)));
+        let img = "image.getMetadata('a:1')";
+        assert_eq!(
+            run(c.clone(), &format!("{img}.config.size")),
+            Ok(Value::Float(3.0))
+        );
+        assert_eq!(run(c, &format!("{img}.registry")), Ok(Value::from("")));
+    }
+
+    #[test]
+    fn misses_like_the_fake_provider() {
+        let c = Some(ctx());
+        let absent = "resource.get('apps/v1', 'deployments', 'ns', 'x') == null";
+        assert_eq!(run(c.clone(), absent), Ok(Value::Bool(true)));
+        let empty = "resource.List('apps/v1', 'deployments', 'other').items.size()";
+        assert_eq!(run(c.clone(), empty), Ok(Value::Int(0)));
+        let e = run(c.clone(), "resource.List('batch/v1', 'jobs', 'ns')").unwrap_err();
+        assert!(e.contains("jobs.batch resource not found"), "{e}");
+        let e = run(c, "image.GetMetadata('b:1')").unwrap_err();
+        assert!(e.contains("image data for b:1 not found"), "{e}");
+    }
+
+    #[test]
+    fn without_context_data_calls_are_unsupported_offline() {
+        let e = run(None, "resource.List('v1', 'pods', 'ns')").unwrap_err();
+        assert!(e.contains("unsupported offline"), "{e}");
+        // The data is scoped: it is gone after `with_context` returns.
+        let _ = run(Some(ctx()), "1");
+        assert!(current().is_none());
+    }
+}

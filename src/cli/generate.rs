@@ -1,0 +1,334 @@
+//! `kpol generate`: what the generate rules of the given policies would create for each input
+//! manifest (crate::generate). Every input manifest is also a clone source and counts as
+//! already present in the cluster.
+//!
+//! PolicyExceptions (`-e`, or found among the policies) skip the rules they cover: nothing is
+//! generated for them.
+//!
+//! Output: one YAML document per generated resource on stdout, each after a comment naming
+//! the policy, rule and trigger (with its file:line); or `-o DIR`, one file per resource at
+//! `DIR/<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`; or `--format json`. Problems
+//! (a clone source not given, a substitution error, a rule error) go to stderr (JSON: the
+//! `findings` list) and exit 1; unreadable inputs and invalid policies exit 2.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use kpol::diagnostic::{Diagnostic, Severity};
+use kpol::engine::Engine;
+use kpol::generate::{SourcePool, yaml_out};
+use kpol::manifest::read_manifests;
+use kpol::report::Status;
+use kpol::request::Request;
+use kpol::resource::Resource;
+use kpol::source::{Source, SourceFile};
+use kpol::yaml::Limits;
+
+use super::args::{GenerateArgs, GenerateFormat};
+use super::discover::{discover, exclude_set};
+use super::exit;
+use super::policies;
+
+/// The trigger of a generated resource or finding.
+#[derive(Clone, Debug, Serialize)]
+struct Trigger {
+    api_version: String,
+    kind: String,
+    namespace: String,
+    name: String,
+    file: String,
+    line: u32,
+}
+
+#[derive(Debug, Serialize)]
+struct Item {
+    policy: String,
+    rule: String,
+    trigger: Trigger,
+    synchronize: bool,
+    mode: &'static str,
+    resource: serde_json::Value,
+}
+
+#[derive(Debug, Serialize)]
+struct Finding {
+    policy: String,
+    rule: String,
+    trigger: Trigger,
+    message: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+struct Output {
+    generated: Vec<Item>,
+    findings: Vec<Finding>,
+}
+
+pub fn run(args: GenerateArgs) -> u8 {
+    let exclude = match exclude_set(&args.exclude) {
+        Ok(e) => e,
+        Err(d) => {
+            print_diagnostic(&d);
+            return exit::INCOMPLETE;
+        }
+    };
+    let (inputs, mut diagnostics) = discover(&args.paths, &exclude);
+    let set = policies::load(&args.policies);
+    diagnostics.extend(set.diagnostics);
+    if !set.policies.iter().any(kpol::generate::has_generate) {
+        eprintln!("warning: none of the given policies has a generate rule");
+    }
+    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
+    let mut exceptions = set.exceptions;
+    let loaded = policies::load_exceptions(&args.exceptions, max_bytes);
+    diagnostics.extend(loaded.diagnostics);
+    exceptions.extend(loaded.exceptions);
+    let engine = Engine::new(set.policies).with_exceptions(exceptions);
+    let read: Vec<(Vec<Resource>, Vec<Diagnostic>)> = inputs
+        .par_iter()
+        .map(|input| match policies::read(input, max_bytes) {
+            Ok(text) => {
+                let source: Source = Arc::new(SourceFile::new(input.display(), text));
+                let m = read_manifests(&source, Limits::default());
+                (m.resources, m.diagnostics)
+            }
+            Err(d) => (Vec::new(), vec![d]),
+        })
+        .collect();
+    let mut resources = Vec::new();
+    for (rs, ds) in read {
+        resources.extend(rs);
+        diagnostics.extend(ds);
+    }
+    let pool = SourcePool::new(resources.iter().collect());
+    let request = Request::default();
+    let per_trigger: Vec<Output> = resources
+        .par_iter()
+        .map(|r| generate_for(&engine, r, &request, &pool))
+        .collect();
+    let mut out = Output::default();
+    for o in per_trigger {
+        out.generated.extend(o.generated);
+        out.findings.extend(o.findings);
+    }
+    for d in &diagnostics {
+        print_diagnostic(d);
+    }
+    let written = match (&args.output_dir, args.format) {
+        (Some(dir), _) => write_dir(dir, &out),
+        (None, GenerateFormat::Json) => print_json(&out),
+        (None, GenerateFormat::Yaml) => print_yaml(&out),
+    };
+    if let Err(e) = written {
+        eprintln!("kpol: cannot write output: {e}");
+        return exit::INCOMPLETE;
+    }
+    if args.format != GenerateFormat::Json || args.output_dir.is_some() {
+        for f in &out.findings {
+            eprintln!(
+                "error: {}:{}: {} {}: policy {} rule {}: {}",
+                f.trigger.file,
+                f.trigger.line,
+                f.trigger.kind,
+                trigger_name(&f.trigger),
+                f.policy,
+                f.rule,
+                f.message
+            );
+        }
+    }
+    if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        exit::INCOMPLETE
+    } else if !out.findings.is_empty() {
+        exit::FINDINGS
+    } else {
+        exit::CLEAN
+    }
+}
+
+fn print_diagnostic(d: &Diagnostic) {
+    let word = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => return,
+    };
+    let pos = d.position();
+    if pos.is_empty() {
+        eprintln!("{word}[{}]: {}", d.code.as_str(), d.message);
+    } else {
+        eprintln!("{word}[{}]: {pos}: {}", d.code.as_str(), d.message);
+    }
+}
+
+fn trigger_name(t: &Trigger) -> String {
+    if t.namespace.is_empty() {
+        t.name.clone()
+    } else {
+        format!("{}/{}", t.namespace, t.name)
+    }
+}
+
+/// The generate phase for one trigger, flattened into items and findings.
+fn generate_for(
+    engine: &Engine,
+    resource: &Resource,
+    request: &Request,
+    pool: &SourcePool<'_>,
+) -> Output {
+    let trigger = Trigger {
+        api_version: resource.api_version.clone(),
+        kind: resource.kind.clone(),
+        namespace: resource.namespace.clone(),
+        name: resource.name.clone(),
+        file: resource
+            .source
+            .as_ref()
+            .map_or_else(String::new, |s| s.name().to_owned()),
+        line: resource
+            .source
+            .as_ref()
+            .map_or(0, |s| s.line_col(resource.root.span.start).line),
+    };
+    let mut out = Output::default();
+    for pr in engine.generate(resource, request, pool) {
+        let Some(policy) = engine.policies().get(pr.policy) else {
+            continue;
+        };
+        for g in pr.rules {
+            let finding = |message: String| Finding {
+                policy: policy.key(),
+                rule: g.rule.clone(),
+                trigger: trigger.clone(),
+                message,
+            };
+            if g.status == Status::Error {
+                out.findings.push(finding(g.message.clone()));
+            }
+            for m in &g.missing {
+                out.findings.push(finding(format!(
+                    "clone source not provided: {}; add a manifest for it to the inputs",
+                    m.what
+                )));
+            }
+            for p in &g.problems {
+                out.findings.push(finding(p.clone()));
+            }
+            for r in g.generated {
+                out.generated.push(Item {
+                    policy: policy.key(),
+                    rule: g.rule.clone(),
+                    trigger: trigger.clone(),
+                    synchronize: r.synchronize,
+                    mode: r.mode,
+                    resource: r.resource,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn header(item: &Item) -> String {
+    format!(
+        "# policy {}, rule {}, trigger {} {} ({}:{}){}\n",
+        item.policy,
+        item.rule,
+        item.trigger.kind,
+        trigger_name(&item.trigger),
+        item.trigger.file,
+        item.trigger.line,
+        if item.synchronize {
+            ", synchronize: true"
+        } else {
+            ""
+        }
+    )
+}
+
+fn print_yaml(out: &Output) -> std::io::Result<()> {
+    let mut text = String::new();
+    for item in &out.generated {
+        text.push_str("---\n");
+        text.push_str(&header(item));
+        text.push_str(&yaml_out::to_yaml(&item.resource));
+    }
+    write_stdout(&text)
+}
+
+fn print_json(out: &Output) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(out).map_err(std::io::Error::other)?;
+    write_stdout(&(text + "\n"))
+}
+
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// A path segment from resource data: characters outside `[A-Za-z0-9._-]` become `_`, and
+/// `.`/`..`/empty are never produced.
+fn segment(s: &str) -> String {
+    let clean: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() || clean.chars().all(|c| c == '.') {
+        format!("_{clean}")
+    } else {
+        clean
+    }
+}
+
+/// `DIR/<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`; the first resource of an
+/// identity wins, a later one is reported.
+fn write_dir(dir: &Path, out: &Output) -> std::io::Result<()> {
+    let mut seen: Vec<std::path::PathBuf> = Vec::new();
+    for item in &out.generated {
+        let r = &item.resource;
+        let s = |p: &str| r.pointer(p).and_then(|v| v.as_str()).unwrap_or("");
+        let ns = match s("/metadata/namespace") {
+            "" => "_cluster".to_owned(),
+            n => segment(n),
+        };
+        let kind = s("/kind").to_ascii_lowercase();
+        let kind = match s("/apiVersion").split_once('/') {
+            Some((group, _)) => format!("{kind}.{group}"),
+            None => kind,
+        };
+        let path = dir
+            .join(ns)
+            .join(segment(&kind))
+            .join(format!("{}.yaml", segment(s("/metadata/name"))));
+        if seen.contains(&path) {
+            eprintln!(
+                "warning: {} generated again by {}; kept the first",
+                path.display(),
+                header(item).trim_start_matches("# ").trim_end()
+            );
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, header(item) + &yaml_out::to_yaml(r))?;
+        println!("{}", path.display());
+        seen.push(path);
+    }
+    Ok(())
+}
