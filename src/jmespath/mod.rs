@@ -98,6 +98,33 @@ impl Expr {
         &self.text
     }
 
+    /// [`Expr::compile`] through a per-thread cache: the variables of a rule are the same text
+    /// for every resource, so each is parsed once per thread instead of once per resource. The
+    /// cache is bounded (texts built from resource values — nested variables — are unbounded in
+    /// number) and simply starts over when full.
+    pub fn cached(text: &str) -> Result<std::rc::Rc<Expr>, Error> {
+        use std::cell::RefCell;
+        use std::collections::HashMap;
+        use std::rc::Rc;
+        const CAPACITY: usize = 4096;
+        thread_local! {
+            static CACHE: RefCell<HashMap<String, Result<Rc<Expr>, Error>>> =
+                RefCell::new(HashMap::new());
+        }
+        CACHE.with(|cache| {
+            if let Some(hit) = cache.borrow().get(text) {
+                return hit.clone();
+            }
+            let compiled = Expr::compile(text).map(Rc::new);
+            let mut cache = cache.borrow_mut();
+            if cache.len() >= CAPACITY {
+                cache.clear();
+            }
+            cache.insert(text.to_owned(), compiled.clone());
+            compiled
+        })
+    }
+
     /// Evaluates against `data`. The result borrows from `data` where it can.
     pub fn search<'a>(&self, data: &'a Node) -> Result<Cow<'a, Node>, Error> {
         interp::eval(&self.ir, data, 0)

@@ -181,7 +181,7 @@ impl Context {
         {
             return Err(VarError::new(e.clone()));
         }
-        let expr = match Expr::compile(q) {
+        let expr = match Expr::cached(q) {
             Ok(e) => e,
             Err(crate::jmespath::Error::UnknownFunction(n)) => {
                 return Err(VarError::new(format!(

@@ -171,7 +171,7 @@ impl Context {
 }
 
 fn apply(path: &str, data: &Node) -> Result<Node, String> {
-    let expr = Expr::compile(path)
+    let expr = Expr::cached(path)
         .map_err(|e| format!("failed to compile JMESPath: {path}, error: {e}"))?;
     expr.search(data)
         .map(|v| v.into_owned())
