@@ -2,25 +2,21 @@
 //! normalisation, matching, every validate form.
 #![no_main]
 
+#[path = "common.rs"]
+mod common;
+
 use std::sync::{Arc, LazyLock};
 
 use libfuzzer_sys::fuzz_target;
 
 static ENGINE: LazyLock<kpol::engine::Engine> = LazyLock::new(|| {
-    let mut policies = Vec::new();
-    for text in [
+    common::engine(&[
         include_str!("../../policies/require-resource-limits.yaml"),
         include_str!("../../policies/disallow-privileged-containers.yaml"),
         include_str!("../../policies/disallow-latest-tag.yaml"),
         include_str!("../../policies/pod-security-baseline.yaml"),
         include_str!("../../testdata/values/policy.yaml"),
-    ] {
-        let source = Arc::new(kpol::source::SourceFile::new("p.yaml", text));
-        if let Ok(docs) = kpol::yaml::parse_documents(text, kpol::yaml::Limits::default()) {
-            policies.extend(kpol::policy::load_policies(&source, docs).policies);
-        }
-    }
-    kpol::engine::Engine::new(policies)
+    ])
 });
 
 fuzz_target!(|data: &[u8]| {

@@ -2,25 +2,21 @@
 //! foreach, and the byte edits that write the result back (re-parsed and verified).
 #![no_main]
 
-use std::sync::{Arc, LazyLock};
+#[path = "common.rs"]
+mod common;
+
+use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 
 static ENGINE: LazyLock<kpol::engine::Engine> = LazyLock::new(|| {
-    let mut policies = Vec::new();
-    for text in [
+    common::engine(&[
         include_str!("../../policies/add-default-labels.yaml"),
         include_str!("../../testdata/mutate/psm-containers/policy.yaml"),
         include_str!("../../testdata/mutate/json6902/policy.yaml"),
         include_str!("../../testdata/mutate/foreach/policy.yaml"),
         include_str!("../../testdata/mutate/global-anchor/policy.yaml"),
-    ] {
-        let source = Arc::new(kpol::source::SourceFile::new("p.yaml", text));
-        if let Ok(docs) = kpol::yaml::parse_documents(text, kpol::yaml::Limits::default()) {
-            policies.extend(kpol::policy::load_policies(&source, docs).policies);
-        }
-    }
-    kpol::engine::Engine::new(policies)
+    ])
 });
 
 fuzz_target!(|data: &[u8]| {
