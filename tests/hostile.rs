@@ -172,3 +172,59 @@ fn symlink_loop_is_reported_once_and_the_rest_checked() {
     assert!(text.contains("symbolic link loop"), "{text}");
     assert!(text.contains("pass: 1,"), "{text}");
 }
+
+/// A policy whose JMESPath nests 5,000 levels deep: an invalid-policy diagnostic with a short
+/// quote of the expression, no stack overflow, the other policy still applied.
+#[test]
+fn deeply_nested_jmespath_in_a_policy_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let expr = "(".repeat(5_000) + "request.object.metadata.name" + &")".repeat(5_000);
+    let policy = format!(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: deep}}\nspec:\n  rules:\n  - name: r\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n    validate:\n      deny:\n        conditions:\n          any:\n          - key: \"{{{{ {expr} }}}}\"\n            operator: Equals\n            value: x\n"
+    );
+    let p = dir.path().join("deep.yaml");
+    std::fs::write(&p, policy).unwrap();
+    let pod = dir.path().join("pod.yaml");
+    std::fs::write(&pod, GOOD_POD).unwrap();
+    let o = kpol(&[
+        "check",
+        "-p",
+        p.to_str().unwrap(),
+        "-p",
+        "policies/require-resource-limits.yaml",
+        pod.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(
+        text.contains("error[invalid-policy]"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(
+        text.contains("deep.yaml:12:"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    // The diagnostic quotes the expression shortened (the rule's runtime error keeps
+    // Kyverno's full `failed to resolve <expr>` text).
+    let diag = text
+        .lines()
+        .find(|l| l.starts_with("error[invalid-policy]"))
+        .unwrap();
+    assert!(
+        diag.len() < 400,
+        "diagnostic not shortened: {} bytes",
+        diag.len()
+    );
+    assert!(
+        text.contains("pass: 1,"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+}

@@ -38,8 +38,10 @@ pub(crate) fn check(source: &Source, policy: &Policy) -> Vec<Diagnostic> {
                     out.push(Diagnostic::error(
                         Code::InvalidPolicy,
                         format!(
-                            "{}/{}: JMESPath expression `{e}` is invalid: {what}",
-                            policy.name, rule.name
+                            "{}/{}: JMESPath expression `{}` is invalid: {what}",
+                            policy.name,
+                            rule.name,
+                            shorten(&e)
                         ),
                         Some(Location::at(source, span)),
                     ));
@@ -48,6 +50,15 @@ pub(crate) fn check(source: &Source, policy: &Policy) -> Vec<Diagnostic> {
         });
     }
     out
+}
+
+/// An expression as quoted in a message: a hostile one can be 64 KiB long.
+fn shorten(e: &str) -> String {
+    const MAX: usize = 120;
+    match e.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &e[..i]),
+        None => e.to_owned(),
+    }
 }
 
 /// Calls `f(text, span, raw)` for every string value and key; `raw` marks strings that are a
