@@ -34,3 +34,21 @@ fn anchors_over_aliases_count_against_the_alias_budget() {
         assert_eq!(m.diagnostics.len(), 1);
     }
 }
+
+/// `divide()` on a quantity with a long fraction and a binary suffix: rounding to nano
+/// precision overflowed an `i128` (a panic in debug builds, a wrong value in release).
+#[test]
+fn quantity_rounding_near_the_integer_limit_does_not_overflow() {
+    let text = input("jmespath-quantity-overflow.bin");
+    let (expr, doc) = text.split_once('\n').unwrap();
+    let e = kpol::jmespath::Expr::compile(expr).unwrap();
+    let root = parse_documents(doc, Limits::default())
+        .ok()
+        .and_then(|d| d.into_iter().next())
+        .map_or_else(kpol::yaml::Node::null, |d| d.root);
+    // Whatever the value, evaluating it returns.
+    let _ = e.search(&root);
+    let q = kpol::jmespath::Expr::compile("divide('1Gi', '135177777.7777777777777777777777172Mi')")
+        .unwrap();
+    assert!(q.search(&kpol::yaml::Node::null()).is_ok());
+}

@@ -100,7 +100,8 @@ impl Quantity {
             if scale > 9 {
                 let drop = (scale - 9) as u32;
                 unscaled = match pow10(drop) {
-                    Some(p) => (unscaled + p - 1) / p,
+                    // Rounded up without `unscaled + p - 1`, which overflows near i128::MAX.
+                    Some(p) => unscaled / p + i128::from(unscaled % p != 0),
                     None => 1,
                 };
             } else {
