@@ -57,14 +57,7 @@ pub fn autogen_name(prefix: &str, name: &str) -> String {
 }
 
 fn str_list(node: Option<&Node>) -> Vec<String> {
-    node.and_then(Node::as_seq)
-        .map(|s| {
-            s.iter()
-                .filter_map(Node::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    node.map(Node::str_items).unwrap_or_default()
 }
 
 fn seq_nonempty(m: &Map, key: &str) -> bool {

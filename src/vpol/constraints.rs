@@ -32,14 +32,7 @@ pub struct Constraints {
 }
 
 fn strs(n: Option<&Node>) -> Vec<String> {
-    n.and_then(Node::as_seq)
-        .map(|s| {
-            s.iter()
-                .filter_map(Node::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    n.map(Node::str_items).unwrap_or_default()
 }
 
 fn rules(n: Option<&Node>) -> Vec<ResourceRule> {

@@ -161,6 +161,18 @@ impl Node {
         }
     }
 
+    /// The string items of a sequence (other items and non-sequences give nothing).
+    pub fn str_items(&self) -> Vec<String> {
+        self.as_seq()
+            .map(|s| {
+                s.iter()
+                    .filter_map(Node::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     pub fn as_bool(&self) -> Option<bool> {
         match self.value {
             Value::Bool(b) => Some(b),
