@@ -184,6 +184,53 @@ pub fn from_seconds_truncated(f: f64) -> i64 {
 mod tests {
     use super::*;
 
+    const S: i64 = 1_000_000_000;
+
+    #[test]
+    fn valid_go_durations() {
+        assert_eq!(parse("0"), Some(0));
+        assert_eq!(parse("-0"), Some(0));
+        assert_eq!(parse("+0"), Some(0));
+        assert_eq!(parse("1h30m"), Some(5400 * S));
+        assert_eq!(parse("90m"), Some(5400 * S));
+        assert_eq!(parse("1.5s"), Some(1_500_000_000));
+        assert_eq!(parse(".5s"), Some(500_000_000));
+        assert_eq!(parse("5.s"), Some(5 * S));
+        assert_eq!(parse("-1m"), Some(-60 * S));
+        assert_eq!(parse("300ms"), Some(300_000_000));
+        assert_eq!(parse("1µs"), Some(1000));
+        assert_eq!(parse("1μs"), Some(1000));
+        assert_eq!(parse("1us2ns"), Some(1002));
+        assert_eq!(parse("2562047h47m16.854775807s"), Some(i64::MAX));
+        assert_eq!(parse("-2562047h47m16.854775808s"), Some(i64::MIN));
+    }
+
+    #[test]
+    fn invalid_go_durations() {
+        for s in [
+            "",
+            "-",
+            "90",
+            "00",
+            "1",
+            "80.000000",
+            "1d",
+            ".s",
+            "s",
+            "1h ",
+            " 1h",
+            "1Gi",
+            "1e3s",
+            "9223372036854775808ns",
+            "2562047h47m16.854775808s",
+            // Two in-range parts whose sum overflows (Go: invalid duration).
+            "9223372036854775808ns9223372036854775808ns",
+            "2562047h2562047h",
+        ] {
+            assert_eq!(parse(s), None, "{s:?}");
+        }
+    }
+
     #[test]
     fn parses_go_durations() {
         assert_eq!(parse("1h"), Some(3_600_000_000_000));

@@ -7,7 +7,6 @@
 //! `pkg/engine/handlers/validation/validate_resource.go`).
 
 mod anchor;
-mod duration;
 mod messages;
 mod path;
 mod quantity;
@@ -29,7 +28,6 @@ pub(crate) use reference::substitute_references;
 // Pieces the condition operators (validate.md §8) reuse; not all are used here yet.
 #[allow(unused_imports)]
 pub(crate) use {
-    duration::parse_go_duration,
     quantity::parse_quantity,
     scalar::{Op, compare as compare_scalar_term, operator_of, scalar_match, wildcard_match},
 };

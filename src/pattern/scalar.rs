@@ -10,8 +10,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::duration::parse_go_duration;
+// Go `time.ParseDuration`, shared with the JMESPath duration functions.
 use super::quantity::parse_quantity;
+use crate::jmespath::duration::parse as parse_go_duration;
 use crate::number::{format_go_e, format_go_f6};
 use crate::yaml::Value;
 
