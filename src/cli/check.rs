@@ -118,15 +118,11 @@ pub fn run(args: CheckArgs) -> u8 {
     };
     let (inputs, diags) = discover(&settings.paths, &exclude);
     diagnostics.extend(diags);
-    let set = policies::load(&settings.policies);
-    diagnostics.extend(set.diagnostics);
     let max_bytes = settings.max_bytes;
-    let mut exceptions = set.exceptions;
-    let loaded = policies::load_exceptions(&settings.exceptions, max_bytes);
-    diagnostics.extend(loaded.diagnostics);
-    exceptions.extend(loaded.exceptions);
+    let set = policies::load(&settings.policies, &settings.exceptions, max_bytes);
+    diagnostics.extend(set.diagnostics);
     let infos = set.policies.iter().map(policy_info).collect();
-    let engine = Engine::new(set.policies).with_exceptions(exceptions);
+    let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
     let request = match request_from_settings(&settings) {
         Ok((r, warnings)) => {
             for w in warnings {

@@ -76,17 +76,13 @@ pub fn run(args: GenerateArgs) -> u8 {
         }
     };
     let (inputs, mut diagnostics) = discover(&args.paths, &exclude);
-    let set = policies::load(&args.policies);
+    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
+    let set = policies::load(&args.policies, &args.exceptions, max_bytes);
     diagnostics.extend(set.diagnostics);
     if !set.policies.iter().any(kpol::generate::has_generate) {
         eprintln!("warning: none of the given policies has a generate rule");
     }
-    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
-    let mut exceptions = set.exceptions;
-    let loaded = policies::load_exceptions(&args.exceptions, max_bytes);
-    diagnostics.extend(loaded.diagnostics);
-    exceptions.extend(loaded.exceptions);
-    let engine = Engine::new(set.policies).with_exceptions(exceptions);
+    let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
     let read: Vec<(Vec<Resource>, Vec<Diagnostic>)> = inputs
         .par_iter()
         .map(|input| match policies::read(input, max_bytes) {

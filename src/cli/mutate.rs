@@ -30,15 +30,11 @@ pub fn run(args: MutateArgs) -> u8 {
         }
     };
     let (inputs, mut diagnostics) = discover(&args.paths, &exclude);
-    let set = policies::load(&args.policies);
-    diagnostics.extend(set.diagnostics);
     let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
     // PolicyExceptions found among the policies, and from `--exceptions`.
-    let mut exceptions = set.exceptions;
-    let loaded = policies::load_exceptions(&args.exceptions, max_bytes);
-    diagnostics.extend(loaded.diagnostics);
-    exceptions.extend(loaded.exceptions);
-    let engine = Engine::new(set.policies).with_exceptions(exceptions);
+    let set = policies::load(&args.policies, &args.exceptions, max_bytes);
+    diagnostics.extend(set.diagnostics);
+    let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
     let request = Request::default();
     let results: Vec<(Input, Result<FileMutation, Diagnostic>)> = inputs
         .into_par_iter()

@@ -55,8 +55,18 @@ pub struct PolicySet {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Loads the policies from `paths`, or the embedded defaults when `paths` is empty.
-pub fn load(paths: &[PathBuf]) -> PolicySet {
+/// The policy set of a run: the policies from `paths` (the embedded defaults when `paths` is
+/// empty) with the PolicyExceptions found among them, plus the `--exception` files.
+pub fn load(paths: &[PathBuf], exception_paths: &[PathBuf], max_bytes: u64) -> PolicySet {
+    let mut set = load_policy_files(paths);
+    let loaded = load_exceptions(exception_paths, max_bytes);
+    set.diagnostics.extend(loaded.diagnostics);
+    set.exceptions.extend(loaded.exceptions);
+    set
+}
+
+/// The policies from `paths`, or the embedded defaults when `paths` is empty.
+fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
     let mut texts: Vec<(String, String)> = Vec::new();
     let mut diagnostics = Vec::new();
     if paths.is_empty() {
@@ -119,7 +129,7 @@ pub fn load(paths: &[PathBuf]) -> PolicySet {
 }
 
 /// Loads `--exception` files: every document must be a PolicyException (exceptions.md §2).
-pub fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded {
+fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded {
     let mut out = kpol::exception::Loaded::default();
     let none = exclude_set(&[]).unwrap_or_default();
     let (inputs, diags) = discover(paths, &none);
