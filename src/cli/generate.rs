@@ -31,6 +31,7 @@ use super::args::{GenerateArgs, GenerateFormat};
 use super::discover::{discover, exclude_set};
 use super::exit;
 use super::policies;
+use super::render::print_diagnostic_line;
 
 /// The trigger of a generated resource or finding.
 #[derive(Clone, Debug, Serialize)]
@@ -71,7 +72,7 @@ pub fn run(args: GenerateArgs) -> u8 {
     let exclude = match exclude_set(&args.exclude) {
         Ok(e) => e,
         Err(d) => {
-            print_diagnostic(&d);
+            print_diagnostic_line(&d);
             return exit::INCOMPLETE;
         }
     };
@@ -111,7 +112,7 @@ pub fn run(args: GenerateArgs) -> u8 {
         out.findings.extend(o.findings);
     }
     for d in &diagnostics {
-        print_diagnostic(d);
+        print_diagnostic_line(d);
     }
     let written = match (&args.output_dir, args.format) {
         (Some(dir), _) => write_dir(dir, &out),
@@ -142,20 +143,6 @@ pub fn run(args: GenerateArgs) -> u8 {
         exit::FINDINGS
     } else {
         exit::CLEAN
-    }
-}
-
-fn print_diagnostic(d: &Diagnostic) {
-    let word = match d.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => return,
-    };
-    let pos = d.position();
-    if pos.is_empty() {
-        eprintln!("{word}[{}]: {}", d.code.as_str(), d.message);
-    } else {
-        eprintln!("{word}[{}]: {pos}: {}", d.code.as_str(), d.message);
     }
 }
 

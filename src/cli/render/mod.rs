@@ -14,7 +14,7 @@ mod yaml_out;
 
 use std::io::{self, Write};
 
-use kpol::diagnostic::Diagnostic;
+use kpol::diagnostic::{Diagnostic, Severity};
 
 use super::args::CheckFormat as Format;
 use super::check::CheckReport;
@@ -60,13 +60,19 @@ pub fn write(
     }
 }
 
-/// One diagnostic on one line of standard error, for failures before any report exists.
+/// One diagnostic on one line of standard error, labelled by its severity (infos are not
+/// shown), for commands without a report and failures before any report exists.
 pub fn print_diagnostic_line(d: &Diagnostic) {
+    let word = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => return,
+    };
     let pos = d.position();
     if pos.is_empty() {
-        eprintln!("error[{}]: {}", d.code.as_str(), d.message);
+        eprintln!("{word}[{}]: {}", d.code.as_str(), d.message);
     } else {
-        eprintln!("error[{}]: {pos}: {}", d.code.as_str(), d.message);
+        eprintln!("{word}[{}]: {pos}: {}", d.code.as_str(), d.message);
     }
 }
 
