@@ -22,6 +22,7 @@ pub mod report;
 pub mod request;
 pub mod resource;
 pub mod source;
+pub mod testfile;
 pub mod validate;
 pub mod values;
 pub mod variables;

@@ -6,16 +6,16 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::evaluate::{self, ResourceRun};
-use super::fields::LoadError;
 use super::generated;
 use super::load::{self, read_yaml};
 use super::policies::unsupported_feature;
 use super::report::{FileReport, TestReport};
 use super::rows::{self, Context};
 use super::select::Selector;
-use super::spec::{self, TestSpec};
 use kpol::engine::Engine;
 use kpol::request::Operation;
+use kpol::testfile::LoadError;
+use kpol::testfile::{self, TestSpec};
 
 pub fn run_file(path: &Path, selector: &Selector) -> FileReport {
     let mut report = FileReport {
@@ -31,7 +31,7 @@ pub fn run_file(path: &Path, selector: &Selector) -> FileReport {
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     for doc in docs {
-        let test = match spec::parse_test(&src, &doc.root) {
+        let test = match testfile::parse_test(&src, &doc.root) {
             Ok(mut t) => {
                 t.results = selector.apply(&t.results);
                 // A test with no (selected) result entries is skipped, as upstream does.

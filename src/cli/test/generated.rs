@@ -9,8 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::load::read_yaml;
-use super::spec::{ResultEntry, TestSpec};
 use kpol::resource::Resource;
+use kpol::testfile::{ResultEntry, TestSpec};
 
 /// What the test's result entries name for generate rules, loaded once per test.
 #[derive(Debug, Default)]

@@ -4,13 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::fields::LoadError;
 use super::policies::{self, PolicySet};
-use super::spec::TestSpec;
-use super::values::{self, Values, ValuesFile};
 use kpol::request::UserInfo;
 use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
+use kpol::testfile::{self, LoadError, TestSpec};
+use kpol::values::Values;
 use kpol::yaml::{Document, Limits, Node, parse_documents};
 
 /// Everything a test evaluates.
@@ -47,7 +46,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         Some(file) => {
             let (src, docs) = read_yaml(&dir.join(file))?;
             let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
-            Some(values::user_info(&src, &root, &mut warnings)?)
+            Some(testfile::user_info(&src, &root, &mut warnings)?)
         }
         None => None,
     };
@@ -112,7 +111,7 @@ pub fn read_user_info(path: &Path) -> Result<(UserInfo, Vec<String>), LoadError>
     let (src, docs) = read_yaml(path)?;
     let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
     let mut warnings = Vec::new();
-    let u = values::user_info(&src, &root, &mut warnings)?;
+    let u = testfile::user_info(&src, &root, &mut warnings)?;
     Ok((u, warnings))
 }
 

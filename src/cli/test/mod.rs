@@ -6,7 +6,6 @@
 //! 2 a path, test file or test input could not be used (the rest still ran).
 
 mod evaluate;
-mod fields;
 mod file;
 mod generated;
 mod human;
@@ -16,10 +15,8 @@ mod policies;
 mod report;
 mod rows;
 mod select;
-mod spec;
-pub(super) mod values;
 
-pub use fields::LoadError;
+pub use kpol::testfile::LoadError;
 pub use load::{read_user_info, read_values_file};
 
 use std::io::Write as _;

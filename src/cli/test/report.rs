@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::fields::LoadError;
 use super::rows::{Count, Row};
+use kpol::testfile::LoadError;
 
 #[derive(Debug, Default, Serialize)]
 pub struct FileReport {

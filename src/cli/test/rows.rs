@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use super::evaluate::{ResourceRun, Response, RuleOutcome};
-use super::spec::ResultEntry;
 use kpol::report::Status;
+use kpol::testfile::ResultEntry;
 
 /// How a row counts in the summary (§8.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -3,7 +3,7 @@
 
 use wildmatch::WildMatch;
 
-use super::spec::ResultEntry;
+use kpol::testfile::ResultEntry;
 
 /// A parsed selector; malformed parts are kept as errors (they do not stop the run).
 #[derive(Debug, Default)]

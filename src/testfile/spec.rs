@@ -3,9 +3,9 @@
 //! warning and mapped as v1.11–v1.14 did (§3.2).
 
 use super::fields::{Fields, LoadError};
-use kpol::request::Operation;
-use kpol::source::SourceFile;
-use kpol::yaml::Node;
+use crate::request::Operation;
+use crate::source::SourceFile;
+use crate::yaml::Node;
 
 const TEST_FIELDS: &[&str] = &[
     "apiVersion",
@@ -253,7 +253,7 @@ fn dedup(items: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kpol::yaml::{Limits, parse_documents};
+    use crate::yaml::{Limits, parse_documents};
 
     fn parse(text: &str) -> Result<TestSpec, LoadError> {
         let src = SourceFile::new("kyverno-test.yaml", text);

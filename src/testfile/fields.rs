@@ -3,8 +3,8 @@
 //! **case-insensitively** (an exact spelling wins, and a later key overrides an earlier one),
 //! unknown fields are errors, and scalar types are strict (a number is not a string).
 
-use kpol::source::SourceFile;
-use kpol::yaml::{Map, Node, Value};
+use crate::source::SourceFile;
+use crate::yaml::{Map, Node, Value};
 
 /// A problem in one of the CLI's input files, with its position when known.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,7 +180,7 @@ fn as_string(source: &SourceFile, n: &Node, name: &str) -> Result<String, LoadEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kpol::yaml::{Limits, parse_documents};
+    use crate::yaml::{Limits, parse_documents};
 
     fn doc(text: &str) -> (SourceFile, Node) {
         let src = SourceFile::new("t.yaml", text);

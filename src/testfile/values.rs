@@ -1,16 +1,14 @@
 //! The values file / inline `values` (cli-compat.md §5) and the userinfo file (§6).
 //!
-//! kpol uses what matching needs now: `request.operation` (global and per resource) and
-//! namespace labels. The other values (variables for `{{ }}`) are kept by key so that rows
-//! depending on them can be reported as unsupported instead of passing by accident.
+//! Both read into the library's model ([`crate::values::Values`], [`crate::request::UserInfo`]).
 
 use std::collections::BTreeMap;
 
 use super::fields::{Fields, LoadError};
-use kpol::request::UserInfo;
-use kpol::source::SourceFile;
-pub use kpol::values::{KeyValues, PolicyValues, Values};
-use kpol::yaml::{Node, Value};
+use crate::request::UserInfo;
+use crate::source::SourceFile;
+use crate::values::{KeyValues, PolicyValues, Values};
+use crate::yaml::{Node, Value};
 
 const FILE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata"];
 const SPEC_FIELDS: &[&str] = &[
@@ -22,20 +20,10 @@ const SPEC_FIELDS: &[&str] = &[
     "variables",
 ];
 
-/// Parsing of the Values file into the library model.
-pub trait ValuesFile: Sized {
-    fn from_file(
-        source: &SourceFile,
-        root: &Node,
-        warnings: &mut Vec<String>,
-    ) -> Result<Self, LoadError>;
-    fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError>;
-}
-
-impl ValuesFile for Values {
+impl Values {
     /// Reads a values file (`variables:`). Missing apiVersion/kind is Kyverno ≥ 1.15's
     /// deprecated-schema error; kpol warns and goes on (into `warnings`).
-    fn from_file(
+    pub fn from_file(
         source: &SourceFile,
         root: &Node,
         warnings: &mut Vec<String>,
@@ -52,7 +40,7 @@ impl ValuesFile for Values {
     }
 
     /// Reads an inline `values:` spec.
-    fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError> {
+    pub fn from_spec(source: &SourceFile, node: &Node) -> Result<Self, LoadError> {
         from_fields(&Fields::new(source, node, "values", SPEC_FIELDS)?)
     }
 }
@@ -181,8 +169,8 @@ pub fn user_info(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kpol::request::Operation;
-    use kpol::yaml::{Limits, parse_documents};
+    use crate::request::Operation;
+    use crate::yaml::{Limits, parse_documents};
 
     fn values(text: &str) -> Result<(Values, Vec<String>), LoadError> {
         let src = SourceFile::new("values.yaml", text);
