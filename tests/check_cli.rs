@@ -88,6 +88,44 @@ fn output_is_identical_for_any_thread_count() {
     assert!(!one.stdout.is_empty());
 }
 
+/// One file with many resources is split across threads, and many files stream in input
+/// order: either way the output is the one a single thread writes.
+#[test]
+fn large_files_and_many_files_give_the_single_thread_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let pod = |i: usize| {
+        // Every third Pod runs privileged, every fifth has no limits.
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p{i}\nspec:\n  containers:\n  - name: c\n    \
+             image: nginx:1.{i}\n    securityContext:\n      privileged: {}\n{}",
+            i.is_multiple_of(3),
+            if i.is_multiple_of(5) {
+                ""
+            } else {
+                "    resources:\n      limits: {memory: 64Mi, cpu: 100m}\n      requests: {memory: 64Mi, cpu: 100m}\n"
+            }
+        )
+    };
+    let large: Vec<String> = (0..60).map(pod).collect();
+    std::fs::write(dir.path().join("large.yaml"), large.join("---\n")).unwrap();
+    for i in 0..40 {
+        std::fs::write(dir.path().join(format!("f{i:02}.yaml")), pod(i)).unwrap();
+    }
+    let path = dir.path().to_str().unwrap();
+    for format in ["human", "json", "github"] {
+        let one = kpol(&["check", "-j1", "--format", format, path]);
+        let four = kpol(&["check", "-j4", "--format", format, path]);
+        assert_eq!(one.status.code(), Some(1), "{}", stdout(&one));
+        assert_eq!(stdout(&one), stdout(&four), "{format}");
+    }
+    let text = stdout(&kpol(&["check", "-j4", path]));
+    // Input order: the small files (f00 … f39), then large.yaml, document by document.
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} in {text}"));
+    assert!(at("f00.yaml:") < at("f39.yaml:"));
+    assert!(at("f39.yaml:") < at("large.yaml:"));
+    assert!(at("Pod default/p42 (") < at("Pod default/p57 ("), "{text}");
+}
+
 /// The sample tree of README's first command fails on exactly the problems it describes.
 #[test]
 fn readme_sample_reports_its_known_problems() {

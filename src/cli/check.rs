@@ -18,6 +18,7 @@ use super::args::CheckArgs;
 use super::config;
 use super::discover::{Input, discover, exclude_set};
 use super::exit;
+use super::ordered;
 use super::policies;
 use super::render;
 
@@ -136,37 +137,66 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     };
 
-    let progress = render::progress::Progress::new(inputs.len());
-    let files: Vec<FileReport> = inputs
-        .par_iter()
-        .map(|input| {
-            let report = check_input(&engine, &request, input, settings.audit_warn, max_bytes);
-            progress.tick();
-            report
-        })
-        .collect();
-    progress.finish();
-
-    let mut summary = Summary::default();
-    for f in &files {
-        for finding in &f.findings {
-            summary.add(finding.status);
+    let renderer = render::renderer(settings.format);
+    let mut out = match render::open(settings.output.as_deref()) {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("kpol: cannot write output: {e}");
+            return exit::INCOMPLETE;
         }
-    }
-    let incomplete = diagnostics
-        .iter()
-        .chain(files.iter().flat_map(|f| f.diagnostics.iter()))
-        .any(|d| d.severity == Severity::Error);
-    let report = CheckReport {
+    };
+    let mut report = CheckReport {
+        incomplete: diagnostics.iter().any(|d| d.severity == Severity::Error),
         diagnostics,
-        files,
+        files: Vec::new(),
         policies: infos,
-        summary,
+        summary: Summary::default(),
         verbose: settings.verbose,
-        incomplete,
         timestamp: timestamp(),
     };
-    let written = render::write(&report, settings.format, settings.output.as_deref());
+    // A streaming format writes each input once it and every earlier one are checked, so
+    // memory does not grow with the number of inputs (docs/PERFORMANCE.md).
+    let streams = renderer.streams();
+    let mut written = if streams {
+        renderer.head(&report, &mut out)
+    } else {
+        Ok(())
+    };
+    let (mut summary, mut incomplete, mut files) = (Summary::default(), false, Vec::new());
+    let progress = render::progress::Progress::new(inputs.len());
+    let check = |input: &Input| {
+        let file = check_input(&engine, &request, input, settings.audit_warn, max_bytes);
+        progress.tick();
+        file
+    };
+    ordered::for_each(&inputs, check, |file: FileReport| {
+        for finding in &file.findings {
+            summary.add(finding.status);
+        }
+        incomplete |= file
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error);
+        if !streams {
+            files.push(file);
+        } else if written.is_ok() {
+            written = progress.suspend(|| {
+                renderer.file(&report, &file, &mut out)?;
+                // Lines under a progress bar are written before it is drawn again.
+                if progress.is_drawn() {
+                    out.flush()?;
+                }
+                Ok(())
+            });
+        }
+    });
+    progress.finish();
+    report.summary = summary;
+    report.incomplete |= incomplete;
+    report.files = files;
+    let written = written
+        .and_then(|()| renderer.render(&report, &mut out))
+        .and_then(|()| out.flush());
     // A closed pipe (`kpol check … | head`) is the reader's choice, not a failure.
     if let Err(e) = written.or_else(|e| match e.kind() {
         std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -175,6 +205,7 @@ pub fn run(args: CheckArgs) -> u8 {
         eprintln!("kpol: cannot write output: {e}");
         return exit::INCOMPLETE;
     }
+    let incomplete = report.incomplete;
     if incomplete {
         return exit::INCOMPLETE;
     }
@@ -288,6 +319,9 @@ fn set_values(items: &[String]) -> Vec<(String, kpol::yaml::Node)> {
     out
 }
 
+/// Files with this many resources or more are checked in parallel within the file.
+const SPLIT_AT_RESOURCES: usize = 16;
+
 fn check_input(
     engine: &Engine,
     request: &Request,
@@ -306,8 +340,7 @@ fn check_input(
     };
     let source: Source = Arc::new(SourceFile::new(input.display(), text));
     let manifests = read_manifests(&source, Limits::default());
-    let mut findings = Vec::new();
-    for resource in &manifests.resources {
+    let check_resource = |resource: &Resource| {
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).
         let mutated = if engine.mutates(resource, request) {
@@ -315,13 +348,23 @@ fn check_input(
         } else {
             std::borrow::Cow::Borrowed(resource)
         };
+        let mut findings = Vec::new();
         for pr in engine.validate(&mutated, request) {
             let policy = &engine.policies()[pr.policy];
             for resp in pr.rules {
                 findings.push(finding(policy, pr.policy, &mutated, resp, audit_warn));
             }
         }
-    }
+        findings
+    };
+    // One large file (a rendered chart, a `kind: List`) is split by resources across the pool.
+    let resources = &manifests.resources;
+    let mut findings: Vec<Finding> =
+        if resources.len() >= SPLIT_AT_RESOURCES && rayon::current_num_threads() > 1 {
+            resources.par_iter().flat_map_iter(check_resource).collect()
+        } else {
+            resources.iter().flat_map(check_resource).collect()
+        };
     // perf: only shown results (fail, warn, error) print source lines; the others keep just
     // the file's name, so that a file without failures is freed once checked
     // (peak RSS, docs/PERFORMANCE.md).

@@ -9,24 +9,39 @@ use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::policy::FailureAction;
 use kpol::report::Status;
 
-use crate::cli::check::{CheckReport, Finding};
+use crate::cli::check::{CheckReport, FileReport, Finding};
 
 /// `--format github`.
 pub struct Github;
 
 impl super::Render for Github {
-    fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn head(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         for d in &report.diagnostics {
             diagnostic(d, out)?;
         }
-        for file in &report.files {
-            for d in &file.diagnostics {
-                diagnostic(d, out)?;
-            }
-            for f in &file.findings {
-                finding(f, out)?;
-            }
+        Ok(())
+    }
+
+    fn file(
+        &self,
+        _report: &CheckReport,
+        file: &FileReport,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        for d in &file.diagnostics {
+            diagnostic(d, out)?;
         }
+        for f in &file.findings {
+            finding(f, out)?;
+        }
+        Ok(())
+    }
+
+    fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         let s = &report.summary;
         writeln!(
             out,

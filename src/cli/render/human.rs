@@ -7,29 +7,39 @@ use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::report::Status;
 use kpol::source::{LineCol, SourceFile};
 
-use crate::cli::check::{CheckReport, Finding};
+use crate::cli::check::{CheckReport, FileReport, Finding};
 
 /// `--format human`.
 pub struct Human;
 
 impl super::Render for Human {
-    fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
-        render(report, out)
+    fn streams(&self) -> bool {
+        true
     }
-}
 
-fn render(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
-    for d in &report.diagnostics {
-        diagnostic(d, report.verbose, out)?;
+    fn head(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+        for d in &report.diagnostics {
+            diagnostic(d, report.verbose, out)?;
+        }
+        Ok(())
     }
-    for file in &report.files {
+
+    fn file(&self, report: &CheckReport, file: &FileReport, out: &mut dyn Write) -> io::Result<()> {
         for d in &file.diagnostics {
             diagnostic(d, report.verbose, out)?;
         }
         for f in &file.findings {
             finding(f, report.verbose, out)?;
         }
+        Ok(())
     }
+
+    fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+        summary(report, out)
+    }
+}
+
+fn summary(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
     let s = &report.summary;
     writeln!(
         out,

@@ -17,11 +17,40 @@ use std::io::{self, Write};
 use kpol::diagnostic::{Diagnostic, Severity};
 
 use super::args::CheckFormat as Format;
-use super::check::CheckReport;
+use super::check::{CheckReport, FileReport};
 
 /// One output format.
+///
+/// A format that [streams](Render::streams) is written as the inputs are checked: [`head`]
+/// with the run-wide diagnostics (the report has no files yet), [`file`] for each input in
+/// input order, then [`render`] with the summary (the files are not kept). The others get
+/// only [`render`], with every file.
+///
+/// [`head`]: Render::head
+/// [`file`]: Render::file
+/// [`render`]: Render::render
 pub trait Render {
-    /// Writes the whole report to `out`.
+    /// Whether the format is written input by input.
+    fn streams(&self) -> bool {
+        false
+    }
+
+    /// Writes what comes before the first input (streaming formats).
+    fn head(&self, _report: &CheckReport, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Writes what one input found (streaming formats).
+    fn file(
+        &self,
+        _report: &CheckReport,
+        _file: &FileReport,
+        _out: &mut dyn Write,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Writes the report: the whole of it, or what follows the inputs of a streaming format.
     fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()>;
 }
 
@@ -38,26 +67,12 @@ pub fn renderer(format: Format) -> Box<dyn Render> {
     }
 }
 
-/// Writes the report in `format` to `output` (a file) or standard output.
-pub fn write(
-    report: &CheckReport,
-    format: Format,
-    output: Option<&std::path::Path>,
-) -> io::Result<()> {
-    let r = renderer(format);
-    match output {
-        Some(path) => {
-            let mut out = io::BufWriter::new(std::fs::File::create(path)?);
-            r.render(report, &mut out)?;
-            out.flush()
-        }
-        None => {
-            let stdout = io::stdout();
-            let mut out = io::BufWriter::new(stdout.lock());
-            r.render(report, &mut out)?;
-            out.flush()
-        }
-    }
+/// Where a report goes: a file (created before the run starts) or standard output.
+pub fn open(output: Option<&std::path::Path>) -> io::Result<Box<dyn Write>> {
+    Ok(match output {
+        Some(path) => Box::new(io::BufWriter::new(std::fs::File::create(path)?)),
+        None => Box::new(io::BufWriter::new(io::stdout().lock())),
+    })
 }
 
 /// One diagnostic on one line of standard error, labelled by its severity (infos are not

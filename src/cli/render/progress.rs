@@ -36,6 +36,19 @@ impl Progress {
         }
     }
 
+    /// Whether a bar is drawn.
+    pub fn is_drawn(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Runs `f` (which writes output) with the bar hidden.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.0 {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
+
     /// Removes the bar before the report is written.
     pub fn finish(&self) {
         if let Some(b) = &self.0 {
