@@ -40,6 +40,12 @@ impl Engine {
         crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
     }
 
+    /// [`Engine::mutate`] without a copy of the resource after each policy
+    /// ([`crate::mutate::mutated`]).
+    pub fn mutated(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
+        crate::mutate::mutated(resource, &self.policies, &self.exceptions, request)
+    }
+
     // --- end mutate phase ---
 
     // --- perf (branch `perf`) ---
@@ -230,7 +236,7 @@ fn validate_rule(
             &rule.name,
             message,
             false,
-            std::slice::from_ref(p),
+            (std::slice::from_ref(p), v.pattern_variables),
             &resource.root,
             ctx.as_deref_mut(),
         ),
@@ -238,7 +244,7 @@ fn validate_rule(
             &rule.name,
             message,
             true,
-            ps,
+            (ps, v.pattern_variables),
             &resource.root,
             ctx.as_deref_mut(),
         ),

@@ -30,28 +30,57 @@ pub enum NotAResource {
     MissingKind,
 }
 
+/// apiVersion and kind of a document that is a resource.
+fn identity(root: &Node) -> Result<(String, String), NotAResource> {
+    let Value::Map(map) = &root.value else {
+        return Err(NotAResource::NotAMap);
+    };
+    let api_version = map
+        .get("apiVersion")
+        .and_then(Node::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or(NotAResource::MissingApiVersion)?
+        .to_owned();
+    let kind = map
+        .get("kind")
+        .and_then(Node::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or(NotAResource::MissingKind)?
+        .to_owned();
+    Ok((api_version, kind))
+}
+
 impl Resource {
     /// Builds a resource from a parsed document, applying the CLI's normalisation.
     pub fn from_document(
-        mut root: Node,
+        root: Node,
         source: Option<Source>,
         doc_index: usize,
     ) -> Result<Self, NotAResource> {
-        let Value::Map(map) = &root.value else {
-            return Err(NotAResource::NotAMap);
-        };
-        let api_version = map
-            .get("apiVersion")
-            .and_then(Node::as_str)
-            .filter(|s| !s.is_empty())
-            .ok_or(NotAResource::MissingApiVersion)?
-            .to_owned();
-        let kind = map
-            .get("kind")
-            .and_then(Node::as_str)
-            .filter(|s| !s.is_empty())
-            .ok_or(NotAResource::MissingKind)?
-            .to_owned();
+        let (api_version, kind) = identity(&root)?;
+        Ok(Self::read(root, api_version, kind, source, doc_index))
+    }
+
+    /// Replaces the tree with `root` (a patched copy), normalised and with name and namespace
+    /// read again; a tree that is no longer a resource (no apiVersion or kind) is kept as it
+    /// is, with the old identity.
+    pub fn set_root(&mut self, root: Node) {
+        match identity(&root) {
+            Ok((api_version, kind)) => {
+                let source = self.source.take();
+                *self = Self::read(root, api_version, kind, source, self.doc_index);
+            }
+            Err(_) => self.root = root,
+        }
+    }
+
+    fn read(
+        mut root: Node,
+        api_version: String,
+        kind: String,
+        source: Option<Source>,
+        doc_index: usize,
+    ) -> Self {
         normalise(&mut root);
         let cluster_scoped = is_cluster_scoped(group_of(&api_version), &kind);
         if !cluster_scoped {
@@ -75,7 +104,7 @@ impl Resource {
                 .unwrap_or("default")
                 .to_owned()
         };
-        Ok(Self {
+        Self {
             root,
             api_version,
             kind,
@@ -83,7 +112,7 @@ impl Resource {
             namespace,
             source,
             doc_index,
-        })
+        }
     }
 
     /// `(group, version)` of the apiVersion; core `v1` has group `""`.

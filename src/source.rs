@@ -47,12 +47,9 @@ pub type Source = Arc<SourceFile>;
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
         let text = text.into();
-        let mut line_starts = vec![0u32];
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
-                line_starts.push(to_u32(i + 1));
-            }
-        }
+        let line_starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| to_u32(i + 1)))
+            .collect();
         Self {
             name: name.into(),
             text,

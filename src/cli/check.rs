@@ -344,7 +344,7 @@ fn check_input(
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).
         let mutated = if engine.mutates(resource, request) {
-            std::borrow::Cow::Owned(engine.mutate(resource, request).resource)
+            std::borrow::Cow::Owned(engine.mutated(resource, request).resource)
         } else {
             std::borrow::Cow::Borrowed(resource)
         };

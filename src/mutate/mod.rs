@@ -37,8 +37,9 @@ use merge_keys::{ListStrategy, SchemaType};
 #[derive(Clone, Debug)]
 pub struct PolicyMutation {
     pub response: PolicyResponse,
-    /// The resource as this policy left it (`patchedResources` compares this, mutate.md §10).
-    pub patched: Node,
+    /// The resource as this policy left it (`patchedResources` compares this, mutate.md §10);
+    /// `None` from [`mutated`], which keeps only the final resource.
+    pub patched: Option<Node>,
 }
 
 /// The result of the mutate phase for one resource.
@@ -74,6 +75,27 @@ pub fn mutate_with_exceptions(
     exceptions: &[PolicyException],
     request: &Request,
 ) -> Mutation {
+    run(resource, policies, exceptions, request, true)
+}
+
+/// The resource as every mutate policy leaves it ([`mutate_with_exceptions`] without the
+/// copy of the resource after each policy): what validate rules see in `kpol check`.
+pub fn mutated(
+    resource: &Resource,
+    policies: &[Policy],
+    exceptions: &[PolicyException],
+    request: &Request,
+) -> Mutation {
+    run(resource, policies, exceptions, request, false)
+}
+
+fn run(
+    resource: &Resource,
+    policies: &[Policy],
+    exceptions: &[PolicyException],
+    request: &Request,
+    snapshots: bool,
+) -> Mutation {
     let mut current = resource.clone();
     let mut out = Vec::new();
     for (i, policy) in policies.iter().enumerate() {
@@ -92,7 +114,7 @@ pub fn mutate_with_exceptions(
         let rules = mutate_policy(&env, &mut current);
         out.push(PolicyMutation {
             response: PolicyResponse { policy: i, rules },
-            patched: current.root.clone(),
+            patched: snapshots.then(|| current.root.clone()),
         });
     }
     Mutation {
@@ -131,7 +153,7 @@ fn mutate_policy(env: &Env<'_>, current: &mut Resource) -> Vec<RuleResponse> {
             Err(v) => (response(rule, v.status, v.message), None),
         };
         if let Some(root) = patched {
-            set_root(current, root);
+            current.set_root(root);
         }
         let passed = resp.status == Status::Pass;
         out.push(resp);
@@ -140,14 +162,6 @@ fn mutate_policy(env: &Env<'_>, current: &mut Resource) -> Vec<RuleResponse> {
         }
     }
     out
-}
-
-/// Replaces the resource's tree, keeping its identity when the patch broke it.
-fn set_root(current: &mut Resource, root: Node) {
-    match Resource::from_document(root.clone(), current.source.clone(), current.doc_index) {
-        Ok(r) => *current = r,
-        Err(_) => current.root = root,
-    }
 }
 
 fn response(rule: &Rule, status: Status, message: String) -> RuleResponse {
@@ -263,7 +277,7 @@ fn apply_rule(
                 (response(rule, Status::Skip, msg.to_owned()), None)
             } else {
                 let mut after = current.clone();
-                set_root(&mut after, patched.clone());
+                after.set_root(patched.clone());
                 (
                     response(rule, Status::Pass, mutated_message(&after)),
                     Some(patched),

@@ -128,12 +128,18 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
                 node.span,
             )
         })?;
+    let pattern_variables = match &check {
+        ValidateCheck::Pattern(p) => crate::validate::has_variables(p),
+        ValidateCheck::AnyPattern(ps) => ps.iter().any(crate::validate::has_variables),
+        _ => false,
+    };
     Ok(Validate {
         message,
         check,
         failure_action,
         allow_existing_violations,
         failure_action_overrides,
+        pattern_variables,
     })
 }
 

@@ -132,6 +132,9 @@ pub struct Validate {
     pub allow_existing_violations: bool,
     /// `validate.failureActionOverrides`, as written.
     pub failure_action_overrides: Option<Node>,
+    /// Whether `pattern` / `anyPattern` holds a `{{ }}` variable (keys included): found once
+    /// at load, so that a rule without one builds no variable context.
+    pub pattern_variables: bool,
 }
 
 /// Which of the mutually exclusive validate forms the rule uses.

@@ -74,12 +74,8 @@ pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
     rule.context.is_some()
         || rule.preconditions.is_some()
         || v.message.as_deref().is_some_and(|m| m.contains("{{"))
-        || match &v.check {
-            C::Deny(_) | C::Foreach(_) => true,
-            C::Pattern(p) => has_variables(p),
-            C::AnyPattern(ps) => ps.iter().any(has_variables),
-            _ => false,
-        }
+        || v.pattern_variables
+        || matches!(v.check, C::Deny(_) | C::Foreach(_))
 }
 
 /// Builds the rule's context: the CLI's request context, the values for this policy and
@@ -167,19 +163,20 @@ pub(crate) fn rule_message(
 }
 
 /// `pattern` or `anyPattern` (one entry in `patterns` for `pattern`), against `scope`, with
-/// variables substituted first (§7: all alternatives before any is tried).
+/// variables substituted first when `variables` says the patterns hold any (§7: all
+/// alternatives before any is tried).
 pub(crate) fn pattern_check(
     rule_name: &str,
     message: Option<&str>,
     any: bool,
-    patterns: &[Node],
+    (patterns, variables): (&[Node], bool),
     scope: &Node,
     ctx: Option<&mut Context>,
 ) -> Verdict {
     let mut ctx = ctx;
     let substituted: Vec<Node>;
     let patterns = match ctx.as_deref_mut() {
-        Some(c) if patterns.iter().any(has_variables) => {
+        Some(c) if variables => {
             let mut out = Vec::with_capacity(patterns.len());
             for p in patterns {
                 match substitute_at(p, c, "") {

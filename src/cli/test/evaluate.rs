@@ -140,7 +140,7 @@ fn run_resource(
                     .unsupported
                     .clone()
                     .or_else(|| taint(inputs, p, resource, &r.rule, false)),
-                patched: Some(pm.patched.clone()),
+                patched: pm.patched.clone(),
                 generated: None,
             })
             .collect();
