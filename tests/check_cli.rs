@@ -120,7 +120,10 @@ fn large_files_and_many_files_give_the_single_thread_output() {
     }
     let text = stdout(&kpol(&["check", "-j4", path]));
     // Input order: the small files (f00 … f39), then large.yaml, document by document.
-    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} in {text}"));
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} in {text}"))
+    };
     assert!(at("f00.yaml:") < at("f39.yaml:"));
     assert!(at("f39.yaml:") < at("large.yaml:"));
     assert!(at("Pod default/p42 (") < at("Pod default/p57 ("), "{text}");

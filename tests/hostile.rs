@@ -1,20 +1,79 @@
 //! Hostile input: every case ends with a clear message (file, and line:column where there is
 //! one), a bounded run, and the other files still checked. Static cases live in
 //! `testdata/hostile/`; large ones are generated into a temporary directory.
+//!
+//! Every run is bounded: killed after [`HANG`] (a hang fails the test instead of the suite),
+//! and its peak RSS, sampled from `/proc` while it runs, must stay under [`MAX_RSS_KB`]. Each
+//! run prints its wall time and peak RSS (`-- --nocapture`); `KPOL_BIN` runs the suite against
+//! another binary, e.g. a release build (docs/FUZZING.md has the figures).
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A run this long is a hang.
+const HANG: Duration = Duration::from_secs(120);
+/// Peak resident memory any hostile case may reach (300 MB).
+const MAX_RSS_KB: u64 = 300 * 1000;
 
 const GOOD_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  containers:\n  - name: a\n    image: nginx:1.27\n    resources: {limits: {cpu: 100m, memory: 64Mi}}\n";
 
+/// Runs kpol with the bounds above.
 fn kpol(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kpol"))
+    let bin = std::env::var_os("KPOL_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_kpol").into());
+    let mut child = Command::new(bin)
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run kpol")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kpol");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let mut peak_kb = 0;
+    let status = loop {
+        peak_kb = peak_kb.max(peak_rss_kb(child.id()).unwrap_or(0));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > HANG {
+            let _ = child.kill();
+            panic!("kpol {args:?} ran for more than {HANG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    eprintln!(
+        "kpol {args:?}: {} ms, peak RSS {peak_kb} kB",
+        start.elapsed().as_millis()
+    );
+    assert!(
+        peak_kb < MAX_RSS_KB,
+        "kpol {args:?} reached {peak_kb} kB of resident memory"
+    );
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+/// `VmHWM` of a running process (Linux); `None` elsewhere or once it has exited.
+fn peak_rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Checks `bad` beside a good Pod with the resource-limits policy: exit 2, the message, and the
@@ -227,4 +286,81 @@ fn deeply_nested_jmespath_in_a_policy_is_refused() {
         "{}",
         &text[..text.len().min(2000)]
     );
+}
+
+/// A policy whose deny condition calls `regex_match` with a broken expression: the rule is an
+/// error for each resource it matches (Kyverno's result), naming the regex problem.
+#[test]
+fn invalid_regex_in_a_policy_is_a_rule_error() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/hostile/invalid-regex-policy.yaml",
+        "testdata/sample/debug-pod.yaml",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("error[invalid-regex/name-pattern]"), "{text}");
+    assert!(text.contains("unclosed character class"), "{text}");
+    assert!(text.contains("error: 1,"), "{text}");
+}
+
+/// An operator Kyverno does not know makes the policy invalid at load, pointing at the
+/// operator; the run goes on without it.
+#[test]
+fn unknown_operator_is_an_invalid_policy_at_its_line() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/hostile/unknown-operator-policy.yaml",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        "testdata/sample",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("error[invalid-policy]"), "{text}");
+    assert!(
+        text.contains("entered value of `operator` is invalid"),
+        "{text}"
+    );
+    assert!(
+        text.contains("unknown-operator-policy.yaml:19:23"),
+        "{text}"
+    );
+    assert!(text.contains("fail[require-resource-limits/"), "{text}");
+}
+
+/// A file that cannot be read (here `/proc/self/mem`, which fails with EIO even for root) is an
+/// io error naming it; the good file is still checked.
+#[cfg(target_os = "linux")]
+#[test]
+fn unreadable_file_is_an_io_error() {
+    assert_reported_beside_good(
+        Path::new("/proc/self/mem"),
+        &["error[io]", "cannot read /proc/self/mem"],
+    );
+}
+
+/// A named pipe inside a tree is not a manifest: it is skipped, never opened (opening a FIFO
+/// with no writer would block the run).
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_a_tree_is_skipped_not_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.yaml"), GOOD_POD).unwrap();
+    let fifo = dir.path().join("pipe.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        panic!("mkfifo is needed for this test");
+    }
+    let o = kpol(&[
+        "check",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        dir.path().to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains("pass: 1,"), "{text}");
 }

@@ -3,6 +3,7 @@
 //! A policy that fails is not evaluated. The first failure found is reported, checks run
 //! roughly in Kyverno's order; messages follow Kyverno's text where it is stable.
 
+mod conditions;
 mod filters;
 mod rules;
 

@@ -140,6 +140,8 @@ pub fn check_computed_rule(rule: &Rule, i: usize) -> Result<(), Invalid> {
             ));
         }
     }
+    // The rest of validateResources: preconditions, deny and foreach conditions.
+    super::conditions::check(rule, i)?;
     // 7. Every match filter lists kinds.
     for f in &match_filters {
         if f.resources.kinds.is_empty() {

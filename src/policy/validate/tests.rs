@@ -272,3 +272,74 @@ fn mutate_and_label_checks() {
             .contains("labels and annotations supports only string values")
     );
 }
+
+/// validateResources' condition checks: missing fields, `{{request.operation}}` values and
+/// operator spelling, with upstream's paths (`all` entries named `any[j]` by the operator check).
+#[test]
+fn condition_checks() {
+    let deny = |conds: &str| {
+        pol(
+            "",
+            "",
+            &format!(
+                "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      deny:\n        conditions:\n{conds}"
+            ),
+        )
+    };
+    let (reason, line, col) = invalid(&deny(
+        "          all:\n          - key: a\n            operator: Equals\n            value: a\n          - key: b\n            operator: equals\n            value: b\n",
+    ));
+    assert!(
+        reason.starts_with(
+            "path: spec.rules[0].validate.deny.conditions.any[1].: entered value of `operator` is invalid. valid values: [\"Equal\" \"Equals\""
+        ),
+        "{reason}"
+    );
+    assert_eq!((line, col), (20, 23));
+    let (reason, _, _) = invalid(&deny(
+        "          any:\n          - key: a\n            operator: Equals\n",
+    ));
+    assert_eq!(
+        reason,
+        "path: spec.rules[0].validate.deny.conditions.any[0].: entered value of `key`, `value` or `operator` is missing or misspelled"
+    );
+    // A missing value is found before a misspelled operator of an earlier entry.
+    let (reason, _, _) = invalid(&deny(
+        "          any:\n          - key: a\n            operator: Nope\n            value: a\n          - key: b\n            operator: Equals\n",
+    ));
+    assert!(
+        reason.contains("conditions.any[1].: entered value of `key`"),
+        "{reason}"
+    );
+    // Legacy list form, rule preconditions (prefixed `validate.` as upstream does).
+    let (reason, _, _) = invalid(&pol(
+        "",
+        "",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    preconditions:\n    - key: \"{{ request.operation }}\"\n      operator: Equals\n      value: PATCH\n    validate:\n      pattern:\n        metadata: {name: x}\n",
+    ));
+    assert_eq!(
+        reason,
+        "path: spec.rules[0].validate.preconditions[0].value: PATCH: unknown value 'PATCH' found under the 'value' field. Only the following values are allowed: [CREATE, UPDATE, DELETE, CONNECT]"
+    );
+    // Templated and listed operations are fine; a number is not.
+    for (value, ok) in [
+        ("\"{{ op }}\"", true),
+        ("[CREATE, UPDATE]", true),
+        ("3", false),
+    ] {
+        let text = deny(&format!(
+            "          any:\n          - key: \"{{{{request.operation}}}}\"\n            operator: AnyIn\n            value: {value}\n"
+        ));
+        assert_eq!(load(&text).policies.len() == 1, ok, "{value}");
+    }
+    // foreach entries: operators only, in preconditions and deny.
+    let (reason, _, _) = invalid(&pol(
+        "",
+        "",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      foreach:\n      - list: request.object.spec.containers\n        deny:\n          conditions:\n            any:\n            - key: a\n              operator: Bigger\n              value: b\n",
+    ));
+    assert!(
+        reason.starts_with("path: spec.rules[0].validate.foreach.deny.conditions.any[0].: entered value of `operator` is invalid"),
+        "{reason}"
+    );
+}
