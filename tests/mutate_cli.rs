@@ -177,6 +177,47 @@ fn write_failure_keeps_the_original() {
     assert!(tmp.path().join(".cm.yaml.kpol.tmp").is_dir());
 }
 
+/// `--write` refuses a read-only file (a rename would replace it), reads and patches the
+/// others, and exits 2; the read-only file is unchanged.
+#[test]
+fn write_refuses_a_read_only_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+    let locked = tmp.path().join("locked.yaml");
+    std::fs::write(&locked, body).unwrap();
+    std::fs::write(tmp.path().join("open.yaml"), body).unwrap();
+    let mut perms = std::fs::metadata(&locked).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&locked, perms).unwrap();
+    let o = kpol_in(tmp.path(), &["mutate", "--write", "."]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("read-only"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&locked).unwrap(), body);
+    assert!(std::fs::metadata(&locked).unwrap().permissions().readonly());
+    let open = std::fs::read_to_string(tmp.path().join("open.yaml")).unwrap();
+    assert!(open.contains("managed-by: kpol"), "{open}");
+}
+
+/// A write interrupted before its rename (a crash, a kill) leaves only the temporary file
+/// beside an intact original; the next `--write` reuses that name and completes.
+#[test]
+fn a_write_interrupted_before_the_rename_is_completed_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+    std::fs::write(tmp.path().join("cm.yaml"), body).unwrap();
+    // What an interrupted run leaves: half a temporary file.
+    std::fs::write(tmp.path().join(".cm.yaml.kpol.tmp"), "apiVersion: v1\nki").unwrap();
+    let o = kpol_in(tmp.path(), &["mutate", "--write", "cm.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let now = std::fs::read_to_string(tmp.path().join("cm.yaml")).unwrap();
+    assert!(
+        now.starts_with("apiVersion: v1\nkind: ConfigMap\n"),
+        "{now}"
+    );
+    assert!(now.contains("managed-by: kpol"), "{now}");
+    assert!(!tmp.path().join(".cm.yaml.kpol.tmp").exists());
+}
+
 /// `kpol check` validates the resource as the mutate rules leave it.
 #[test]
 fn check_validates_the_mutated_resource() {

@@ -176,7 +176,9 @@ fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Diagnostic {
 
 /// Writes a temporary file beside `path` and renames it over `path`; the original is intact
 /// whatever fails. With `expected`, the file must still hold what was read: one that was
-/// edited or deleted meanwhile is left alone (its new state is somebody else's work).
+/// edited or deleted meanwhile is left alone (its new state is somebody else's work). A
+/// read-only file is refused (a rename would replace it whatever its mode), and the new file
+/// keeps the old one's permissions.
 fn write_atomic(path: &Path, text: &str, expected: Option<&str>) -> Result<(), Diagnostic> {
     let dir = path
         .parent()
@@ -188,6 +190,9 @@ fn write_atomic(path: &Path, text: &str, expected: Option<&str>) -> Result<(), D
     // A fixed name beside the file: a temporary left by a crash is reused, never piled up.
     let tmp = dir.join(format!(".{name}.kpol.tmp"));
     let result = (|| {
+        if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+            return Err(std::io::Error::other("the file is read-only"));
+        }
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
