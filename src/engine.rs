@@ -33,35 +33,17 @@ impl Engine {
         &self.policies
     }
 
-    // --- mutate phase (branch `mutate`) ---
     /// The mutate phase for one resource: every policy with mutate rules, in load order, each
     /// on the resource as the previous one left it (mutate.md §2).
     pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
         crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
     }
 
-    /// [`Engine::mutate`] without a copy of the resource after each policy
+    /// The resource as the mutate phase leaves it, `None` when unchanged
     /// ([`crate::mutate::mutated`]).
-    pub fn mutated(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
+    pub fn mutated(&self, resource: &Resource, request: &Request) -> Option<Resource> {
         crate::mutate::mutated(resource, &self.policies, &self.exceptions, request)
     }
-
-    // --- end mutate phase ---
-
-    // --- perf (branch `perf`) ---
-    /// Whether `mutate` could change this resource: some mutate rule matches it as it is.
-    /// When none does, the mutate phase leaves it untouched and callers can skip the copy.
-    pub fn mutates(&self, resource: &Resource, request: &Request) -> bool {
-        self.policies.iter().any(|p| {
-            (p.kind != PolicyKind::Policy
-                || p.namespace.as_deref().unwrap_or("default") == resource.namespace)
-                && p.rules.iter().any(|r| {
-                    matches!(r.body, RuleBody::Mutate(_))
-                        && matching::rule_matches(r, resource, request)
-                })
-        })
-    }
-    // --- end perf ---
 
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).

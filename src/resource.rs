@@ -74,6 +74,25 @@ impl Resource {
         }
     }
 
+    /// This resource with its tree replaced ([`Resource::set_root`]), without copying the
+    /// old tree.
+    pub fn with_root(&self, root: Node) -> Self {
+        match identity(&root) {
+            Ok((api_version, kind)) => {
+                Self::read(root, api_version, kind, self.source.clone(), self.doc_index)
+            }
+            Err(_) => Self {
+                root,
+                api_version: self.api_version.clone(),
+                kind: self.kind.clone(),
+                name: self.name.clone(),
+                namespace: self.namespace.clone(),
+                source: self.source.clone(),
+                doc_index: self.doc_index,
+            },
+        }
+    }
+
     fn read(
         mut root: Node,
         api_version: String,

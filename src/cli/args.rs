@@ -185,7 +185,6 @@ pub struct TestArgs {
     pub format: Format,
 }
 
-// --- mutate (branch `mutate`) ---
 #[derive(Debug, clap::Args)]
 pub struct MutateArgs {
     /// Files or directories (`.yaml`, `.yml`, `.json`; directories recursively); `-` reads
@@ -226,7 +225,6 @@ pub struct MutateArgs {
     #[arg(short = 'e', long = "exception", value_name = "PATH")]
     pub exceptions: Vec<PathBuf>,
 }
-// --- end mutate ---
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit codes: 0 everything generated; 1 a rule could not generate (a clone \

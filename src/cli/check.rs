@@ -343,10 +343,9 @@ fn check_input(
     let check_resource = |resource: &Resource| {
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).
-        let mutated = if engine.mutates(resource, request) {
-            std::borrow::Cow::Owned(engine.mutated(resource, request).resource)
-        } else {
-            std::borrow::Cow::Borrowed(resource)
+        let mutated = match engine.mutated(resource, request) {
+            Some(changed) => std::borrow::Cow::Owned(changed),
+            None => std::borrow::Cow::Borrowed(resource),
         };
         let mut findings = Vec::new();
         for pr in engine.validate(&mutated, request) {

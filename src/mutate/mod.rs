@@ -20,6 +20,8 @@ mod rules_tests;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
+
 use crate::matching;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
@@ -78,15 +80,20 @@ pub fn mutate_with_exceptions(
     run(resource, policies, exceptions, request, true)
 }
 
-/// The resource as every mutate policy leaves it ([`mutate_with_exceptions`] without the
-/// copy of the resource after each policy): what validate rules see in `kpol check`.
+/// The resource as every mutate policy leaves it, or `None` when they leave it as it is
+/// ([`mutate_with_exceptions`] without the responses and the copies they keep): what
+/// validate rules see in `kpol check`.
 pub fn mutated(
     resource: &Resource,
     policies: &[Policy],
     exceptions: &[PolicyException],
     request: &Request,
-) -> Mutation {
-    run(resource, policies, exceptions, request, false)
+) -> Option<Resource> {
+    let (current, _) = run_policies(resource, policies, exceptions, request, false);
+    match current {
+        Cow::Owned(r) => Some(r),
+        Cow::Borrowed(_) => None,
+    }
 }
 
 fn run(
@@ -96,7 +103,22 @@ fn run(
     request: &Request,
     snapshots: bool,
 ) -> Mutation {
-    let mut current = resource.clone();
+    let (current, policies) = run_policies(resource, policies, exceptions, request, snapshots);
+    Mutation {
+        resource: current.into_owned(),
+        policies,
+    }
+}
+
+/// Every mutate policy over `resource`; the resource is copied only when a rule changes it.
+fn run_policies<'r>(
+    resource: &'r Resource,
+    policies: &[Policy],
+    exceptions: &[PolicyException],
+    request: &Request,
+    snapshots: bool,
+) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
+    let mut current = Cow::Borrowed(resource);
     let mut out = Vec::new();
     for (i, policy) in policies.iter().enumerate() {
         if !policy
@@ -117,10 +139,7 @@ fn run(
             patched: snapshots.then(|| current.root.clone()),
         });
     }
-    Mutation {
-        resource: current,
-        policies: out,
-    }
+    (current, out)
 }
 
 /// What a rule is evaluated with besides the resource.
@@ -130,7 +149,7 @@ struct Env<'a> {
     exceptions: &'a [PolicyException],
 }
 
-fn mutate_policy(env: &Env<'_>, current: &mut Resource) -> Vec<RuleResponse> {
+fn mutate_policy(env: &Env<'_>, current: &mut Cow<'_, Resource>) -> Vec<RuleResponse> {
     let (policy, request) = (env.policy, env.request);
     if policy.kind == PolicyKind::Policy {
         let ns = policy.namespace.as_deref().unwrap_or("default");
@@ -148,12 +167,12 @@ fn mutate_policy(env: &Env<'_>, current: &mut Resource) -> Vec<RuleResponse> {
             continue;
         }
         // The request context, values, then the rule's `context` entries.
-        let (resp, patched) = match crate::validate::rule_context(policy, rule, current, request) {
+        let (resp, after) = match crate::validate::rule_context(policy, rule, current, request) {
             Ok(mut ctx) => apply_rule(env, rule, body, current, &mut ctx),
             Err(v) => (response(rule, v.status, v.message), None),
         };
-        if let Some(root) = patched {
-            current.set_root(root);
+        if let Some(after) = after {
+            *current = Cow::Owned(after);
         }
         let passed = resp.status == Status::Pass;
         out.push(resp);
@@ -198,14 +217,14 @@ fn mutated_message(r: &Resource) -> String {
 }
 
 /// One rule on the current resource: its response and, when it changed something, the
-/// new tree.
+/// resource as it left it.
 fn apply_rule(
     env: &Env<'_>,
     rule: &Rule,
     body: &Node,
     current: &Resource,
     ctx: &mut Context,
-) -> (RuleResponse, Option<Node>) {
+) -> (RuleResponse, Option<Resource>) {
     if body.get("targets").is_some() {
         return (unsupported(rule, "mutate targets"), None);
     }
@@ -276,11 +295,10 @@ fn apply_rule(
                 };
                 (response(rule, Status::Skip, msg.to_owned()), None)
             } else {
-                let mut after = current.clone();
-                after.set_root(patched.clone());
+                let after = current.with_root(patched);
                 (
                     response(rule, Status::Pass, mutated_message(&after)),
-                    Some(patched),
+                    Some(after),
                 )
             }
         }

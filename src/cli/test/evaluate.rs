@@ -115,7 +115,6 @@ fn run_resource(
         values: inputs.values.clone(),
     };
     let mut responses = Vec::new();
-    // --- mutate phase (branch `mutate`) ---
     let mutate_op = policies
         .iter()
         .zip(&ops)
@@ -148,7 +147,6 @@ fn run_resource(
         responses.push(response(p, rules));
     }
     let resource = &mutation.resource;
-    // --- end mutate phase ---
     for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
         for (i, p) in policies.iter().enumerate() {
             if !p.rules.iter().any(|r| phase.has(&r.body)) {

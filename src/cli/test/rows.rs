@@ -183,7 +183,6 @@ fn outcome_row(
     if let Some(feature) = &o.unsupported {
         return Some(unsupported_row(entry, Some(run), &o.rule, feature));
     }
-    // --- patchedResources (branch `mutate`, mutate.md §10) ---
     if let (Some(file), Some(actual)) = (&entry.patched_resources, &o.patched) {
         use kpol::mutate::compare::{PatchedCheck, compare};
         let failed = |reason: &str, message: String| {
@@ -213,7 +212,6 @@ fn outcome_row(
             },
         }
     }
-    // --- end patchedResources ---
     let actual = match o.status {
         Status::Fail if resp.unscored => Status::Warn,
         s => s,
