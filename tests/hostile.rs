@@ -69,6 +69,15 @@ fn kpol(args: &[&str]) -> Output {
     }
 }
 
+/// `kpol check` of the sample debug Pod with one policy: exit code and standard output.
+fn policy_on_debug_pod(policy: &str) -> (Option<i32>, String) {
+    let o = kpol(&["check", "-p", policy, "testdata/sample/debug-pod.yaml"]);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
 /// `VmHWM` of a running process (Linux); `None` elsewhere or once it has exited.
 fn peak_rss_kb(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -202,14 +211,8 @@ fn many_documents_in_one_file_are_all_checked() {
 
 #[test]
 fn validate_pattern_with_add_anchor_is_an_invalid_policy() {
-    let o = kpol(&[
-        "check",
-        "-p",
-        "testdata/hostile/unknown-anchor-policy.yaml",
-        "testdata/sample/debug-pod.yaml",
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(2), "{text}");
+    let (code, text) = policy_on_debug_pod("testdata/hostile/unknown-anchor-policy.yaml");
+    assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("error[invalid-policy]"), "{text}");
     assert!(text.contains("unknown-anchor-policy.yaml:"), "{text}");
 }
@@ -292,14 +295,8 @@ fn deeply_nested_jmespath_in_a_policy_is_refused() {
 /// error for each resource it matches (Kyverno's result), naming the regex problem.
 #[test]
 fn invalid_regex_in_a_policy_is_a_rule_error() {
-    let o = kpol(&[
-        "check",
-        "-p",
-        "testdata/hostile/invalid-regex-policy.yaml",
-        "testdata/sample/debug-pod.yaml",
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "{text}");
+    let (code, text) = policy_on_debug_pod("testdata/hostile/invalid-regex-policy.yaml");
+    assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("error[invalid-regex/name-pattern]"), "{text}");
     assert!(text.contains("unclosed character class"), "{text}");
     assert!(text.contains("error: 1,"), "{text}");
