@@ -38,8 +38,9 @@ pub const POD_CONTROLLERS: &[&str] = &[
 pub struct AutogenRules {
     /// `ComputeRules(policy, "")`: the whole controller set.
     pub all: Vec<Rule>,
-    /// `ComputeRules(policy, kind)` for each controller kind that yields generated rules.
-    pub by_kind: Vec<(String, Vec<Rule>)>,
+    /// The controller kinds `ComputeRules(policy, kind)` may generate rules for (computed
+    /// when a resource of the kind is met, `Policy::validate_rules`).
+    pub controllers: Vec<String>,
 }
 
 /// `checkAutogenSupport` for one filter; records in `needed` whether a Pod or controller
@@ -216,12 +217,11 @@ pub fn compute(
     schema: Schema,
 ) -> AutogenRules {
     let all = compute_rules(rules, annotations, "", schema).unwrap_or_else(|| rules.to_vec());
-    let by_kind = actual_controllers(rules, annotations)
+    let controllers = actual_controllers(rules, annotations)
         .into_iter()
         .filter(|k| k != "none" && !k.is_empty())
-        .filter_map(|k| compute_rules(rules, annotations, &k, schema).map(|r| (k, r)))
         .collect();
-    AutogenRules { all, by_kind }
+    AutogenRules { all, controllers }
 }
 
 #[cfg(test)]

@@ -348,7 +348,12 @@ fn build_policy(
         match_conditions: fields.match_conditions,
         autogen: super::model::Autogen {
             spec_rules: rules,
-            by_kind: autogen.by_kind,
+            by_kind: autogen
+                .controllers
+                .into_iter()
+                .map(super::model::KindRules::new)
+                .collect(),
+            schema,
         },
     })
 }

@@ -262,6 +262,7 @@ pub fn load(
         autogen: Autogen {
             spec_rules: vec![rule],
             by_kind: Vec::new(),
+            schema: crate::matching::Schema::V1,
         },
     }
 }
