@@ -5,8 +5,8 @@
 //! A value is an exact decimal `unscaled × 10^-scale`, with the same scale Kubernetes keeps
 //! (it matters for `divide`, which rounds at the larger operand scale). Values with more
 //! than nine fractional digits are rounded up to nano precision when parsed, like
-//! Kubernetes. Kubernetes caps parsed values at 2^63-1 only on its slow path; kpol caps
-//! always (only inputs beyond 9.2e18 can tell).
+//! Kubernetes. Binary-suffixed values beyond 2^63-1 are capped there, as Kubernetes does on
+//! its slow path; decimal values are not capped.
 
 use std::cmp::Ordering;
 
@@ -72,9 +72,8 @@ impl Quantity {
             }
             denom = &text[ds..pos];
         }
-        if num.is_empty() && denom.is_empty() {
-            return None;
-        }
+        // No digits at all (`-`, `.`, `Ki`, `e3`) reads as zero, as `parseQuantityString`
+        // makes the numerator "0" when it strips every position.
         let suffix = &text[pos..];
         let (base2_exp, exp10, format) = interpret_suffix(suffix)?;
         let num = num.trim_start_matches('0');
@@ -84,7 +83,11 @@ impl Quantity {
         // its slow path (fractional binary values, > 18 digits, finer than nano).
         let mut scale: i64 = denom.len() as i64 - i64::from(exp10);
         let fast = match format {
-            Format::BinarySi => denom.is_empty() && digits.len() <= 14,
+            // Go's precision estimate for `n × 2^e`: 15 - len(n) - ⌊e·3/10⌋ - 1 ≥ 0.
+            Format::BinarySi => {
+                let precision = 15 - num.len() as i64 - i64::from(base2_exp) * 3 / 10 - 1;
+                denom.is_empty() && precision >= 0
+            }
             _ => num.len() + denom.len() <= 18 && scale <= 9,
         };
         let mut unscaled: i128 = if digits.len() > 36 {
@@ -111,7 +114,8 @@ impl Quantity {
                     .unwrap_or(i128::MAX);
             }
             scale = 9;
-            if unscaled > MAX_ALLOWED * 1_000_000_000 {
+            // Only binary-suffixed values are capped (apimachinery `ParseQuantity`).
+            if format == Format::BinarySi && unscaled > MAX_ALLOWED * 1_000_000_000 {
                 unscaled = MAX_ALLOWED * 1_000_000_000;
             }
         } else if unscaled == 0 && !fast {
@@ -325,9 +329,28 @@ mod tests {
         assert_eq!(q(".5").cmp_value(&q("500m")), Ordering::Equal);
         assert_eq!(q("1.5Ki").cmp_value(&q("1536")), Ordering::Equal);
         assert_eq!(q("-1").cmp_value(&q("0")), Ordering::Less);
-        for bad in ["", "K", "1K", "abc", "1.2.3", " 1", "1 ", ".", "1e", "1h"] {
+        for bad in ["", "K", "1K", "abc", "1.2.3", " 1", "1 ", "1e", "1h", "e"] {
             assert!(Quantity::parse(bad).is_none(), "{bad}");
         }
+        // No digits reads as zero (`parseQuantityString`), as the pattern parser has it.
+        for zero in ["-", "+", ".", "Ki", "e3", "m"] {
+            assert!(q(zero).is_zero(), "{zero}");
+            assert_eq!(
+                crate::pattern::parse_quantity(zero),
+                Some(0),
+                "pattern parser on {zero}"
+            );
+        }
+        // Binary values past Go's fast path are capped at 2^63-1, like the pattern parser.
+        let max = q("9223372036854775807");
+        assert_eq!(q("9Ei").cmp_value(&max), Ordering::Equal);
+        assert_eq!(q("8192Pi").cmp_value(&max), Ordering::Equal);
+        assert_eq!(q("8191Pi").cmp_value(&max), Ordering::Less);
+        assert_eq!(q("7Ei").cmp_value(&max), Ordering::Less);
+        assert_eq!(
+            crate::pattern::parse_quantity("9Ei"),
+            Some(9_223_372_036_854_775_807 * 1_000_000_000)
+        );
         // Finer than nano rounds up.
         assert_eq!(q("1e-12").cmp_value(&q("1n")), Ordering::Equal);
     }
@@ -348,5 +371,70 @@ mod tests {
         assert_eq!(q("512").canonical(), "512");
         assert_eq!(q("2048").canonical(), "2048");
         assert_eq!(q("5k").canonical(), "5k");
+    }
+}
+
+#[cfg(test)]
+mod agreement {
+    use super::*;
+
+    /// Nano-units of a parsed quantity, when they fit.
+    fn nanos(q: &Quantity) -> Option<i128> {
+        let shift = 9 - q.scale;
+        if shift >= 0 {
+            q.unscaled.checked_mul(pow10(shift as u32)?)
+        } else {
+            let p = pow10((-shift) as u32)?;
+            (q.unscaled % p == 0).then(|| q.unscaled / p)
+        }
+    }
+
+    /// The JMESPath and pattern parsers read every quantity alike (validate.md §5.3).
+    #[test]
+    fn jmespath_and_pattern_parsers_agree() {
+        let signs = ["", "-", "+"];
+        let numbers = [
+            "",
+            "0",
+            "1",
+            "007",
+            "12",
+            ".5",
+            "1.",
+            "1.5",
+            "0.001",
+            "123456789012345678",
+            "1234567890123456789",
+            "99999999999999999999",
+            "3.14159265358979",
+            "1.0000000001",
+            "8",
+            "8191",
+            "8192",
+            "9",
+        ];
+        let suffixes = [
+            "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E",
+            "e3", "E-3", "e+2", "e18", "e-12", "K", "e", "x", "i",
+        ];
+        let mut compared = 0;
+        for sign in signs {
+            for num in numbers {
+                for suffix in suffixes {
+                    let s = format!("{sign}{num}{suffix}");
+                    let j = Quantity::parse(&s);
+                    let p = crate::pattern::parse_quantity(&s);
+                    assert_eq!(j.is_some(), p.is_some(), "{s:?}: {j:?} vs {p:?}");
+                    // Past an i128 of nanos (~1.7e29 units) the pattern parser saturates.
+                    if let (Some(j), Some(p)) = (j, p)
+                        && p.abs() != i128::MAX
+                    {
+                        assert_eq!(nanos(&j), Some(p), "{s:?}: {j:?}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared}");
     }
 }

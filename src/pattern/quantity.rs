@@ -2,11 +2,12 @@
 //! Kyverno compares them in patterns (validate.md §5.3).
 //!
 //! A parsed quantity is reduced to what `Quantity.Cmp` can observe: an exact integer number of
-//! nano-units. `ParseQuantity` rounds every value up (away from zero) to a multiple of `1n`,
-//! caps the magnitude at 2^63-1 units and rounds binary-suffixed values up to whole units, so
-//! every canonical value fits an `i128` of nanos and comparison is plain integer comparison.
+//! nano-units. `ParseQuantity` rounds every value up (away from zero) to a multiple of `1n` and
+//! caps binary-suffixed magnitudes at 2^63-1 units (decimal ones are never capped), so a value
+//! fits an `i128` of nanos — saturating only beyond ~1.7e29 units, which Go keeps exactly —
+//! and comparison is plain integer comparison.
 
-/// `2^63 - 1`: the largest magnitude `ParseQuantity` keeps (`maxAllowed`).
+/// `2^63 - 1`: the largest binary-suffixed magnitude `ParseQuantity` keeps (`maxAllowed`).
 const MAX_UNITS: u128 = (1 << 63) - 1;
 const NANOS_PER_UNIT: u128 = 1_000_000_000;
 const MAX_NANOS: u128 = MAX_UNITS * NANOS_PER_UNIT;
@@ -26,8 +27,8 @@ pub(crate) fn parse_quantity(s: &str) -> Option<i128> {
     } else {
         binary_nanos(parts.num, parts.denom, exponent)
     };
-    // MAX_NANOS < 2^93, so the conversion cannot fail; keep it checked anyway.
-    let magnitude = i128::try_from(magnitude.min(MAX_NANOS)).ok()?;
+    // Decimals are never capped; past ~1.7e29 units they saturate here (Go keeps them exact).
+    let magnitude = i128::try_from(magnitude).unwrap_or(i128::MAX);
     Some(if parts.positive {
         magnitude
     } else {
@@ -180,7 +181,7 @@ impl<'a> Digits<'a> {
     }
 }
 
-/// Value × 10^exponent in nanos, rounded up, saturated above `MAX_NANOS`.
+/// Value × 10^exponent in nanos, rounded up, saturating at `u128::MAX`.
 fn decimal_nanos(num: &[u8], denom: &[u8], exponent: i64) -> u128 {
     let d = Digits::new(num, denom);
     if d.len() == 0 {
@@ -189,45 +190,39 @@ fn decimal_nanos(num: &[u8], denom: &[u8], exponent: i64) -> u128 {
     let len = d.len() as i64;
     let shift = 9 - denom.len() as i64 + exponent;
     if shift >= 0 {
-        // MAX_NANOS has 28 digits: anything with more is capped.
-        if len + shift > 29 {
+        if len > 38 {
             return u128::MAX;
         }
-        return d
-            .prefix_value(d.len())
-            .saturating_mul(10u128.pow(shift as u32));
+        let value = d.prefix_value(d.len());
+        return u32::try_from(shift)
+            .ok()
+            .and_then(|s| 10u128.checked_pow(s))
+            .and_then(|p| value.checked_mul(p))
+            .unwrap_or(u128::MAX);
     }
     let cut = -shift;
     if cut >= len {
         return 1; // a non-zero value below 1n rounds up to 1n
     }
     let keep = (len - cut) as usize;
-    if keep > 29 {
+    if keep > 38 {
         return u128::MAX;
     }
     d.prefix_value(keep) + u128::from(d.rest_nonzero(keep))
 }
 
-/// Value × 2^exponent, rounded up to whole units, in nanos, saturated above `MAX_NANOS`.
+/// Value × 2^exponent in nanos, rounded up to a nano, capped at `MAX_NANOS`.
 fn binary_nanos(num: &[u8], denom: &[u8], exponent: i64) -> u128 {
     let d = Digits::new(num, denom);
     if d.len() == 0 {
         return 0;
     }
-    let e = exponent as u32; // binary suffixes are 10..=60
-    let k = denom.len();
-    let units = if d.len() <= 19 && k <= 19 {
-        let scaled = d.prefix_value(d.len()) << e; // < 10^19 · 2^60 < 2^124
-        let div = 10u128.pow(k as u32);
-        scaled / div + u128::from(!scaled.is_multiple_of(div))
-    } else {
-        big_ceil_shift_div(d, e, k)
-    };
-    units.min(MAX_UNITS + 1).saturating_mul(NANOS_PER_UNIT)
+    // Binary suffixes are 10..=60.
+    big_ceil(d, exponent as u32, denom.len()).min(MAX_NANOS)
 }
 
-/// `ceil(digits · 2^shift / 10^k)` for long digit strings, saturating at `u128::MAX`.
-fn big_ceil_shift_div(digits: Digits<'_>, shift: u32, k: usize) -> u128 {
+/// `ceil(digits · 2^shift · 10^9 / 10^k)`, saturating at `u128::MAX`.
+fn big_ceil(digits: Digits<'_>, shift: u32, k: usize) -> u128 {
     let mut big: Vec<u32> = Vec::new();
     for c in digits.iter() {
         mul_add(&mut big, 10, u32::from(c - b'0'));
@@ -238,9 +233,13 @@ fn big_ceil_shift_div(digits: Digits<'_>, shift: u32, k: usize) -> u128 {
         mul_add(&mut big, 1 << s, 0);
         left -= s;
     }
+    mul_add(&mut big, 1_000_000_000, 0);
     let mut inexact = false;
     for _ in 0..k {
         inexact |= div_small(&mut big, 10) != 0;
+    }
+    while big.last() == Some(&0) {
+        big.pop();
     }
     if big.len() > 4 {
         return u128::MAX;
@@ -308,18 +307,32 @@ mod tests {
 
     #[test]
     fn rounding_and_caps() {
-        // Below 1n rounds up to 1n; binary fractions round up to whole units.
+        // Below 1n rounds up to 1n, binary fractions too (exact to the nano, not to the unit).
         assert_eq!(q("0.1n"), Some(1));
         assert_eq!(q("-0.1n"), Some(-1));
-        assert_eq!(q("0.001Ki"), Some(2 * N));
+        assert_eq!(q("0.001Ki"), Some(1_024_000_000));
         assert_eq!(q("1.5Ki"), Some(1536 * N));
         assert_eq!(q("0.5Ki"), Some(512 * N));
+        // Binary magnitudes are capped at 2^63-1 units; decimal ones are not (they saturate
+        // only past what an i128 of nanos holds).
         let max = ((1i128 << 63) - 1) * N;
-        assert_eq!(q("1e100"), Some(max));
-        assert_eq!(q("100000000000000000000000000000000000000000"), Some(max));
         assert_eq!(q("16Ei"), Some(max));
+        assert_eq!(q("-16Ei"), Some(-max));
+        assert_eq!(q("12E"), Some(12 * 10i128.pow(18) * N));
+        assert_eq!(
+            q("99999999999999999999"),
+            Some(99_999_999_999_999_999_999 * N)
+        );
+        assert_eq!(q("1e100"), Some(i128::MAX));
+        assert_eq!(
+            q("100000000000000000000000000000000000000000"),
+            Some(i128::MAX)
+        );
         assert_eq!(q("1e-100"), Some(1));
-        assert_eq!(q("1.00000000000000000000000000000000001Ki"), Some(1025 * N));
+        assert_eq!(
+            q("1.00000000000000000000000000000000001Ki"),
+            Some(1024 * N + 1)
+        );
         assert_eq!(q("0.00000000000000000000000000000000000Ki"), Some(0));
     }
 
