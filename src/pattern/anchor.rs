@@ -53,6 +53,12 @@ pub(crate) struct Anchor<'a> {
 
 /// `anchor.Parse`: the key, trimmed, must match `^([+<=X^])?\((.+)\)$` (`.` excludes `\n`).
 pub(crate) fn parse_anchor(key: &str) -> Option<Anchor<'_>> {
+    // perf: most keys are plain; an ASCII last byte that is neither `)` nor a space rules an
+    // anchor out before the (Unicode) trim (docs/PERFORMANCE.md).
+    let last = *key.as_bytes().last()?;
+    if last.is_ascii() && last != b')' && !char::from(last).is_whitespace() {
+        return None;
+    }
     let s = key.trim();
     let (kind, rest) = match s.as_bytes().first()? {
         b'+' => (AnchorKind::AddIfNotPresent, &s[1..]),
@@ -159,6 +165,11 @@ mod tests {
         assert_eq!(p("name"), None);
         assert_eq!(p("(a\nb)"), None);
         assert_eq!(p(""), None);
+        // Trailing Unicode and ASCII spaces (vertical tab included) are trimmed, as Go does.
+        assert_eq!(p("(x)\u{2003}"), Some((AnchorKind::Condition, "x")));
+        assert_eq!(p("(x)\u{b}"), Some((AnchorKind::Condition, "x")));
+        assert_eq!(p("(x)\t\n"), Some((AnchorKind::Condition, "x")));
+        assert_eq!(p("(x)é"), None);
         assert_eq!(anchor_string(AnchorKind::Condition, "k"), "(k)");
         assert_eq!(anchor_string(AnchorKind::Negation, "k"), "X(k)");
     }

@@ -27,13 +27,19 @@ static ESCAPED: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\\\$\(.[
 /// Whether any string or key of `doc` may hold a reference (or an escaped one).
 pub(crate) fn has_references(doc: &Value) -> bool {
     match doc {
-        Value::Str(s) => s.contains("$("),
+        Value::Str(s) => opens_reference(s),
         Value::Map(m) => m
             .iter()
-            .any(|(k, v)| k.contains("$(") || has_references(&v.value)),
+            .any(|(k, v)| opens_reference(k) || has_references(&v.value)),
         Value::Seq(items) => items.iter().any(|i| has_references(&i.value)),
         _ => false,
     }
+}
+
+/// Whether `s` holds `$(` (perf: a byte search, called on every string of every pattern).
+fn opens_reference(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr_iter(b'$', b).any(|i| b.get(i + 1) == Some(&b'('))
 }
 
 /// Substitutes every reference in `doc`. `Ok(None)` when there is nothing to substitute;
