@@ -8,19 +8,44 @@ use wildmatch::WildMatch;
 #[derive(Clone, Debug)]
 pub struct Pattern {
     text: String,
-    matcher: WildMatch,
+    how: How,
+}
+
+/// How a pattern is matched, chosen once (perf: most kinds, names and namespaces in policies
+/// are literal or `*`).
+#[derive(Clone, Debug)]
+enum How {
+    Literal,
+    Anything,
+    Ascii,
+    Unicode(WildMatch),
 }
 
 impl Pattern {
     pub fn new(text: &str) -> Self {
+        let how = if !contains_wildcard(text) {
+            How::Literal
+        } else if text.bytes().all(|b| b == b'*') {
+            How::Anything
+        } else if text.is_ascii() {
+            How::Ascii
+        } else {
+            How::Unicode(WildMatch::new(text))
+        };
         Self {
             text: text.to_owned(),
-            matcher: WildMatch::new(text),
+            how,
         }
     }
 
     pub fn matches(&self, s: &str) -> bool {
-        self.matcher.matches(s)
+        match &self.how {
+            How::Literal => self.text == s,
+            How::Anything => true,
+            How::Ascii if s.is_ascii() => ascii_matches(self.text.as_bytes(), s.as_bytes()),
+            How::Ascii => WildMatch::new(&self.text).matches(s),
+            How::Unicode(w) => w.matches(s),
+        }
     }
 
     pub fn as_str(&self) -> &str {
@@ -124,5 +149,15 @@ mod tests {
             }
         }
         assert!(matches("é*", "éa") && !matches("?", "éé") && matches("??", "éé"));
+        // Compiled patterns agree with the one-off comparison.
+        for p in pats
+            .iter()
+            .chain(&["é?".to_owned(), "a?".to_owned(), "**".to_owned()])
+        {
+            let compiled = Pattern::new(p);
+            for t in texts.iter().chain(&["éa".to_owned(), "aé".to_owned()]) {
+                assert_eq!(compiled.matches(t), matches(p, t), "{p:?} vs {t:?}");
+            }
+        }
     }
 }
