@@ -12,6 +12,7 @@ use kpol::resource::Resource;
 use kpol::source::{LineCol, Source, SourceFile};
 use kpol::values::Values;
 use kpol::yaml::Limits;
+use std::io::Write as _;
 use std::sync::Arc;
 
 use super::args::CheckArgs;
@@ -61,7 +62,21 @@ pub struct Summary {
     pub skip: usize,
 }
 
+/// What a worker hands back for one input: the report, or its rendered text.
+enum Checked {
+    File(FileReport),
+    Text(std::io::Result<Vec<u8>>),
+}
+
 impl Summary {
+    fn merge(&mut self, other: Summary) {
+        self.pass += other.pass;
+        self.fail += other.fail;
+        self.warn += other.warn;
+        self.error += other.error;
+        self.skip += other.skip;
+    }
+
     fn add(&mut self, s: Status) {
         match s {
             Status::Pass => self.pass += 1,
@@ -164,30 +179,44 @@ pub fn run(args: CheckArgs) -> u8 {
     };
     let (mut summary, mut incomplete, mut files) = (Summary::default(), false, Vec::new());
     let progress = render::progress::Progress::new(inputs.len());
+    // Each worker checks an input and, for a streaming format, renders it too: the main
+    // thread only writes the text in input order (perf: rendering in parallel, and every
+    // report freed by the thread that built it).
     let check = |input: &Input| {
         let file = check_input(&engine, &request, input, settings.audit_warn, max_bytes);
         progress.tick();
-        file
-    };
-    ordered::for_each(&inputs, check, |file: FileReport| {
+        let mut counts = Summary::default();
         for finding in &file.findings {
-            summary.add(finding.status);
+            counts.add(finding.status);
         }
-        incomplete |= file
+        let failed = file
             .diagnostics
             .iter()
             .any(|d| d.severity == Severity::Error);
-        if !streams {
-            files.push(file);
-        } else if written.is_ok() {
-            written = progress.suspend(|| {
-                renderer.file(&report, &file, &mut out)?;
-                // Lines under a progress bar are written before it is drawn again.
-                if progress.is_drawn() {
-                    out.flush()?;
-                }
-                Ok(())
-            });
+        let body = if streams {
+            let mut text = Vec::new();
+            Checked::Text(renderer.file(&report, &file, &mut text).map(|()| text))
+        } else {
+            Checked::File(file)
+        };
+        (counts, failed, body)
+    };
+    ordered::for_each(&inputs, check, |(counts, failed, body)| {
+        summary.merge(counts);
+        incomplete |= failed;
+        match body {
+            Checked::File(file) => files.push(file),
+            Checked::Text(text) if written.is_ok() => {
+                written = progress.suspend(|| {
+                    out.write_all(&text?)?;
+                    // Lines under a progress bar are written before it is drawn again.
+                    if progress.is_drawn() {
+                        out.flush()?;
+                    }
+                    Ok(())
+                });
+            }
+            Checked::Text(_) => {}
         }
     });
     progress.finish();

@@ -3,9 +3,10 @@
 //!
 //! Workers claim inputs in order; a worker waits before claiming an input more than a small
 //! window ahead of the first one not yet handed back, so a slow input holds back at most that
-//! many finished results. The workers are threads of their own, not rayon's: they block on
-//! that window, and the work they run may itself use the rayon pool (one large file split
-//! by resources), where a blocked worker could hold up the very job it waits for.
+//! many finished results. The calling thread works too, between handing results on, so `-j N`
+//! runs N threads. The workers are threads of their own, not rayon's: they block on that
+//! window, and the work they run may itself use the rayon pool (one large file split by
+//! resources), where a blocked worker could hold up the very job it waits for.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -46,7 +47,8 @@ fn for_each_on<T, R>(
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, R)>();
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        // The calling thread is one of the workers: `threads - 1` more are spawned.
+        for _ in 1..threads {
             let tx = tx.clone();
             let (gate, next, work) = (&gate, &next, &work);
             scope.spawn(move || {
@@ -64,14 +66,35 @@ fn for_each_on<T, R>(
             });
         }
         drop(tx);
+        let _abort_on_panic = AbortOnPanic(&gate);
         let mut pending = BTreeMap::new();
         let mut wanted = 0;
-        for (i, result) in rx {
-            pending.insert(i, result);
-            while let Some(result) = pending.remove(&wanted) {
+        while wanted < items.len() {
+            while let Ok((i, result)) = rx.try_recv() {
+                pending.insert(i, result);
+            }
+            if let Some(result) = pending.remove(&wanted) {
                 sink(result);
                 wanted += 1;
                 gate.advance(wanted);
+                continue;
+            }
+            // Nothing to hand on yet: take an input within the window, or wait for a worker.
+            let claim = next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |i| {
+                (i < items.len() && i < wanted + window).then_some(i + 1)
+            });
+            match claim {
+                Ok(i) => {
+                    pending.insert(i, work(&items[i]));
+                }
+                Err(_) => match rx.recv() {
+                    Ok((i, result)) => {
+                        pending.insert(i, result);
+                    }
+                    // Every worker is gone before the last result: one panicked (the scope
+                    // re-raises it).
+                    Err(_) => break,
+                },
             }
         }
     });

@@ -29,7 +29,7 @@ use super::check::{CheckReport, FileReport};
 /// [`head`]: Render::head
 /// [`file`]: Render::file
 /// [`render`]: Render::render
-pub trait Render {
+pub trait Render: Sync {
     /// Whether the format is written input by input.
     fn streams(&self) -> bool {
         false
