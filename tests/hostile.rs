@@ -5,7 +5,8 @@
 //! Every run is bounded: killed after [`HANG`] (a hang fails the test instead of the suite),
 //! and its peak RSS, sampled from `/proc` while it runs, must stay under [`MAX_RSS_KB`]. Each
 //! run prints its wall time and peak RSS (`-- --nocapture`); `KPOL_BIN` runs the suite against
-//! another binary, e.g. a release build (docs/FUZZING.md has the figures).
+//! another binary, e.g. an optimised build, and `KPOL_HOSTILE_MAX_SECS` bounds each run's wall
+//! time (CI: 2 s against the `ci-release` build; docs/FUZZING.md has the figures).
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -58,6 +59,13 @@ fn kpol(args: &[&str]) -> Output {
         "kpol {args:?}: {} ms, peak RSS {peak_kb} kB",
         start.elapsed().as_millis()
     );
+    if let Some(max) = std::env::var("KPOL_HOSTILE_MAX_SECS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        let secs = start.elapsed().as_secs_f64();
+        assert!(secs < max, "kpol {args:?} took {secs:.2} s (bound {max} s)");
+    }
     assert!(
         peak_kb < MAX_RSS_KB,
         "kpol {args:?} reached {peak_kb} kB of resident memory"
