@@ -77,6 +77,20 @@ fn kpol(args: &[&str]) -> Output {
     }
 }
 
+/// `kpol check` of a path with the resource-limits policy: exit code and standard output.
+fn limits_check(path: &Path) -> (Option<i32>, String) {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        path.to_str().unwrap(),
+    ]);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
 /// `kpol check` of the sample debug Pod with one policy: exit code and standard output.
 fn policy_on_debug_pod(policy: &str) -> (Option<i32>, String) {
     let o = kpol(&["check", "-p", policy, "testdata/sample/debug-pod.yaml"]);
@@ -231,14 +245,8 @@ fn symlink_loop_is_reported_once_and_the_rest_checked() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("good.yaml"), GOOD_POD).unwrap();
     std::os::unix::fs::symlink(dir.path(), dir.path().join("loop")).unwrap();
-    let o = kpol(&[
-        "check",
-        "-p",
-        "policies/require-resource-limits.yaml",
-        dir.path().to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(2), "{text}");
+    let (code, text) = limits_check(dir.path());
+    assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("symbolic link loop"), "{text}");
     assert!(text.contains("pass: 1,"), "{text}");
 }
@@ -359,13 +367,7 @@ fn a_fifo_in_a_tree_is_skipped_not_opened() {
     if !made.is_ok_and(|s| s.success()) {
         panic!("mkfifo is needed for this test");
     }
-    let o = kpol(&[
-        "check",
-        "-p",
-        "policies/require-resource-limits.yaml",
-        dir.path().to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{text}");
+    let (code, text) = limits_check(dir.path());
+    assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("pass: 1,"), "{text}");
 }
