@@ -240,17 +240,7 @@ impl Builder {
                 offset: span.start,
             });
         };
-        let cost = count_nodes(target);
-        if cost > self.alias_budget {
-            return Err(YamlError {
-                message: format!(
-                    "alias expansion exceeds {} nodes (kpol's limit against alias bombs)",
-                    self.limits.max_alias_nodes
-                ),
-                offset: span.start,
-            });
-        }
-        self.alias_budget -= cost;
+        charge_copy(&mut self.alias_budget, &self.limits, target, span)?;
         // The copy keeps the anchor's spans: a finding inside it points at the definition.
         let node = target.clone();
         self.push_node(node, 0, span)
@@ -261,17 +251,7 @@ impl Builder {
         if anchor != 0 {
             // Keeping the anchored node is a copy too: it counts against the same budget, so
             // nested anchors over aliases cannot multiply the work unseen.
-            let cost = count_nodes(&node);
-            if cost > self.alias_budget {
-                return Err(YamlError {
-                    message: format!(
-                        "alias expansion exceeds {} nodes (kpol's limit against alias bombs)",
-                        self.limits.max_alias_nodes
-                    ),
-                    offset: span.start,
-                });
-            }
-            self.alias_budget -= cost;
+            charge_copy(&mut self.alias_budget, &self.limits, &node, span)?;
             self.anchors.push((anchor, node.clone()));
         }
         let plain_merge = std::mem::take(&mut self.plain_merge);
@@ -336,6 +316,27 @@ fn merge_into(map: &mut Map, value: Node, span: Span) -> Result<(), YamlError> {
             offset: span.start,
         }),
     }
+}
+
+/// Charges a copy of `node` to a document's alias `budget`; an error at `span` once it is spent.
+fn charge_copy(
+    budget: &mut usize,
+    limits: &Limits,
+    node: &Node,
+    span: Span,
+) -> Result<(), YamlError> {
+    let cost = count_nodes(node);
+    if cost > *budget {
+        return Err(YamlError {
+            message: format!(
+                "alias expansion exceeds {} nodes (kpol's limit against alias bombs)",
+                limits.max_alias_nodes
+            ),
+            offset: span.start,
+        });
+    }
+    *budget -= cost;
+    Ok(())
 }
 
 fn count_nodes(n: &Node) -> usize {
