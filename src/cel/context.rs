@@ -270,9 +270,6 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cel::Activation;
-    use crate::cel::compile::compile;
-    use crate::source::Span;
     use crate::yaml::{Limits, parse_documents};
 
     fn ctx() -> Arc<CelContext> {
@@ -287,9 +284,7 @@ mod tests {
     }
 
     fn run(cx: Option<Arc<CelContext>>, expr: &str) -> Result<Value, String> {
-        let (p, err) = compile(expr, Span::EMPTY);
-        assert!(err.is_none(), "{err:?}");
-        with_context(cx, || Activation::new().eval(&p))
+        with_context(cx, || crate::cel::eval_expr(expr))
     }
 
     #[test]

@@ -150,16 +150,8 @@ fn max(This(list): This<Arc<Vec<Value>>>) -> Result<Value, ExecutionError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::cel::Activation;
-    use crate::cel::compile::compile;
-    use crate::source::Span;
+    use crate::cel::eval_expr as run;
     use cel::Value;
-
-    fn run(expr: &str) -> Result<Value, String> {
-        let (p, err) = compile(expr, Span::EMPTY);
-        assert!(err.is_none(), "{err:?}");
-        Activation::new().eval(&p)
-    }
 
     #[test]
     fn is_sorted() {

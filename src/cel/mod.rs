@@ -16,3 +16,11 @@ pub mod time;
 
 pub use compile::{Program, SyntaxError, compile, compile_node, syntax_diagnostic};
 pub use eval::Activation;
+
+/// Compiles `expr`, which must be valid, and evaluates it with no variables (for tests).
+#[cfg(test)]
+pub(crate) fn eval_expr(expr: &str) -> Result<cel::Value, String> {
+    let (p, err) = compile(expr, crate::source::Span::EMPTY);
+    assert!(err.is_none(), "{err:?}");
+    Activation::new().eval(&p)
+}

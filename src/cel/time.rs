@@ -51,16 +51,8 @@ fn truncate(ts: DateTime<FixedOffset>, d: TimeDelta) -> Result<Value, ExecutionE
 
 #[cfg(test)]
 mod tests {
-    use crate::cel::Activation;
-    use crate::cel::compile::compile;
-    use crate::source::Span;
+    use crate::cel::eval_expr as run;
     use cel::Value;
-
-    fn run(expr: &str) -> Result<Value, String> {
-        let (p, err) = compile(expr, Span::EMPTY);
-        assert!(err.is_none(), "{err:?}");
-        Activation::new().eval(&p)
-    }
 
     #[test]
     fn now_is_a_recent_timestamp() {
