@@ -61,21 +61,9 @@ impl Resource {
         Ok(Self::read(root, api_version, kind, source, doc_index))
     }
 
-    /// Replaces the tree with `root` (a patched copy), normalised and with name and namespace
-    /// read again; a tree that is no longer a resource (no apiVersion or kind) is kept as it
-    /// is, with the old identity.
-    pub fn set_root(&mut self, root: Node) {
-        match identity(&root) {
-            Ok((api_version, kind)) => {
-                let source = self.source.take();
-                *self = Self::read(root, api_version, kind, source, self.doc_index);
-            }
-            Err(_) => self.root = root,
-        }
-    }
-
-    /// This resource with its tree replaced ([`Resource::set_root`]), without copying the
-    /// old tree.
+    /// This resource with its tree replaced by `root` (a patched copy), normalised and with
+    /// name and namespace read again; a tree that is no longer a resource (no apiVersion or
+    /// kind) keeps the old identity. The old tree is not copied.
     pub fn with_root(&self, root: Node) -> Self {
         match identity(&root) {
             Ok((api_version, kind)) => {
