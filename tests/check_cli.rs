@@ -2,19 +2,11 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::kpol;
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn kpol(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output();
-    match out {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run kpol: {e}"),
-    }
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -2,18 +2,9 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+mod common;
 
-fn kpol(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output();
-    match out {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run kpol: {e}"),
-    }
-}
+use common::kpol;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -3,18 +3,10 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+mod common;
 
-fn kpol(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run kpol: {e}"),
-    }
-}
+use common::kpol;
+use std::process::Output;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
