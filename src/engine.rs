@@ -100,12 +100,12 @@ fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
     })
 }
 
-fn validate_policy(
+fn validate_policy<'r>(
     policy: &Policy,
-    resource: &Resource,
+    resource: &'r Resource,
     request: &Request,
     exceptions: &[PolicyException],
-    contexts: &mut validate::Contexts,
+    contexts: &mut validate::Contexts<'r>,
 ) -> Vec<RuleResponse> {
     // A namespaced Policy applies only to resources of its own namespace (match.md §2.2).
     if policy.kind == PolicyKind::Policy {
@@ -141,13 +141,13 @@ fn validate_policy(
 }
 
 /// One validate rule against one resource; `None` when the rule gives no response at all.
-fn validate_rule(
+fn validate_rule<'r>(
     policy: &Policy,
     rule: &Rule,
-    resource: &Resource,
+    resource: &'r Resource,
     request: &Request,
     exceptions: &[PolicyException],
-    contexts: &mut validate::Contexts,
+    contexts: &mut validate::Contexts<'r>,
 ) -> Option<RuleResponse> {
     let RuleBody::Validate(v) = &rule.body else {
         return None;

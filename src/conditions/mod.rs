@@ -11,9 +11,11 @@ mod equal;
 mod in_ops;
 mod numeric;
 
+use std::borrow::Cow;
+
 use crate::jmespath::value;
 use crate::report::Status;
-use crate::variables::{Context, VarError, substitute_at};
+use crate::variables::{Context, VarError, substitute_at, substitute_cow};
 use crate::yaml::{Node, Value};
 
 /// The outcome of a condition block: whether it holds, and the deciding messages.
@@ -104,7 +106,7 @@ fn join_non_empty(parts: &[String], sep: &str) -> String {
 
 /// Condition literals as upstream decodes them (§2.1): top-level numbers are float64,
 /// integral numbers nested in lists/maps are int64.
-fn literal(n: &Node) -> Node {
+fn literal(n: &Node) -> Cow<'_, Node> {
     fn nested(n: &Node) -> Node {
         match &n.value {
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
@@ -116,9 +118,9 @@ fn literal(n: &Node) -> Node {
         }
     }
     match &n.value {
-        Value::Int(i) => value::float(*i as f64),
-        Value::Seq(_) | Value::Map(_) => nested(n),
-        _ => n.clone(),
+        Value::Int(i) => Cow::Owned(value::float(*i as f64)),
+        Value::Seq(_) | Value::Map(_) => Cow::Owned(nested(n)),
+        _ => Cow::Borrowed(n),
     }
 }
 
@@ -128,12 +130,12 @@ pub fn evaluate_condition(cond: &Node, ctx: &mut Context) -> Result<(bool, Strin
     let null = value::null();
     let key = literal(cond.get("key").unwrap_or(&null));
     let val = literal(cond.get("value").unwrap_or(&null));
-    let key = substitute_at(&key, ctx, "").map_err(|e| {
+    let key = substitute_cow(&key, ctx, "").map_err(|e| {
         VarError::new(format!(
             "failed to substitute variables in condition key: {e}"
         ))
     })?;
-    let val = substitute_at(&val, ctx, "").map_err(|e| {
+    let val = substitute_cow(&val, ctx, "").map_err(|e| {
         VarError::new(format!(
             "failed to substitute variables in condition value: {e}"
         ))

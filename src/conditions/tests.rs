@@ -170,7 +170,7 @@ fn operator_names() {
     assert_eq!(OPERATORS.len(), 18);
 }
 
-fn resource_ctx() -> Context {
+fn resource_ctx() -> Context<'static> {
     Context::from_root(node(json!({"request": {"object": {
         "metadata": {"name": "temp", "labels": {"animal": "cow", "version": "1.4.9"}},
         "spec": {"foo": "bar", "type": "ClusterIP"}

@@ -29,15 +29,58 @@ fn lenient<'a>(r: Result<Val<'a>, Error>) -> Result<Val<'a>, Error> {
     }
 }
 
+/// Fields of one map node that live outside the searched tree: the variable context keeps
+/// the resource it checks out of its document and lends it here as `request.object` /
+/// `request.oldObject` (`crate::variables::Context`), instead of copying it in. A field
+/// present in the map itself wins. The context only searches this way an expression whose
+/// [`super::Expr::reads_request_map`] is false, so the map is never seen whole (its
+/// entries listed, printed or compared), only looked up field by field.
+#[derive(Clone, Copy, Default)]
+pub struct Lent<'a> {
+    /// The map node the fields belong to (compared by address).
+    pub parent: Option<&'a Node>,
+    pub fields: [(&'static str, Option<&'a Node>); 2],
+}
+
+impl<'a> Lent<'a> {
+    pub const NONE: Lent<'static> = Lent {
+        parent: None,
+        fields: [("", None), ("", None)],
+    };
+
+    fn get(&self, data: &Node, key: &str) -> Option<&'a Node> {
+        let parent = self.parent?;
+        if !std::ptr::eq(parent, data) {
+            return None;
+        }
+        self.fields
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| *v)
+    }
+}
+
 /// Applies `ir` to a value that may be borrowed or owned, keeping the borrow when possible.
-fn apply<'a>(ir: &Ir, v: Val<'a>, depth: u32) -> Result<Val<'a>, Error> {
+fn apply<'a>(ir: &Ir, v: Val<'a>, depth: u32, lent: &Lent<'a>) -> Result<Val<'a>, Error> {
     match v {
-        Cow::Borrowed(b) => eval(ir, b, depth),
-        Cow::Owned(o) => eval(ir, &o, depth).map(|r| Cow::Owned(r.into_owned())),
+        Cow::Borrowed(b) => eval_in(ir, b, depth, lent),
+        Cow::Owned(o) => eval_in(ir, &o, depth, lent).map(|r| Cow::Owned(r.into_owned())),
     }
 }
 
 pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, Error> {
+    eval_in(ir, data, depth, &Lent::NONE)
+}
+
+/// [`eval`] with fields lent to one map node. Projections, filters and function references
+/// evaluate their elements without them: an element is never the lending map, since the
+/// searches that lend never return it (`reads_request_map`).
+pub(crate) fn eval_in<'a>(
+    ir: &Ir,
+    data: &'a Node,
+    depth: u32,
+    lent: &Lent<'a>,
+) -> Result<Val<'a>, Error> {
     if depth > MAX_DEPTH {
         return Err(Error::Eval("expression evaluation too deep".to_owned()));
     }
@@ -47,6 +90,7 @@ pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, E
         Ir::Field(key) => match &data.value {
             Value::Map(m) => m
                 .get(key)
+                .or_else(|| lent.get(data, key))
                 .map(Cow::Borrowed)
                 .ok_or_else(|| Error::NotFound(key.clone())),
             _ => Ok(null()),
@@ -63,19 +107,19 @@ pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, E
         }),
         Ir::Literal(n) => Ok(Cow::Owned(n.clone())),
         Ir::Sub(lhs, rhs) => {
-            let left = eval(lhs, data, d)?;
-            apply(rhs, left, d)
+            let left = eval_in(lhs, data, d, lent)?;
+            apply(rhs, left, d, lent)
         }
         Ir::Pipe(lhs, rhs) => {
-            let left = lenient(eval(lhs, data, d))?;
-            lenient(apply(rhs, left, d))
+            let left = lenient(eval_in(lhs, data, d, lent))?;
+            lenient(apply(rhs, left, d, lent))
         }
         Ir::Projection(lhs, rhs) => {
-            let left = lenient(eval(lhs, data, d))?;
+            let left = lenient(eval_in(lhs, data, d, lent))?;
             project(left, |e| eval(rhs, e, d))
         }
         Ir::Filter(lhs, cond, rhs) => {
-            let Ok(left) = eval(lhs, data, d) else {
+            let Ok(left) = eval_in(lhs, data, d, lent) else {
                 return Ok(null());
             };
             let mut pass = Vec::new();
@@ -101,7 +145,7 @@ pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, E
             Ok(Cow::Owned(value::seq(pass)))
         }
         Ir::Flatten(inner) => {
-            let Ok(left) = eval(inner, data, d) else {
+            let Ok(left) = eval_in(inner, data, d, lent) else {
                 return Ok(null());
             };
             let Value::Seq(items) = &left.value else {
@@ -117,7 +161,7 @@ pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, E
             Ok(Cow::Owned(value::seq(out)))
         }
         Ir::ObjectValues(inner) => {
-            let Ok(left) = eval(inner, data, d) else {
+            let Ok(left) = eval_in(inner, data, d, lent) else {
                 return Ok(null());
             };
             let Value::Map(m) = &left.value else {
@@ -137,7 +181,7 @@ pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, E
             }
             let mut out = Vec::with_capacity(elems.len());
             for e in elems {
-                out.push(lenient(eval(e, data, d))?.into_owned());
+                out.push(lenient(eval_in(e, data, d, lent))?.into_owned());
             }
             Ok(Cow::Owned(value::seq(out)))
         }
@@ -147,31 +191,31 @@ pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, E
             }
             let mut out = Vec::with_capacity(elems.len());
             for (k, e) in elems {
-                out.push((k.clone(), lenient(eval(e, data, d))?.into_owned()));
+                out.push((k.clone(), lenient(eval_in(e, data, d, lent))?.into_owned()));
             }
             Ok(Cow::Owned(value::map(out)))
         }
         Ir::Not(inner) => {
-            let v = lenient(eval(inner, data, d))?;
+            let v = lenient(eval_in(inner, data, d, lent))?;
             Ok(Cow::Owned(value::boolean(is_false(&v))))
         }
         Ir::And(lhs, rhs) => {
-            let left = lenient(eval(lhs, data, d))?;
+            let left = lenient(eval_in(lhs, data, d, lent))?;
             if is_false(&left) {
                 return Ok(left);
             }
-            eval(rhs, data, d)
+            eval_in(rhs, data, d, lent)
         }
         Ir::Or(lhs, rhs) => {
-            let left = lenient(eval(lhs, data, d))?;
+            let left = lenient(eval_in(lhs, data, d, lent))?;
             if is_false(&left) {
-                return lenient(eval(rhs, data, d));
+                return lenient(eval_in(rhs, data, d, lent));
             }
             Ok(left)
         }
         Ir::Compare(op, lhs, rhs) => {
-            let left = lenient(eval(lhs, data, d))?;
-            let right = lenient(eval(rhs, data, d))?;
+            let left = lenient(eval_in(lhs, data, d, lent))?;
+            let right = lenient(eval_in(rhs, data, d, lent))?;
             Ok(Cow::Owned(compare(op, &left, &right)))
         }
         Ir::Call(func, args) => {
@@ -179,7 +223,7 @@ pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, E
             for a in args {
                 match a {
                     Ir::ExpRef(inner) => resolved.push(Arg::Ref(inner)),
-                    _ => resolved.push(Arg::Val(lenient(eval(a, data, d))?)),
+                    _ => resolved.push(Arg::Val(lenient(eval_in(a, data, d, lent))?)),
                 }
             }
             call(func, &resolved, d).map(Cow::Owned)

@@ -131,3 +131,67 @@ fn literal(v: &Variable) -> Node {
         Variable::Expref(_) => value::null(),
     }
 }
+
+/// Where a sub-expression is evaluated, for [`Ir::exposes`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    /// On the searched document.
+    Root,
+    /// On the document's field named by the key.
+    Field,
+    /// On anything else (a value computed from them, an element of a list).
+    Other,
+}
+
+impl Ir {
+    /// Whether evaluating this against a document may yield the document itself or its field
+    /// `key` as a value (returned, listed, compared, passed to a function) rather than only
+    /// look fields up in them. Conservative: `key.a`, `key.a.b` and `f(key.a)` do not expose
+    /// `key`; `key`, `@`, `key.*`, `key | a` and `keys(key)` do.
+    pub(crate) fn exposes(&self, key: &str) -> bool {
+        self.exposes_at(key, At::Root)
+    }
+
+    /// Appends the fields of a plain `a.b.c` path, in order; `false` for anything else.
+    pub(crate) fn field_chain<'a>(&'a self, out: &mut Vec<&'a str>) -> bool {
+        match self {
+            Ir::Field(k) => {
+                out.push(k);
+                true
+            }
+            Ir::Sub(l, r) => l.field_chain(out) && r.field_chain(out),
+            _ => false,
+        }
+    }
+
+    fn exposes_at(&self, key: &str, at: At) -> bool {
+        match self {
+            Ir::Identity => at != At::Other,
+            Ir::Field(k) => at == At::Root && k == key,
+            Ir::Index(_) | Ir::Literal(_) | Ir::Slice(..) => false,
+            Ir::Sub(l, r) => {
+                if at == At::Root && matches!(l.as_ref(), Ir::Field(k) if k == key) {
+                    r.exposes_at(key, At::Field)
+                } else {
+                    l.exposes_at(key, at) || r.exposes_at(key, At::Other)
+                }
+            }
+            Ir::Pipe(l, r) | Ir::Projection(l, r) => {
+                l.exposes_at(key, at) || r.exposes_at(key, At::Other)
+            }
+            Ir::Filter(l, c, r) => {
+                l.exposes_at(key, at)
+                    || c.exposes_at(key, At::Other)
+                    || r.exposes_at(key, At::Other)
+            }
+            Ir::Flatten(i) | Ir::ObjectValues(i) | Ir::Not(i) => i.exposes_at(key, at),
+            Ir::And(l, r) | Ir::Or(l, r) | Ir::Compare(_, l, r) => {
+                l.exposes_at(key, at) || r.exposes_at(key, at)
+            }
+            Ir::MultiList(items) => items.iter().any(|i| i.exposes_at(key, at)),
+            Ir::MultiHash(items) => items.iter().any(|(_, i)| i.exposes_at(key, at)),
+            Ir::Call(_, args) => args.iter().any(|a| a.exposes_at(key, at)),
+            Ir::ExpRef(e) => e.exposes_at(key, At::Other),
+        }
+    }
+}

@@ -34,6 +34,8 @@ use std::fmt;
 
 use crate::yaml::Node;
 
+pub use interp::Lent;
+
 /// Longest expression accepted (hostile input guard; real policies stay far below).
 const MAX_EXPR_LEN: usize = 64 * 1024;
 /// Deepest nesting of brackets, parentheses and prefix operators accepted before parsing.
@@ -128,6 +130,24 @@ impl Expr {
     /// Evaluates against `data`. The result borrows from `data` where it can.
     pub fn search<'a>(&self, data: &'a Node) -> Result<Cow<'a, Node>, Error> {
         interp::eval(&self.ir, data, 0)
+    }
+
+    /// [`Expr::search`] with fields lent to one map node of `data` (see [`Lent`]); only
+    /// sound when the expression does not [`expose`](Expr::exposes) that map.
+    pub fn search_lent<'a>(&self, data: &'a Node, lent: &Lent<'a>) -> Result<Cow<'a, Node>, Error> {
+        interp::eval_in(&self.ir, data, 0, lent)
+    }
+
+    /// The fields of a plain `a.b.c` path (no index, function or projection), in order.
+    pub fn field_chain(&self) -> Option<Vec<&str>> {
+        let mut out = Vec::new();
+        self.ir.field_chain(&mut out).then_some(out)
+    }
+
+    /// Whether searching a document may yield the document itself or its field `key` whole
+    /// (returned, listed, printed, compared) rather than only look fields up in them.
+    pub fn exposes(&self, key: &str) -> bool {
+        self.ir.exposes(key)
     }
 }
 

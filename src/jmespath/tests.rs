@@ -493,3 +493,63 @@ fn every_function_is_covered_here() {
         assert!(src.contains(&format!("{name}(")), "no test mentions {name}");
     }
 }
+
+#[test]
+fn exposes_tells_lookups_from_whole_values() {
+    let exposes = |e: &str| Expr::compile(e).unwrap().exposes("request");
+    for e in [
+        "request.object.metadata.name",
+        "length(request.object.spec.containers)",
+        "request.object.spec.containers[?name == 'a'].image",
+        "request.object.spec.containers[*].image | [0]",
+        "request.operation == 'CREATE' && request.object.kind",
+        "sort_by(request.object.spec.containers, &name)",
+        "{a: request.namespace, b: [request.object.kind]}",
+        "images.containers.*.tag",
+        "element.image",
+        "request[0]",
+        "request.[object]",
+        "request.{o: object, n: namespace}",
+    ] {
+        assert!(!exposes(e), "{e}");
+    }
+    for e in [
+        "request",
+        "@",
+        "@.request.object",
+        "request.*",
+        "request | object",
+        "keys(request)",
+        "to_string(request)",
+        "[request][0].object",
+        "request[*]",
+        "request == `{}`",
+        "*.object",
+        "request.[@][0].object",
+        "request.object || request",
+    ] {
+        assert!(exposes(e), "{e}");
+    }
+}
+
+#[test]
+fn lent_fields_are_found_on_their_map_only() {
+    use super::Lent;
+    let data = Node::from_json(&json!({"request": {"operation": "CREATE"}, "other": {}}));
+    let object = Node::from_json(&json!({"kind": "Pod"}));
+    let lent = Lent {
+        parent: data.get("request"),
+        fields: [("object", Some(&object)), ("oldObject", None)],
+    };
+    let search = |e: &str| {
+        Expr::compile(e)
+            .unwrap()
+            .search_lent(&data, &lent)
+            .map(|v| v.to_json())
+    };
+    assert_eq!(search("request.object.kind").unwrap(), json!("Pod"));
+    assert_eq!(search("length(request.object)").unwrap(), json!(1.0));
+    assert!(search("request.oldObject").unwrap_err().is_not_found());
+    assert!(search("other.object").unwrap_err().is_not_found());
+    assert!(search("object").unwrap_err().is_not_found());
+}

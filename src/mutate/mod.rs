@@ -31,7 +31,7 @@ use crate::yaml::Node;
 
 use crate::conditions::evaluate_block;
 use crate::exception::{self, PolicyException};
-use crate::variables::{Context, VarError, substitute_at};
+use crate::variables::{Context, VarError, has_variables, substitute_cow};
 
 use merge_keys::{ListStrategy, SchemaType};
 
@@ -166,11 +166,24 @@ fn mutate_policy(env: &Env<'_>, current: &mut Cow<'_, Resource>) -> Vec<RuleResp
         if !matching::rule_matches(rule, current, request) {
             continue;
         }
-        // The request context, values, then the rule's `context` entries.
-        let (resp, after) = match crate::validate::rule_context(policy, rule, current, request) {
-            Ok(mut ctx) => apply_rule(env, rule, body, current, &mut ctx),
-            Err(v) => (response(rule, v.status, v.message), None),
-        };
+        // The request context, values, then the rule's `context` entries; built only for a
+        // rule that reads it (perf: a plain patch needs no copy of the resource,
+        // docs/PERFORMANCE.md). Without `context` entries building it cannot fail.
+        let needs_context = rule.context.is_some()
+            || rule.preconditions.is_some()
+            || body.get("foreach").is_some()
+            || has_variables(body);
+        let mut ctx = None;
+        if needs_context {
+            match crate::validate::rule_context(policy, rule, current, request) {
+                Ok(c) => ctx = Some(c),
+                Err(v) => {
+                    out.push(response(rule, v.status, v.message));
+                    continue;
+                }
+            }
+        }
+        let (resp, after) = apply_rule(env, rule, body, current, &mut ctx);
         if let Some(after) = after {
             *current = Cow::Owned(after);
         }
@@ -217,18 +230,19 @@ fn mutated_message(r: &Resource) -> String {
 }
 
 /// One rule on the current resource: its response and, when it changed something, the
-/// resource as it left it.
-fn apply_rule(
+/// resource as it left it. `ctx` is `None` when the rule has no preconditions, `foreach`,
+/// `context` entries or variables: then only an exception's conditions may need it.
+fn apply_rule<'r>(
     env: &Env<'_>,
     rule: &Rule,
     body: &Node,
-    current: &Resource,
-    ctx: &mut Context,
+    current: &'r Resource,
+    ctx: &mut Option<Context<'r>>,
 ) -> (RuleResponse, Option<Resource>) {
     if body.get("targets").is_some() {
         return (unsupported(rule, "mutate targets"), None);
     }
-    if let Some(p) = &rule.preconditions {
+    if let (Some(p), Some(ctx)) = (&rule.preconditions, ctx.as_mut()) {
         match evaluate_block(p, ctx) {
             Ok(r) if r.holds => {}
             Ok(r) => {
@@ -245,7 +259,13 @@ fn apply_rule(
         }
     }
     // Exceptions are looked up after preconditions; their conditions see the rule's context.
-    let mut holds = |conds: &Node| evaluate_block(conds, ctx).is_ok_and(|r| r.holds);
+    let mut holds = |conds: &Node| {
+        if ctx.is_none() {
+            *ctx = crate::validate::rule_context(env.policy, rule, current, env.request).ok();
+        }
+        ctx.as_mut()
+            .is_some_and(|c| evaluate_block(conds, c).is_ok_and(|r| r.holds))
+    };
     if let Some(mut r) = exception::response(
         env.exceptions,
         env.policy,
@@ -257,7 +277,7 @@ fn apply_rule(
         r.rule_type = RuleType::Mutation;
         return (r, None);
     }
-    let result = if let Some(entries) = body.get("foreach") {
+    let result = if let (Some(entries), Some(ctx)) = (body.get("foreach"), ctx.as_mut()) {
         foreach::apply(entries, current, ctx)
     } else {
         let patch = body
@@ -269,10 +289,16 @@ fn apply_rule(
             });
         match patch {
             None => return (unsupported(rule, "this mutate form"), None),
-            Some((kind, field, p)) => match substitute_at(p, ctx, &format!("/mutate/{field}")) {
-                Err(e) => return (var_error(rule, e), None),
-                Ok(p) => apply_patch(kind, &p, &current.root, current).map(|n| (n, false)),
-            },
+            Some((kind, field, p)) => {
+                let p = match ctx {
+                    Some(c) => substitute_cow(p, c, &format!("/mutate/{field}")),
+                    None => Ok(Cow::Borrowed(p)),
+                };
+                match p {
+                    Err(e) => return (var_error(rule, e), None),
+                    Ok(p) => apply_patch(kind, &p, &current.root, current).map(|n| (n, false)),
+                }
+            }
         }
     };
     match result {

@@ -77,12 +77,9 @@ fn run_entry(
     level: usize,
 ) -> Outcome {
     let expr = entry.get("list").and_then(Node::as_str).unwrap_or("");
-    let elements = match ctx.query(expr) {
-        Ok(Node {
-            value: Value::Seq(items),
-            ..
-        }) => items,
-        Ok(other) => vec![other],
+    // perf: a list in the resource is borrowed, not copied (docs/PERFORMANCE.md).
+    let list = match ctx.query_lent(expr) {
+        Ok(list) => list,
         // A missing field: the entry is silently skipped; other errors are remembered.
         Err(e) if e.is_unknown_key() => return Outcome::Nothing { list_error: None },
         Err(e) => {
@@ -90,6 +87,10 @@ fn run_entry(
                 list_error: Some(e.message),
             };
         }
+    };
+    let elements = match &list.value {
+        Value::Seq(items) => items.as_slice(),
+        _ => std::slice::from_ref(list.as_ref()),
     };
     let element_scope = entry.get("elementScope").and_then(Node::as_bool);
     let mut counted = false;

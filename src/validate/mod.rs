@@ -16,6 +16,7 @@ use crate::policy::{Policy, Rule, Validate};
 use crate::report::Status;
 use crate::request::Request;
 use crate::resource::Resource;
+pub(crate) use crate::variables::has_variables;
 use crate::variables::{Context, substitute_at, substitute_str};
 use crate::yaml::{Node, Value};
 
@@ -55,19 +56,6 @@ impl From<PatternVerdict> for Verdict {
     }
 }
 
-/// Whether a node holds a `{{ }}` variable anywhere (keys included).
-pub(crate) fn has_variables(node: &Node) -> bool {
-    match &node.value {
-        Value::Str(s) => s.contains("{{"),
-        Value::Seq(items) => items.iter().any(has_variables),
-        Value::Map(m) => m
-            .entries()
-            .iter()
-            .any(|e| e.key.contains("{{") || has_variables(&e.value)),
-        _ => false,
-    }
-}
-
 /// Whether evaluating the rule needs the variable context.
 pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
     use crate::policy::ValidateCheck as C;
@@ -82,12 +70,12 @@ pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
 /// resource, then the rule's values, then its `context` entries (cli-compat.md §5.2). The
 /// engine shares one context per resource instead ([`Contexts`]); this fresh one is for
 /// callers outside a resource loop (an exception's conditions on a rule without context).
-pub(crate) fn rule_context(
+pub(crate) fn rule_context<'r>(
     policy: &Policy,
     rule: &Rule,
-    resource: &Resource,
+    resource: &'r Resource,
     request: &Request,
-) -> Result<Context, Verdict> {
+) -> Result<Context<'r>, Verdict> {
     let mut ctx = Context::for_resource(resource, request);
     apply_rule_context(&mut ctx, policy, rule, resource, request)?;
     Ok(ctx)

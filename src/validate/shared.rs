@@ -1,7 +1,7 @@
 //! One variable context per resource, shared by the rules that need one (Kyverno's engine
-//! does the same: one policy context, `Checkpoint` before a rule, `Restore` after). Building a
-//! context copies the resource into `request.object`; doing it once per resource instead of
-//! once per rule is what keeps deny/foreach rules near the cost of the parse
+//! does the same: one policy context, `Checkpoint` before a rule, `Restore` after). The
+//! context borrows the resource as `request.object`; building it once per resource instead of
+//! once per rule still saves the request map, the images and each rule's bookkeeping
 //! (docs/PERFORMANCE.md).
 
 use super::{Verdict, apply_rule_context};
@@ -14,7 +14,7 @@ use crate::variables::Context;
 pub(crate) struct Contexts<'a> {
     resource: &'a Resource,
     request: &'a Request,
-    base: Option<Context>,
+    base: Option<Context<'a>>,
     /// Whether `base` holds a rule's checkpoint that `release` must undo.
     lent: bool,
 }
@@ -35,7 +35,7 @@ impl<'a> Contexts<'a> {
         &mut self,
         policy: &Policy,
         rule: &Rule,
-    ) -> Result<&mut Context, Verdict> {
+    ) -> Result<&mut Context<'a>, Verdict> {
         self.release();
         let (resource, request) = (self.resource, self.request);
         let ctx = self

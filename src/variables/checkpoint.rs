@@ -29,7 +29,7 @@ pub(super) enum Undo {
     Root(Node),
 }
 
-impl Context {
+impl Context<'_> {
     pub fn checkpoint(&mut self) {
         self.marks.push(Mark {
             undo_len: self.undo.len(),

@@ -1,18 +1,28 @@
 //! The evaluation context (validate.md §11.6): one JSON document plus pending context
 //! entries, with checkpoints for foreach (`Checkpoint`/`Restore` upstream).
 
+use std::borrow::Cow;
+
 use super::VarError;
 use super::checkpoint::{Mark, Undo};
 use super::entries::Pending;
 use super::image::may_read_images;
-use crate::jmespath::{Expr, value};
+use crate::jmespath::{Expr, Lent, value};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
+use crate::source::Span;
 use crate::yaml::{Map, Node, Value};
 
 #[derive(Clone, Debug)]
-pub struct Context {
+pub struct Context<'r> {
     pub(super) root: Node,
+    /// `request.object` / `request.oldObject`: the resource, lent instead of copied into
+    /// `root` (a copy per resource was the largest cost of building a context,
+    /// docs/PERFORMANCE.md). Queries see them through [`Lent`]; a query that could see the
+    /// `request` map whole, and any change below them, first copies them in
+    /// ([`Context::materialize_objects`]). An entry `root` holds shadows the lent one.
+    pub(super) object: Option<&'r Node>,
+    pub(super) old_object: Option<&'r Node>,
     pub(super) operation: Operation,
     pub(super) pending: Vec<Pending>,
     /// Why `images` could not be built (an unparsable image), reported when queried.
@@ -26,7 +36,7 @@ pub struct Context {
     pub(super) undo: Vec<Undo>,
 }
 
-impl Context {
+impl<'r> Context<'r> {
     /// A context over an arbitrary document (tests, values).
     pub fn from_root(root: Node) -> Self {
         let root = if matches!(root.value, Value::Map(_)) {
@@ -36,6 +46,8 @@ impl Context {
         };
         Self {
             root,
+            object: None,
+            old_object: None,
             operation: Operation::Create,
             pending: Vec::new(),
             images_error: None,
@@ -48,10 +60,10 @@ impl Context {
     /// The CLI's context for one resource (§11.6): `request.object` (or `oldObject` for
     /// DELETE, a copy for UPDATE), `request.operation`, `request.namespace`, user info and
     /// service account when a user is given, and `images`.
-    pub fn for_resource(resource: &Resource, request: &Request) -> Self {
+    pub fn for_resource(resource: &'r Resource, request: &Request) -> Self {
         let mut ctx = Self::from_root(value::map(Vec::new()));
         ctx.operation = request.operation;
-        let obj = resource.root.clone();
+        let obj = Some(&resource.root);
         let namespace = if request.operation == Operation::Delete {
             String::new()
         } else {
@@ -61,14 +73,6 @@ impl Context {
             "operation".to_owned(),
             value::string(request.operation.as_str()),
         )];
-        match request.operation {
-            Operation::Delete => req.push(("oldObject".to_owned(), obj)),
-            Operation::Update => {
-                req.push(("object".to_owned(), obj.clone()));
-                req.push(("oldObject".to_owned(), obj));
-            }
-            _ => req.push(("object".to_owned(), obj)),
-        }
         req.push(("namespace".to_owned(), value::string(namespace)));
         if let Some(user) = &request.user_info {
             // RequestInfo / UserInfo fields are `omitempty`.
@@ -89,6 +93,12 @@ impl Context {
             req.push(("userInfo".to_owned(), value::map(info)));
         }
         ctx.set_path(&["request"], value::map(req));
+        // Lent once `request` is in place (setting `request` drops lent objects).
+        match request.operation {
+            Operation::Delete => ctx.old_object = obj,
+            Operation::Update => (ctx.object, ctx.old_object) = (obj, obj),
+            _ => ctx.object = obj,
+        }
         if let Some(user) = &request.user_info {
             let (name, ns) = service_account(&user.username);
             ctx.set_path(&["serviceAccountName"], value::string(name));
@@ -117,6 +127,16 @@ impl Context {
     pub fn set_path(&mut self, path: &[&str], v: Node) {
         if self.images_pending.is_some() && matches!(path.first(), Some(&("request" | "images"))) {
             self.materialize_images();
+        }
+        match path {
+            // Replacing `request` (or the root): the lent objects go with the old one.
+            [] | ["request"] => {
+                self.materialize_objects();
+                (self.object, self.old_object) = (None, None);
+            }
+            // A change inside a lent object is made to a copy.
+            ["request", "object" | "oldObject", _, ..] => self.materialize_objects(),
+            _ => {}
         }
         if let [key] = path {
             return self.set_top(key, v);
@@ -168,6 +188,49 @@ impl Context {
     /// Compile errors read `incorrect query <q>: <err>`, search errors
     /// `JMESPath query failed: <err>`.
     pub fn query(&mut self, query: &str) -> Result<Node, VarError> {
+        let expr = self.prepare(query)?;
+        let lent = Lent {
+            parent: self.root.get("request"),
+            fields: [("object", self.object), ("oldObject", self.old_object)],
+        };
+        expr.search_lent(&self.root, &lent)
+            .map(|v| v.into_owned())
+            .map_err(|e| VarError::new(format!("JMESPath query failed: {e}")))
+    }
+
+    /// [`Context::query`], borrowing the result when it is a part of the lent resource
+    /// (`request.object.spec.containers`): a foreach list is then not copied.
+    pub fn query_lent(&mut self, query: &str) -> Result<Cow<'r, Node>, VarError> {
+        let expr = self.prepare(query)?;
+        let lent = [("object", self.object), ("oldObject", self.old_object)];
+        if let Some(chain) = expr.field_chain()
+            && let ["request", key @ ("object" | "oldObject"), rest @ ..] = chain.as_slice()
+            && self.root.get_path(&["request", key]).is_none()
+            && let Some((_, Some(object))) = lent.iter().find(|(k, _)| k == key)
+        {
+            // The interpreter's walk of a field path: a missing key in a map is an error,
+            // a field of anything else is null.
+            let mut node: &'r Node = object;
+            for k in rest {
+                node = match &node.value {
+                    Value::Map(m) => m.get(k).ok_or_else(|| {
+                        VarError::new(format!(
+                            "JMESPath query failed: {}",
+                            crate::jmespath::Error::NotFound((*k).to_owned())
+                        ))
+                    })?,
+                    _ => return Ok(Cow::Owned(value::null())),
+                };
+            }
+            return Ok(Cow::Borrowed(node));
+        }
+        self.query(query).map(Cow::Owned)
+    }
+
+    /// What every query does before searching: pending `images` and context entries the
+    /// query may read, then compiling (cached); a query that may see `request` whole first
+    /// gets the lent objects copied in.
+    fn prepare(&mut self, query: &str) -> Result<std::rc::Rc<Expr>, VarError> {
         if self.images_pending.is_some() && may_read_images(query) {
             self.materialize_images();
         }
@@ -190,9 +253,48 @@ impl Context {
             }
             Err(e) => return Err(VarError::new(format!("incorrect query {q}: {e}"))),
         };
-        expr.search(&self.root)
-            .map(|v| v.into_owned())
-            .map_err(|e| VarError::new(format!("JMESPath query failed: {e}")))
+        let lending = self.object.is_some() || self.old_object.is_some();
+        if lending && expr.exposes("request") {
+            self.materialize_objects();
+        }
+        Ok(expr)
+    }
+}
+
+impl Context<'_> {
+    /// `request.object`, else `request.oldObject`, whether held or lent.
+    pub(super) fn object(&self) -> Option<&Node> {
+        let held = |key| self.root.get_path(&["request", key]);
+        held("object")
+            .or(self.object)
+            .or_else(|| held("oldObject"))
+            .or(self.old_object)
+    }
+
+    /// Copies the lent objects into `root`, where [`Context::for_resource`] used to put them
+    /// (after `operation`, `object` before `oldObject`), unless `root` holds them already. Not
+    /// logged for checkpoints: a restore that brings back an older `request` leaves the lent
+    /// ones visible, the same values.
+    pub(super) fn materialize_objects(&mut self) {
+        for (key, lent) in [("object", self.object), ("oldObject", self.old_object)] {
+            let Some(lent) = lent else { continue };
+            let Value::Map(root) = &mut self.root.value else {
+                return;
+            };
+            let Some(Value::Map(req)) = root.get_mut("request").map(|r| &mut r.value) else {
+                return;
+            };
+            if req.contains_key(key) {
+                continue;
+            }
+            let after = if key == "oldObject" && req.contains_key("object") {
+                "object"
+            } else {
+                "operation"
+            };
+            let at = req.keys().position(|k| k == after).map_or(0, |i| i + 1);
+            req.insert_at(at, key.to_owned(), Span::EMPTY, lent.clone());
+        }
     }
 }
 
@@ -256,7 +358,8 @@ mod tests {
 
     #[test]
     fn builtin_context_for_the_cli() {
-        let mut ctx = Context::for_resource(&pod(false), &Request::default());
+        let res = pod(false);
+        let mut ctx = Context::for_resource(&res, &Request::default());
         assert_eq!(q(&mut ctx, "request.operation").unwrap(), "CREATE");
         assert_eq!(q(&mut ctx, "request.namespace").unwrap(), "default");
         assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
@@ -293,7 +396,8 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut ctx = Context::for_resource(&pod(true), &req);
+        let res = pod(true);
+        let mut ctx = Context::for_resource(&res, &req);
         assert_eq!(q(&mut ctx, "request.namespace").unwrap(), "");
         assert_eq!(
             q(&mut ctx, "request.oldObject.metadata.namespace").unwrap(),
@@ -312,9 +416,83 @@ mod tests {
             operation: Operation::Update,
             ..Default::default()
         };
-        let mut ctx = Context::for_resource(&pod(true), &req);
+        let res = pod(true);
+        let mut ctx = Context::for_resource(&res, &req);
         assert_eq!(q(&mut ctx, "request.oldObject.metadata.name").unwrap(), "p");
         assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+    }
+
+    #[test]
+    fn lent_objects_read_as_copies_would() {
+        let res = pod(true);
+        let update = Request {
+            operation: Operation::Update,
+            ..Default::default()
+        };
+        let whole = serde_json::json!(["operation", "object", "oldObject", "namespace"]);
+        // Looked up field by field, then seen whole (copied in where for_resource put them).
+        let mut ctx = Context::for_resource(&res, &update);
+        assert_eq!(
+            q(&mut ctx, "request.oldObject.spec.containers[0].name").unwrap(),
+            "web"
+        );
+        assert!(ctx.root.get_path(&["request", "object"]).is_none());
+        assert_eq!(q(&mut ctx, "keys(request)").unwrap(), whole);
+        assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+        // A checkpoint restored to a `request` logged before the copy: still readable.
+        let mut ctx = Context::for_resource(&res, &update);
+        ctx.checkpoint();
+        ctx.set_operation(Operation::Create);
+        assert_eq!(q(&mut ctx, "length(values(request))").unwrap(), 4.0);
+        ctx.restore();
+        assert_eq!(q(&mut ctx, "request.operation").unwrap(), "UPDATE");
+        assert_eq!(
+            q(&mut ctx, "request.object.metadata.namespace").unwrap(),
+            "team"
+        );
+        assert_eq!(q(&mut ctx, "keys(@.request)").unwrap(), whole);
+        // A change inside an object changes a copy; replacing `request` drops them.
+        let mut ctx = Context::for_resource(&res, &Request::default());
+        ctx.set_variable("request.object.metadata.name", &value::string("q"));
+        assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "q");
+        assert_eq!(q(&mut ctx, "request.object.kind").unwrap(), "Pod");
+        assert_eq!(
+            res.root
+                .get_path(&["metadata", "name"])
+                .and_then(Node::as_str),
+            Some("p")
+        );
+        ctx.set_path(&["request"], value::map(Vec::new()));
+        assert!(q(&mut ctx, "request.object").is_err());
+        // A shadowing `request.object` (mutate foreach) wins over the lent one.
+        let mut ctx = Context::for_resource(&res, &Request::default());
+        ctx.set_path(&["request", "object"], value::string("patched"));
+        assert_eq!(q(&mut ctx, "request.object").unwrap(), "patched");
+    }
+
+    #[test]
+    fn lent_lists_are_borrowed_with_the_query_errors() {
+        let res = pod(false);
+        let mut ctx = Context::for_resource(&res, &Request::default());
+        let list = ctx.query_lent("request.object.spec.containers").unwrap();
+        assert!(matches!(list, Cow::Borrowed(_)));
+        assert_eq!(
+            list.to_json(),
+            q(&mut ctx, "request.object.spec.containers").unwrap()
+        );
+        let missing = ctx.query_lent("request.object.spec.volumes").unwrap_err();
+        assert_eq!(
+            missing,
+            ctx.query("request.object.spec.volumes").unwrap_err()
+        );
+        assert!(missing.is_unknown_key());
+        let below_scalar = ctx.query_lent("request.object.kind.x").unwrap();
+        assert!(below_scalar.is_null());
+        assert!(q(&mut ctx, "request.object.kind.x").unwrap().is_null());
+        // Anything but a field path is searched as usual (and copied).
+        let first = ctx.query_lent("request.object.spec.containers[0]").unwrap();
+        assert!(matches!(first, Cow::Owned(_)));
+        assert_eq!(first.get("name").and_then(Node::as_str), Some("web"));
     }
 
     #[test]
@@ -340,7 +518,8 @@ mod tests {
 
     #[test]
     fn context_entries_are_lazy() {
-        let mut ctx = Context::for_resource(&pod(true), &Request::default());
+        let res = pod(true);
+        let mut ctx = Context::for_resource(&res, &Request::default());
         let entries = Node::from_json(&serde_json::json!([
             {"name": "broken", "variable": {"jmesPath": "request.object.nope"}},
             {"name": "ns", "variable": {"jmesPath": "request.object.metadata.namespace"}},

@@ -56,7 +56,7 @@ pub(crate) fn mentions(query: &str, name: &str) -> bool {
     false
 }
 
-impl Context {
+impl Context<'_> {
     /// Registers a `context:` list. Entries load lazily; `external` holds data for entries
     /// that need a cluster (keyed by entry name).
     pub fn add_context_entries(

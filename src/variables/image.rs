@@ -164,17 +164,13 @@ fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-impl super::Context {
+impl super::Context<'_> {
     /// Builds the pending `images` map from the object as `for_resource` put it in.
     pub(super) fn materialize_images(&mut self) {
         let Some(kind) = self.images_pending.take() else {
             return;
         };
-        let object = self
-            .root
-            .get_path(&["request", "object"])
-            .or_else(|| self.root.get_path(&["request", "oldObject"]));
-        match object.map(|o| images_of(&kind, o)) {
+        match self.object().map(|o| images_of(&kind, o)) {
             Some(Ok(Some(images))) => self.set_path(&["images"], images),
             Some(Err(e)) => self.images_error = Some(e),
             _ => {}

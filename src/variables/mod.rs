@@ -22,7 +22,9 @@ pub mod image;
 mod substitute;
 
 pub use context::Context;
-pub use substitute::{expressions, substitute, substitute_at, substitute_str};
+pub use substitute::{
+    expressions, has_variables, substitute, substitute_at, substitute_cow, substitute_str,
+};
 
 use std::fmt;
 

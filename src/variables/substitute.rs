@@ -10,6 +10,7 @@
 //! Errors: a query error reads `failed to resolve <expr> at path <path>: <query error>`
 //! (upstream wraps even the missing-key error, see `pkg/engine/validation_test.go`).
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -35,6 +36,39 @@ pub fn substitute(doc: &Node, ctx: &mut Context) -> Result<Node, VarError> {
 
 /// Substitutes with `path` as the JSON path of `doc` (for messages and `{{@}}`).
 pub fn substitute_at(doc: &Node, ctx: &mut Context, path: &str) -> Result<Node, VarError> {
+    substitute_cow(doc, ctx, path).map(Cow::into_owned)
+}
+
+/// [`substitute_at`], borrowing `doc` when it holds no variable (most condition keys and
+/// values, patches and patterns): no copy, no path strings.
+pub fn substitute_cow<'a>(
+    doc: &'a Node,
+    ctx: &mut Context,
+    path: &str,
+) -> Result<Cow<'a, Node>, VarError> {
+    if has_variables(doc) {
+        substitute_node(doc, ctx, path).map(Cow::Owned)
+    } else {
+        Ok(Cow::Borrowed(doc))
+    }
+}
+
+/// Whether a node holds a `{{` anywhere (keys included): a node without one substitutes to
+/// itself.
+pub fn has_variables(node: &Node) -> bool {
+    match &node.value {
+        Value::Str(s) => s.contains("{{"),
+        Value::Seq(items) => items.iter().any(has_variables),
+        Value::Map(m) => m
+            .entries()
+            .iter()
+            .any(|e| e.key.contains("{{") || has_variables(&e.value)),
+        _ => false,
+    }
+}
+
+/// The substitution proper; children without variables are copied as they are.
+fn substitute_node(doc: &Node, ctx: &mut Context, path: &str) -> Result<Node, VarError> {
     match &doc.value {
         Value::Str(s) => substitute_str(s, ctx, path).map(|mut n| {
             if matches!(n.value, Value::Str(_)) {
@@ -45,25 +79,37 @@ pub fn substitute_at(doc: &Node, ctx: &mut Context, path: &str) -> Result<Node, 
         Value::Seq(items) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                out.push(substitute_at(item, ctx, &format!("{path}/{i}"))?);
+                out.push(if has_variables(item) {
+                    substitute_node(item, ctx, &format!("{path}/{i}"))?
+                } else {
+                    item.clone()
+                });
             }
             Ok(Node::new(Value::Seq(out), doc.span))
         }
         Value::Map(m) => {
             let mut out = Map::with_capacity(m.len());
             for e in m.entries() {
-                let key = match substitute_str(&e.key, ctx, path)?.value {
-                    Value::Str(s) => s,
-                    Value::Null => e.key.clone(),
-                    _ => {
-                        return Err(VarError::new(format!(
-                            "expected string after substituting variables in key \"{}\"",
-                            e.key
-                        )));
+                let key = if e.key.contains("{{") {
+                    match substitute_str(&e.key, ctx, path)?.value {
+                        Value::Str(s) => s,
+                        Value::Null => e.key.clone(),
+                        _ => {
+                            return Err(VarError::new(format!(
+                                "expected string after substituting variables in key \"{}\"",
+                                e.key
+                            )));
+                        }
                     }
+                } else {
+                    e.key.clone()
                 };
-                let child = format!("{path}/{}", e.key.replace('/', "\\/"));
-                let v = substitute_at(&e.value, ctx, &child)?;
+                let v = if has_variables(&e.value) {
+                    let child = format!("{path}/{}", e.key.replace('/', "\\/"));
+                    substitute_node(&e.value, ctx, &child)?
+                } else {
+                    e.value.clone()
+                };
                 out.insert(key, e.key_span, v);
             }
             Ok(Node::new(Value::Map(out), doc.span))
@@ -78,6 +124,10 @@ pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, Va
     let (Some(re), Some(init)) = (VARIABLE.as_ref(), VARIABLE_INIT.as_ref()) else {
         return Ok(value::string(s));
     };
+    if !s.contains("{{") {
+        // No variable, and so no `\{{` escape either.
+        return Ok(value::string(s));
+    }
     let mut text = s.to_owned();
     let mut vars: Vec<String> = find_all(re, &text);
     let mut passes = 0;
@@ -186,7 +236,7 @@ fn at_path(ctx: &mut Context, path: &str) -> String {
 mod tests {
     use super::*;
 
-    fn ctx() -> Context {
+    fn ctx() -> Context<'static> {
         Context::from_root(Node::from_json(&serde_json::json!({
             "request": {"object": {"metadata": {"name": "temp", "labels": {"app": "web"}},
                                    "spec": {"replicas": 3.0, "tpl": "{{ request.object.metadata.name }}"}}},

@@ -89,6 +89,25 @@ impl Map {
         }
     }
 
+    /// Inserts a new key at `index` (clamped to the end); an existing key is replaced where
+    /// it is.
+    pub fn insert_at(&mut self, index: usize, key: String, key_span: Span, value: Node) {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
+            e.key_span = key_span;
+            e.value = value;
+        } else {
+            let at = index.min(self.entries.len());
+            self.entries.insert(
+                at,
+                Entry {
+                    key,
+                    key_span,
+                    value,
+                },
+            );
+        }
+    }
+
     pub fn remove(&mut self, key: &str) -> Option<Node> {
         let idx = self.entries.iter().position(|e| e.key == key)?;
         Some(self.entries.remove(idx).value)
