@@ -82,7 +82,7 @@ pub(crate) fn eval_in<'a>(
     lent: &Lent<'a>,
 ) -> Result<Val<'a>, Error> {
     if depth > MAX_DEPTH {
-        return Err(Error::Eval("expression evaluation too deep".to_owned()));
+        return Err(too_deep());
     }
     let d = depth + 1;
     match ir {
@@ -115,25 +115,27 @@ pub(crate) fn eval_in<'a>(
             lenient(apply(rhs, left, d, lent))
         }
         Ir::Projection(lhs, rhs) => {
-            let left = lenient(eval_in(lhs, data, d, lent))?;
-            project(left, |e| eval(rhs, e, d))
+            let items = match items_of(lhs, data, d, lent) {
+                Ok(Some(items)) => items,
+                // Not a list, or a missing key: null.
+                Ok(None) | Err(Error::NotFound(_)) => return Ok(null()),
+                Err(e) => return Err(e),
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for item in &items {
+                let v = lenient(eval(rhs, item, d))?;
+                if !v.is_null() {
+                    out.push(v.into_owned());
+                }
+            }
+            Ok(Cow::Owned(value::seq(out)))
         }
         Ir::Filter(lhs, cond, rhs) => {
-            let Ok(left) = eval_in(lhs, data, d, lent) else {
+            let Ok(Some(items)) = items_of(lhs, data, d, lent) else {
                 return Ok(null());
             };
             let mut pass = Vec::new();
-            let items = match &left {
-                Cow::Borrowed(n) => match &n.value {
-                    Value::Seq(items) => items.as_slice(),
-                    _ => return Ok(null()),
-                },
-                Cow::Owned(n) => match &n.value {
-                    Value::Seq(items) => items.as_slice(),
-                    _ => return Ok(null()),
-                },
-            };
-            for item in items {
+            for item in &items {
                 let c = lenient(eval(cond, item, d))?;
                 if !is_false(&c) {
                     let v = lenient(eval(rhs, item, d))?;
@@ -144,47 +146,18 @@ pub(crate) fn eval_in<'a>(
             }
             Ok(Cow::Owned(value::seq(pass)))
         }
-        Ir::Flatten(inner) => {
-            let Ok(left) = eval_in(inner, data, d, lent) else {
-                return Ok(null());
-            };
-            let Value::Seq(items) = &left.value else {
-                return Ok(null());
-            };
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                match &item.value {
-                    Value::Seq(inner) => out.extend(inner.iter().cloned()),
-                    _ => out.push(item.clone()),
+        Ir::Flatten(_) | Ir::ObjectValues(_) | Ir::MultiList(_) => {
+            Ok(match items_of(ir, data, d, lent)? {
+                Some(items) => {
+                    Cow::Owned(value::seq(items.into_iter().map(Cow::into_owned).collect()))
                 }
-            }
-            Ok(Cow::Owned(value::seq(out)))
-        }
-        Ir::ObjectValues(inner) => {
-            let Ok(left) = eval_in(inner, data, d, lent) else {
-                return Ok(null());
-            };
-            let Value::Map(m) = &left.value else {
-                return Ok(null());
-            };
-            Ok(Cow::Owned(value::seq(
-                m.iter().map(|(_, v)| v.clone()).collect(),
-            )))
+                None => null(),
+            })
         }
         Ir::Slice(start, stop, step) => Ok(match &data.value {
             Value::Seq(items) => Cow::Owned(value::seq(slice(items, *start, *stop, *step)?)),
             _ => null(),
         }),
-        Ir::MultiList(elems) => {
-            if data.is_null() {
-                return Ok(null());
-            }
-            let mut out = Vec::with_capacity(elems.len());
-            for e in elems {
-                out.push(lenient(eval_in(e, data, d, lent))?.into_owned());
-            }
-            Ok(Cow::Owned(value::seq(out)))
-        }
         Ir::MultiHash(elems) => {
             if data.is_null() {
                 return Ok(null());
@@ -233,22 +206,95 @@ pub(crate) fn eval_in<'a>(
     }
 }
 
-fn project<'a>(
-    left: Val<'a>,
-    f: impl for<'b> Fn(&'b Node) -> Result<Val<'b>, Error>,
-) -> Result<Val<'a>, Error> {
-    let items = match &left.value {
-        Value::Seq(items) => items,
-        _ => return Ok(null()),
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        let v = lenient(f(item))?;
-        if !v.is_null() {
-            out.push(v.into_owned());
-        }
+/// What `ir` evaluates to as the items of a list, borrowed from `data` where it can be
+/// (perf: `[initContainers, containers][].image` copies no container, docs/PERFORMANCE.md);
+/// `None` when the value is not a list. Errors are those `eval_in` gives for `ir`.
+fn items_of<'a>(
+    ir: &Ir,
+    data: &'a Node,
+    depth: u32,
+    lent: &Lent<'a>,
+) -> Result<Option<Vec<Val<'a>>>, Error> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep());
     }
-    Ok(Cow::Owned(value::seq(out)))
+    let d = depth + 1;
+    match ir {
+        Ir::MultiList(elems) => {
+            if data.is_null() {
+                return Ok(None);
+            }
+            let mut out = Vec::with_capacity(elems.len());
+            for e in elems {
+                out.push(lenient(eval_in(e, data, d, lent))?);
+            }
+            Ok(Some(out))
+        }
+        // `a[]`: any error on the left gives null.
+        Ir::Flatten(inner) => {
+            let Ok(Some(items)) = items_of(inner, data, d, lent) else {
+                return Ok(None);
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Cow::Borrowed(n) => match &n.value {
+                        Value::Seq(inner) => out.extend(inner.iter().map(Cow::Borrowed)),
+                        _ => out.push(Cow::Borrowed(n)),
+                    },
+                    Cow::Owned(n) => match n.value {
+                        Value::Seq(inner) => out.extend(inner.into_iter().map(Cow::Owned)),
+                        _ => out.push(Cow::Owned(n)),
+                    },
+                }
+            }
+            Ok(Some(out))
+        }
+        // `a.*`: any error on the left gives null.
+        Ir::ObjectValues(inner) => {
+            let Ok(left) = eval_in(inner, data, d, lent) else {
+                return Ok(None);
+            };
+            Ok(match left {
+                Cow::Borrowed(n) => match &n.value {
+                    Value::Map(m) => Some(m.iter().map(|(_, v)| Cow::Borrowed(v)).collect()),
+                    _ => None,
+                },
+                Cow::Owned(n) => match n.value {
+                    Value::Map(m) => Some(
+                        m.entries()
+                            .iter()
+                            .map(|e| Cow::Owned(e.value.clone()))
+                            .collect(),
+                    ),
+                    _ => None,
+                },
+            })
+        }
+        Ir::Sub(lhs, rhs) => match eval_in(lhs, data, d, lent)? {
+            Cow::Borrowed(n) => items_of(rhs, n, d, lent),
+            owned => Ok(split(apply(rhs, owned, d, lent)?)),
+        },
+        _ => Ok(split(eval_in(ir, data, depth, lent)?)),
+    }
+}
+
+fn too_deep() -> Error {
+    Error::Eval("expression evaluation too deep".to_owned())
+}
+
+/// The items of a list value (moved out when owned); `None` for anything else.
+fn split(v: Val<'_>) -> Option<Vec<Val<'_>>> {
+    match v {
+        Cow::Borrowed(n) => match &n.value {
+            Value::Seq(items) => Some(items.iter().map(Cow::Borrowed).collect()),
+            _ => None,
+        },
+        Cow::Owned(n) => match n.value {
+            Value::Seq(items) => Some(items.into_iter().map(Cow::Owned).collect()),
+            _ => None,
+        },
+    }
 }
 
 /// `==`/`!=` are `reflect.DeepEqual`; ordering needs two float64 numbers, else null.

@@ -553,3 +553,42 @@ fn lent_fields_are_found_on_their_map_only() {
     assert!(search("other.object").unwrap_err().is_not_found());
     assert!(search("object").unwrap_err().is_not_found());
 }
+
+#[test]
+fn lists_built_from_parts_flatten_and_project() {
+    // `[x, y][]`, `x.*` and projections over them, borrowed or computed.
+    assert_eq!(
+        ok("[a.list, nums][]"),
+        json!([{"c": 1.5}, {"c": 2.5}, {"d": 0}, 3.0, 1.0, 2.0])
+    );
+    assert_eq!(ok("[a.list, nums][].c"), json!([1.5, 2.5]));
+    assert_eq!(
+        ok("[a.list, a.b, a.n][]"),
+        json!([{"c": 1.5}, {"c": 2.5}, {"d": 0}, "x"])
+    );
+    assert_eq!(
+        ok("[[nums, strs], idx][][]"),
+        json!([3.0, 1.0, 2.0, "b", "a", 2])
+    );
+    assert_eq!(ok("a.[list, nums][][0]"), json!([]));
+    assert_eq!(ok("a.[list, nums][*][0]"), json!([{"c": 1.5}]));
+    assert_eq!(ok("a.[list][].c"), json!([1.5, 2.5]));
+    assert_eq!(ok("[sort(nums), strs][]"), json!([1.0, 2.0, 3.0, "b", "a"]));
+    assert_eq!(ok("[a.missing, nums][]"), json!([3.0, 1.0, 2.0]));
+    assert_eq!(ok("labels.*"), json!(["web", "fe"]));
+    assert_eq!(ok("merge(labels, `{}`).*"), json!(["web", "fe"]));
+    assert_eq!(ok("a.list[?c > `2`].c"), json!([2.5]));
+    assert_eq!(
+        ok("[a.list, a.list][] | [?c].c"),
+        json!([1.5, 2.5, 1.5, 2.5])
+    );
+    // Not a list: null. A missing key on the left of a projection: null; of a flatten: null.
+    assert_eq!(ok("a.b[*]"), json!(null));
+    assert_eq!(ok("a.b[]"), json!(null));
+    assert_eq!(ok("a.missing[*].c"), json!(null));
+    assert_eq!(ok("a.missing[]"), json!(null));
+    assert_eq!(ok("a.n.[x, y]"), json!(null));
+    assert_eq!(ok("labels.app.*"), json!(null));
+    // Errors other than a missing key still come out of a projection's left side.
+    assert!(err("[abs('x')][*]").starts_with("Invalid type for: x"));
+}

@@ -24,7 +24,7 @@ use crate::report::Status;
 use crate::yaml::{Node, Value};
 
 pub(crate) use anchor::unsupported_in_validate;
-pub(crate) use reference::substitute_references;
+pub(crate) use reference::{has_references, substitute_references};
 // Pieces the condition operators (validate.md §8) reuse; not all are used here yet.
 #[allow(unused_imports)]
 pub(crate) use {
@@ -90,7 +90,25 @@ pub fn validate_pattern(
     resource: &Node,
     pattern: &Node,
 ) -> PatternVerdict {
-    let pattern: Cow<'_, Value> = match substitute_references(&pattern.value) {
+    let references = has_references(&pattern.value);
+    check_pattern(rule_name, rule_message, resource, pattern, references)
+}
+
+/// [`validate_pattern`] when whether `pattern` may hold `$(…)` references ([`has_references`])
+/// is already known (a rule's pattern is scanned once, at load).
+pub(crate) fn check_pattern(
+    rule_name: &str,
+    rule_message: Option<&str>,
+    resource: &Node,
+    pattern: &Node,
+    references: bool,
+) -> PatternVerdict {
+    let substituted = if references {
+        substitute_references(&pattern.value)
+    } else {
+        Ok(None)
+    };
+    let pattern: Cow<'_, Value> = match substituted {
         Ok(None) => Cow::Borrowed(&pattern.value),
         Ok(Some(v)) => Cow::Owned(v),
         Err(e) => return verdict(Status::Error, messages::substitution_failed(&e), None),
@@ -118,17 +136,28 @@ pub fn validate_any_pattern(
     resource: &Node,
     patterns: &[Node],
 ) -> PatternVerdict {
+    let references = patterns.iter().any(|p| has_references(&p.value));
+    check_any_pattern(rule_name, rule_message, resource, patterns, references)
+}
+
+/// [`validate_any_pattern`] when whether `patterns` may hold references is already known.
+pub(crate) fn check_any_pattern(
+    rule_name: &str,
+    rule_message: Option<&str>,
+    resource: &Node,
+    patterns: &[Node],
+    references: bool,
+) -> PatternVerdict {
     // All alternatives are substituted first, as one document (the list).
-    let substituted: Option<Vec<Node>> =
-        if patterns.iter().any(|p| reference::has_references(&p.value)) {
-            match substitute_references(&Value::Seq(patterns.to_vec())) {
-                Ok(Some(Value::Seq(items))) => Some(items),
-                Ok(_) => None,
-                Err(e) => return verdict(Status::Error, messages::substitution_failed(&e), None),
-            }
-        } else {
-            None
-        };
+    let substituted: Option<Vec<Node>> = if references {
+        match substitute_references(&Value::Seq(patterns.to_vec())) {
+            Ok(Some(Value::Seq(items))) => Some(items),
+            Ok(_) => None,
+            Err(e) => return verdict(Status::Error, messages::substitution_failed(&e), None),
+        }
+    } else {
+        None
+    };
     let patterns: &[Node] = substituted.as_deref().unwrap_or(patterns);
 
     let mut failed: Vec<String> = Vec::new();

@@ -128,10 +128,13 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
                 node.span,
             )
         })?;
-    let pattern_variables = match &check {
-        ValidateCheck::Pattern(p) => crate::validate::has_variables(p),
-        ValidateCheck::AnyPattern(ps) => ps.iter().any(crate::validate::has_variables),
-        _ => false,
+    let (pattern_variables, pattern_references) = {
+        let scanned = match &check {
+            ValidateCheck::Pattern(p) => crate::validate::Patterns::scan(std::slice::from_ref(p)),
+            ValidateCheck::AnyPattern(ps) => crate::validate::Patterns::scan(ps),
+            _ => crate::validate::Patterns::scan(&[]),
+        };
+        (scanned.variables, scanned.references)
     };
     Ok(Validate {
         message,
@@ -140,6 +143,7 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
         allow_existing_violations,
         failure_action_overrides,
         pattern_variables,
+        pattern_references,
     })
 }
 

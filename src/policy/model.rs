@@ -155,6 +155,9 @@ pub struct Validate {
     /// Whether `pattern` / `anyPattern` holds a `{{ }}` variable (keys included): found once
     /// at load, so that a rule without one builds no variable context.
     pub pattern_variables: bool,
+    /// Whether `pattern` / `anyPattern` may hold a `$(…)` reference: found once at load, so
+    /// that a pattern without one is not scanned for them per resource.
+    pub pattern_references: bool,
 }
 
 /// Which of the mutually exclusive validate forms the rule uses.

@@ -6,7 +6,7 @@ use crate::report::Status;
 use crate::variables::Context;
 use crate::yaml::{Node, Value};
 
-use super::{Verdict, deny_check, has_variables, pattern_check, preconditions_block};
+use super::{Patterns, Verdict, deny_check, pattern_check, preconditions_block};
 
 /// What a foreach list (or a whole rule) came to.
 enum Outcome {
@@ -177,13 +177,19 @@ fn run_element(
             rule_name,
             message,
             false,
-            (std::slice::from_ref(p), has_variables(p)),
+            Patterns::scan(std::slice::from_ref(p)),
             scope,
             Some(ctx),
         )
     } else if let Some(Value::Seq(ps)) = entry.get("anyPattern").map(|n| &n.value) {
-        let variables = ps.iter().any(has_variables);
-        pattern_check(rule_name, message, true, (ps, variables), scope, Some(ctx))
+        pattern_check(
+            rule_name,
+            message,
+            true,
+            Patterns::scan(ps),
+            scope,
+            Some(ctx),
+        )
     } else if let Some(nested) = entry.get("foreach") {
         return match run_entries(rule_name, message, nested, scope, ctx, level + 1) {
             Outcome::Pass => Some(Verdict::new(Status::Pass, "rule passed")),

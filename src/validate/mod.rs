@@ -150,23 +150,44 @@ pub(crate) fn rule_message(
     }
 }
 
+/// A rule's `pattern` (one entry) or `anyPattern`, with what scanning them found.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Patterns<'a> {
+    pub nodes: &'a [Node],
+    /// Whether they hold `{{ }}` variables (substituted before matching).
+    pub variables: bool,
+    /// Whether they may hold `$(…)` references (resolved before matching).
+    pub references: bool,
+}
+
+impl<'a> Patterns<'a> {
+    pub fn scan(nodes: &'a [Node]) -> Self {
+        Self {
+            nodes,
+            variables: nodes.iter().any(has_variables),
+            references: nodes.iter().any(|n| pattern::has_references(&n.value)),
+        }
+    }
+}
+
 /// `pattern` or `anyPattern` (one entry in `patterns` for `pattern`), against `scope`, with
-/// variables substituted first when `variables` says the patterns hold any (§7: all
-/// alternatives before any is tried).
+/// variables substituted first when the patterns hold any (§7: all alternatives before any
+/// is tried).
 pub(crate) fn pattern_check(
     rule_name: &str,
     message: Option<&str>,
     any: bool,
-    (patterns, variables): (&[Node], bool),
+    patterns: Patterns<'_>,
     scope: &Node,
     ctx: Option<&mut Context>,
 ) -> Verdict {
     let mut ctx = ctx;
     let substituted: Vec<Node>;
+    let mut references = patterns.references;
     let patterns = match ctx.as_deref_mut() {
-        Some(c) if variables => {
-            let mut out = Vec::with_capacity(patterns.len());
-            for p in patterns {
+        Some(c) if patterns.variables => {
+            let mut out = Vec::with_capacity(patterns.nodes.len());
+            for p in patterns.nodes {
                 match substitute_at(p, c, "") {
                     Ok(n) => out.push(n),
                     Err(e) => {
@@ -178,17 +199,21 @@ pub(crate) fn pattern_check(
                 }
             }
             substituted = out;
+            // A variable's value may bring a reference in.
+            references = substituted
+                .iter()
+                .any(|n| pattern::has_references(&n.value));
             &substituted[..]
         }
-        _ => patterns,
+        _ => patterns.nodes,
     };
     let msg = rule_message(message, ctx);
     let text = msg.as_ref().ok().and_then(|m| m.as_deref());
     let mut verdict: Verdict = if any {
-        pattern::validate_any_pattern(rule_name, text, scope, patterns).into()
+        pattern::check_any_pattern(rule_name, text, scope, patterns, references).into()
     } else {
         match patterns.first() {
-            Some(p) => pattern::validate_pattern(rule_name, text, scope, p).into(),
+            Some(p) => pattern::check_pattern(rule_name, text, scope, p, references).into(),
             None => Verdict::new(Status::Error, "empty pattern"),
         }
     };
