@@ -29,34 +29,47 @@ fn lenient<'a>(r: Result<Val<'a>, Error>) -> Result<Val<'a>, Error> {
     }
 }
 
-/// Fields of one map node that live outside the searched tree: the variable context keeps
-/// the resource it checks out of its document and lends it here as `request.object` /
-/// `request.oldObject` (`crate::variables::Context`), instead of copying it in. A field
-/// present in the map itself wins. The context only searches this way an expression whose
-/// [`super::Expr::reads_request_map`] is false, so the map is never seen whole (its
-/// entries listed, printed or compared), only looked up field by field.
-#[derive(Clone, Copy, Default)]
+/// Fields that live outside the searched tree, lent to two of its map nodes: the variable
+/// context keeps the resource it checks, and the foreach elements taken from it, out of its
+/// document and lends them here (`request.object`, `element`; `crate::variables::Context`)
+/// instead of copying them in. A field present in the map itself wins. The context only
+/// searches this way an expression that does not [`expose`](super::Expr::exposes) those
+/// maps: they are never seen whole (listed, printed, compared), only looked up field by field.
+#[derive(Clone, Copy)]
 pub struct Lent<'a> {
-    /// The map node the fields belong to (compared by address).
+    /// The map node `fields` belong to (compared by address).
     pub parent: Option<&'a Node>,
     pub fields: [(&'static str, Option<&'a Node>); 2],
+    /// The searched document itself, and the fields lent to it (the last of a key wins).
+    pub root: Option<&'a Node>,
+    pub top: &'a [(String, &'a Node)],
 }
 
 impl<'a> Lent<'a> {
     pub const NONE: Lent<'static> = Lent {
         parent: None,
         fields: [("", None), ("", None)],
+        root: None,
+        top: &[],
     };
 
     fn get(&self, data: &Node, key: &str) -> Option<&'a Node> {
-        let parent = self.parent?;
-        if !std::ptr::eq(parent, data) {
-            return None;
+        if self.parent.is_some_and(|p| std::ptr::eq(p, data)) {
+            return self
+                .fields
+                .iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| *v);
         }
-        self.fields
-            .iter()
-            .find(|(k, _)| *k == key)
-            .and_then(|(_, v)| *v)
+        if self.root.is_some_and(|r| std::ptr::eq(r, data)) {
+            return self
+                .top
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| *v);
+        }
+        None
     }
 }
 

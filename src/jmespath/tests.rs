@@ -537,9 +537,13 @@ fn lent_fields_are_found_on_their_map_only() {
     use super::Lent;
     let data = Node::from_json(&json!({"request": {"operation": "CREATE"}, "other": {}}));
     let object = Node::from_json(&json!({"kind": "Pod"}));
+    let element = Node::from_json(&json!({"image": "nginx"}));
+    let top = [("element".to_owned(), &element)];
     let lent = Lent {
         parent: data.get("request"),
         fields: [("object", Some(&object)), ("oldObject", None)],
+        root: Some(&data),
+        top: &top,
     };
     let search = |e: &str| {
         Expr::compile(e)
@@ -552,6 +556,13 @@ fn lent_fields_are_found_on_their_map_only() {
     assert!(search("request.oldObject").unwrap_err().is_not_found());
     assert!(search("other.object").unwrap_err().is_not_found());
     assert!(search("object").unwrap_err().is_not_found());
+    assert_eq!(search("element.image").unwrap(), json!("nginx"));
+    assert_eq!(
+        search("[element.image, other.x || 'y']").unwrap(),
+        json!(["nginx", "y"])
+    );
+    assert!(search("request.element").unwrap_err().is_not_found());
+    assert!(search("other.element").unwrap_err().is_not_found());
 }
 
 #[test]

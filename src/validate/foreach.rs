@@ -2,6 +2,8 @@
 //! element checked with `pattern`/`anyPattern`/`deny` or a nested `foreach`, with Kyverno's
 //! rules for skipped elements, empty lists and the first failure.
 
+use std::borrow::Cow;
+
 use crate::report::Status;
 use crate::variables::Context;
 use crate::yaml::{Node, Value};
@@ -68,12 +70,12 @@ fn run_entries(
     }
 }
 
-fn run_entry(
+fn run_entry<'r>(
     rule_name: &str,
     message: Option<&str>,
     entry: &Node,
     scope: &Node,
-    ctx: &mut Context,
+    ctx: &mut Context<'r>,
     level: usize,
 ) -> Outcome {
     let expr = entry.get("list").and_then(Node::as_str).unwrap_or("");
@@ -88,10 +90,18 @@ fn run_entry(
             };
         }
     };
-    let elements = match &list.value {
-        Value::Seq(items) => items.as_slice(),
-        _ => std::slice::from_ref(list.as_ref()),
+    fn items(list: &Node) -> &[Node] {
+        match &list.value {
+            Value::Seq(items) => items,
+            _ => std::slice::from_ref(list),
+        }
+    }
+    // Elements of a borrowed list are lent to the context too, not copied.
+    let lendable: Option<&'r [Node]> = match &list {
+        Cow::Borrowed(l) => Some(items(l)),
+        Cow::Owned(_) => None,
     };
+    let elements = lendable.unwrap_or_else(|| items(&list));
     let element_scope = entry.get("elementScope").and_then(Node::as_bool);
     let mut counted = false;
     ctx.checkpoint();
@@ -100,7 +110,10 @@ fn run_entry(
             continue;
         }
         ctx.restore();
-        ctx.add_element(element, i, level);
+        match lendable {
+            Some(items) => ctx.lend_element(&items[i], i, level),
+            None => ctx.add_element(element, i, level),
+        }
         let outcome = run_element(
             rule_name,
             message,

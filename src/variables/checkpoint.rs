@@ -11,10 +11,11 @@ use crate::yaml::{Node, Value};
 
 /// What a checkpoint saves besides the log length.
 #[derive(Clone, Debug)]
-pub(super) struct Mark {
+pub(super) struct Mark<'r> {
     undo_len: usize,
     pending: Vec<Pending>,
     images_pending: Option<String>,
+    lent_top: Vec<(String, &'r Node)>,
 }
 
 /// One change since the oldest open checkpoint.
@@ -35,6 +36,7 @@ impl Context<'_> {
             undo_len: self.undo.len(),
             pending: self.pending.clone(),
             images_pending: self.images_pending.clone(),
+            lent_top: self.lent_top.clone(),
         });
     }
 
@@ -42,9 +44,11 @@ impl Context<'_> {
     pub fn restore(&mut self) {
         if let Some(m) = self.marks.last() {
             let (len, pending, images) = (m.undo_len, m.pending.clone(), m.images_pending.clone());
+            let lent = m.lent_top.clone();
             self.undo_to(len);
             self.pending = pending;
             self.images_pending = images;
+            self.lent_top = lent;
         }
     }
 
@@ -54,11 +58,14 @@ impl Context<'_> {
             self.undo_to(m.undo_len);
             self.pending = m.pending;
             self.images_pending = m.images_pending;
+            self.lent_top = m.lent_top;
         }
     }
 
     /// Sets the top-level `key` to `v`, logging the old entry when a checkpoint is open.
     pub(super) fn set_top(&mut self, key: &str, v: Node) {
+        // The new value replaces a lent one (a checkpoint keeps the lent list as it was).
+        self.lent_top.retain(|(k, _)| k != key);
         if !matches!(self.root.value, Value::Map(_)) {
             self.log_before(&[]);
             self.root.value = Value::Map(crate::yaml::Map::new());

@@ -23,6 +23,9 @@ pub struct Context<'r> {
     /// ([`Context::materialize_objects`]). An entry `root` holds shadows the lent one.
     pub(super) object: Option<&'r Node>,
     pub(super) old_object: Option<&'r Node>,
+    /// Top-level variables lent the same way: foreach `element`/`element<n>` taken from the
+    /// resource. A key is here or in `root`, never both; a change to one is made in `root`.
+    pub(super) lent_top: Vec<(String, &'r Node)>,
     pub(super) operation: Operation,
     pub(super) pending: Vec<Pending>,
     /// Why `images` could not be built (an unparsable image), reported when queried.
@@ -32,7 +35,7 @@ pub struct Context<'r> {
     /// look at `images`, and parsing image references is costly (docs/PERFORMANCE.md).
     pub(super) images_pending: Option<String>,
     /// Open checkpoints and the changes since the first one (super::checkpoint).
-    pub(super) marks: Vec<Mark>,
+    pub(super) marks: Vec<Mark<'r>>,
     pub(super) undo: Vec<Undo>,
 }
 
@@ -48,6 +51,7 @@ impl<'r> Context<'r> {
             root,
             object: None,
             old_object: None,
+            lent_top: Vec::new(),
             operation: Operation::Create,
             pending: Vec::new(),
             images_error: None,
@@ -133,9 +137,18 @@ impl<'r> Context<'r> {
             [] | ["request"] => {
                 self.materialize_objects();
                 (self.object, self.old_object) = (None, None);
+                if path.is_empty() {
+                    self.materialize_top();
+                }
             }
             // A change inside a lent object is made to a copy.
             ["request", "object" | "oldObject", _, ..] => self.materialize_objects(),
+            [key, _, ..] => {
+                if let Some(i) = self.lent_top.iter().position(|(k, _)| k == key) {
+                    let (k, v) = self.lent_top.remove(i);
+                    self.set_top(&k, v.clone());
+                }
+            }
             _ => {}
         }
         if let [key] = path {
@@ -184,6 +197,23 @@ impl<'r> Context<'r> {
         self.set_path(&[&format!("elementIndex{nesting}")], idx);
     }
 
+    /// [`Context::add_element`] for an element of the resource (a list [`Context::query_lent`]
+    /// borrowed): `element` and `element<n>` are lent, not copied.
+    pub fn lend_element(&mut self, element: &'r Node, index: usize, nesting: usize) {
+        for key in ["element".to_owned(), format!("element{nesting}")] {
+            if self.root.get(&key).is_some() {
+                self.set_path(&[&key], element.clone());
+            } else if let Some(e) = self.lent_top.iter_mut().find(|(k, _)| *k == key) {
+                e.1 = element;
+            } else {
+                self.lent_top.push((key, element));
+            }
+        }
+        let idx = value::node(Value::Int(index as i64));
+        self.set_path(&["elementIndex"], idx.clone());
+        self.set_path(&[&format!("elementIndex{nesting}")], idx);
+    }
+
     /// `ctx.Query` upstream: loads pending entries the query mentions, compiles, searches.
     /// Compile errors read `incorrect query <q>: <err>`, search errors
     /// `JMESPath query failed: <err>`.
@@ -192,6 +222,8 @@ impl<'r> Context<'r> {
         let lent = Lent {
             parent: self.root.get("request"),
             fields: [("object", self.object), ("oldObject", self.old_object)],
+            root: Some(&self.root),
+            top: &self.lent_top,
         };
         expr.search_lent(&self.root, &lent)
             .map(|v| v.into_owned())
@@ -202,12 +234,35 @@ impl<'r> Context<'r> {
     /// (`request.object.spec.containers`): a foreach list is then not copied.
     pub fn query_lent(&mut self, query: &str) -> Result<Cow<'r, Node>, VarError> {
         let expr = self.prepare(query)?;
-        let lent = [("object", self.object), ("oldObject", self.old_object)];
+        let lent = |chain: &[&str]| -> Option<&'r Node> {
+            match chain {
+                ["request", "object", ..]
+                    if self.root.get_path(&["request", "object"]).is_none() =>
+                {
+                    self.object
+                }
+                ["request", "oldObject", ..]
+                    if self.root.get_path(&["request", "oldObject"]).is_none() =>
+                {
+                    self.old_object
+                }
+                [key, ..] => self
+                    .lent_top
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| *v),
+                [] => None,
+            }
+        };
         if let Some(chain) = expr.field_chain()
-            && let ["request", key @ ("object" | "oldObject"), rest @ ..] = chain.as_slice()
-            && self.root.get_path(&["request", key]).is_none()
-            && let Some((_, Some(object))) = lent.iter().find(|(k, _)| k == key)
+            && let Some(object) = lent(&chain)
         {
+            let rest = if chain[0] == "request" {
+                &chain[2..]
+            } else {
+                &chain[1..]
+            };
             // The interpreter's walk of a field path: a missing key in a map is an error,
             // a field of anything else is null.
             let mut node: &'r Node = object;
@@ -253,9 +308,11 @@ impl<'r> Context<'r> {
             }
             Err(e) => return Err(VarError::new(format!("incorrect query {q}: {e}"))),
         };
-        let lending = self.object.is_some() || self.old_object.is_some();
+        let lending =
+            self.object.is_some() || self.old_object.is_some() || !self.lent_top.is_empty();
         if lending && expr.exposes("request") {
             self.materialize_objects();
+            self.materialize_top();
         }
         Ok(expr)
     }
@@ -294,6 +351,15 @@ impl Context<'_> {
             };
             let at = req.keys().position(|k| k == after).map_or(0, |i| i + 1);
             req.insert_at(at, key.to_owned(), Span::EMPTY, lent.clone());
+        }
+    }
+}
+
+impl<'r> Context<'r> {
+    /// Copies the lent top-level variables into `root` (logged, like any change).
+    pub(super) fn materialize_top(&mut self) {
+        for (k, v) in std::mem::take(&mut self.lent_top) {
+            self.set_top(&k, v.clone());
         }
     }
 }
@@ -468,6 +534,53 @@ mod tests {
         let mut ctx = Context::for_resource(&res, &Request::default());
         ctx.set_path(&["request", "object"], value::string("patched"));
         assert_eq!(q(&mut ctx, "request.object").unwrap(), "patched");
+    }
+
+    #[test]
+    fn lent_elements_read_as_copies_would() {
+        let res = pod(false);
+        let mut ctx = Context::for_resource(&res, &Request::default());
+        let list = ctx.query_lent("request.object.spec.containers").unwrap();
+        let Cow::Borrowed(list) = list else {
+            panic!("a field path into the resource is borrowed")
+        };
+        let web = &list.as_seq().unwrap()[0];
+        ctx.checkpoint();
+        ctx.lend_element(web, 0, 0);
+        assert_eq!(q(&mut ctx, "element.image").unwrap(), "nginx");
+        assert_eq!(q(&mut ctx, "element0.name").unwrap(), "web");
+        assert_eq!(q(&mut ctx, "elementIndex0").unwrap(), serde_json::json!(0));
+        // Nested lists read from an element are borrowed as well.
+        assert!(matches!(
+            ctx.query_lent("element.name"),
+            Ok(Cow::Borrowed(_))
+        ));
+        // Seen whole: copied in (and undone by the next restore). The order of the root's
+        // keys is not Kyverno's to keep (a Go map's).
+        assert_eq!(
+            q(&mut ctx, "sort(keys(@))").unwrap(),
+            serde_json::json!([
+                "element",
+                "element0",
+                "elementIndex",
+                "elementIndex0",
+                "images",
+                "request"
+            ])
+        );
+        assert_eq!(q(&mut ctx, "element.image").unwrap(), "nginx");
+        ctx.restore();
+        assert!(q(&mut ctx, "element").is_err());
+        ctx.lend_element(web, 0, 0);
+        // A change below an element is made to a copy; a new value replaces the lent one.
+        ctx.set_path(&["element", "image"], value::string("redis"));
+        assert_eq!(q(&mut ctx, "element.image").unwrap(), "redis");
+        assert_eq!(q(&mut ctx, "element0.image").unwrap(), "nginx");
+        ctx.set_path(&["element0"], value::string("x"));
+        assert_eq!(q(&mut ctx, "element0").unwrap(), "x");
+        ctx.reset();
+        assert!(q(&mut ctx, "element0").is_err());
+        assert_eq!(web.get("image").and_then(Node::as_str), Some("nginx"));
     }
 
     #[test]
