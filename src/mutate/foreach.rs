@@ -112,7 +112,9 @@ fn run_entry(
             } else if let Some((kind, field, p)) = patch {
                 let p =
                     substitute_at(p, ctx, &format!("{path}/{field}")).map_err(RuleError::Vars)?;
-                doc = apply_patch(kind, &p, &doc, res)?;
+                if let Some(patched) = apply_patch(kind, &p, &doc, res)? {
+                    doc = patched;
+                }
             }
         }
         Ok(doc)

@@ -70,6 +70,18 @@ pub fn merge(
     }
 }
 
+/// Whether merging `overlay` into `dest` certainly gives `dest` back unchanged: the overlay
+/// is maps only (no list, scalar, null or `$patch`), each over a map `dest` has.
+pub fn is_noop(dest: &Node, overlay: &Node) -> bool {
+    let (Value::Map(dm), Value::Map(om)) = (&dest.value, &overlay.value) else {
+        return false;
+    };
+    directive(om).is_none()
+        && om
+            .iter()
+            .all(|(k, o)| dm.get(k).is_some_and(|d| is_noop(d, o)))
+}
+
 /// A result node keeps the destination's span (so edits can find it), else none.
 fn with_value(dest: Option<&Node>, value: Value) -> Node {
     Node::new(value, dest.map_or(Span::EMPTY, |d| d.span))

@@ -278,7 +278,7 @@ fn apply_rule<'r>(
         return (r, None);
     }
     let result = if let (Some(entries), Some(ctx)) = (body.get("foreach"), ctx.as_mut()) {
-        foreach::apply(entries, current, ctx)
+        foreach::apply(entries, current, ctx).map(|(doc, foreach)| (Some(doc), foreach))
     } else {
         let patch = body
             .get("patchStrategicMerge")
@@ -312,21 +312,20 @@ fn apply_rule<'r>(
             ),
             None,
         ),
-        Ok((patched, foreach)) => {
-            if merge::value_eq(&patched.value, &current.root.value) {
-                let msg = if foreach {
-                    "0 elements processed"
-                } else {
-                    "no patches applied"
-                };
-                (response(rule, Status::Skip, msg.to_owned()), None)
+        Ok((Some(patched), _)) if !merge::value_eq(&patched.value, &current.root.value) => {
+            let after = current.with_root(patched);
+            (
+                response(rule, Status::Pass, mutated_message(&after)),
+                Some(after),
+            )
+        }
+        Ok((_, foreach)) => {
+            let msg = if foreach {
+                "0 elements processed"
             } else {
-                let after = current.with_root(patched);
-                (
-                    response(rule, Status::Pass, mutated_message(&after)),
-                    Some(after),
-                )
-            }
+                "no patches applied"
+            };
+            (response(rule, Status::Skip, msg.to_owned()), None)
         }
     }
 }
@@ -348,14 +347,15 @@ pub enum RuleError {
 }
 
 /// Applies one substituted patch to `doc` (the accumulated tree); `res` names the schema.
+/// `None`: the patch certainly leaves `doc` as it is (no copy is made).
 pub(crate) fn apply_patch(
     kind: Patch,
     patch: &Node,
     doc: &Node,
     res: &Resource,
-) -> Result<Node, RuleError> {
+) -> Result<Option<Node>, RuleError> {
     match kind {
-        Patch::Strategic => strategic_merge(doc, patch, &res.api_version, &res.kind),
+        Patch::Strategic => merge_changes(doc, patch, &res.api_version, &res.kind),
         Patch::Json => {
             let text = patch
                 .as_str()
@@ -363,7 +363,7 @@ pub(crate) fn apply_patch(
             let ops = json_patch::parse(text).map_err(RuleError::Patch)?;
             let mut out = doc.clone();
             json_patch::apply(&mut out, &ops).map_err(RuleError::Patch)?;
-            Ok(out)
+            Ok(Some(out))
         }
     }
 }
@@ -376,13 +376,26 @@ pub fn strategic_merge(
     api_version: &str,
     kind: &str,
 ) -> Result<Node, RuleError> {
+    merge_changes(doc, overlay, api_version, kind).map(|n| n.unwrap_or_else(|| doc.clone()))
+}
+
+/// [`strategic_merge`], `None` when the overlay certainly changes nothing: a failed
+/// condition, or (once preprocessed) only maps that `doc` already has, such as the map left
+/// by an add-if-absent anchor whose key is present (perf: no copy of the resource to compare,
+/// docs/PERFORMANCE.md).
+fn merge_changes(
+    doc: &Node,
+    overlay: &Node,
+    api_version: &str,
+    kind: &str,
+) -> Result<Option<Node>, RuleError> {
     let mut overlay = overlay.clone();
-    if anchors::preprocess(&mut overlay, doc).is_err() {
-        return Ok(doc.clone());
+    if anchors::preprocess(&mut overlay, doc).is_err() || merge::is_noop(doc, &overlay) {
+        return Ok(None);
     }
     let ty = SchemaType::root(api_version, kind);
     match merge::merge(Some(doc), &overlay, ty, ListStrategy::Replace, "") {
-        Ok(Some(n)) => Ok(n),
+        Ok(Some(n)) => Ok(Some(n)),
         Ok(None) => Err(RuleError::Patch(
             "the patch removes the whole resource".into(),
         )),

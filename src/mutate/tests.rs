@@ -177,3 +177,35 @@ fn yaml_flow_maps_get_plain_entries_json_gets_json() {
         "metadata: {name: a, labels: {x: y, team: \"a,b\", tier: web}}\n"
     );
 }
+
+#[test]
+fn a_merge_of_maps_the_resource_has_is_known_to_change_nothing() {
+    use super::merge::{is_noop, merge, value_eq};
+    use super::merge_keys::{ListStrategy, SchemaType};
+    let doc = yaml("metadata: {name: a, labels: {x: '1'}}\nspec: {containers: [{name: c}]}");
+    for overlay in [
+        "{}",
+        "metadata: {}",
+        "metadata: {labels: {}}",
+        "{spec: {}, metadata: {labels: {}}}",
+    ] {
+        let o = yaml(overlay);
+        assert!(is_noop(&doc, &o), "{overlay}");
+        // What the merge itself gives: the same document.
+        let ty = SchemaType::root("v1", "Pod");
+        let merged = merge(Some(&doc), &o, ty, ListStrategy::Replace, "")
+            .unwrap()
+            .unwrap();
+        assert!(value_eq(&merged.value, &doc.value), "{overlay}");
+    }
+    for overlay in [
+        "metadata: {annotations: {}}",
+        "metadata: {labels: {x: '1'}}",
+        "metadata: {labels: null}",
+        "metadata: {$patch: replace}",
+        "spec: {containers: []}",
+        "metadata: {name: {}}",
+    ] {
+        assert!(!is_noop(&doc, &yaml(overlay)), "{overlay}");
+    }
+}
