@@ -51,6 +51,9 @@ pub struct Finding {
 pub struct FileReport {
     pub diagnostics: Vec<Diagnostic>,
     pub findings: Vec<Finding>,
+    /// Passing and skipped results not in `findings`, counted only (formats that do not list
+    /// them, `Render::lists_passing`).
+    pub unlisted: Summary,
 }
 
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
@@ -182,10 +185,16 @@ pub fn run(args: CheckArgs) -> u8 {
     // Each worker checks an input and, for a streaming format, renders it too: the main
     // thread only writes the text in input order (perf: rendering in parallel, and every
     // report freed by the thread that built it).
+    let list_passing = renderer.lists_passing(settings.verbose);
     let check = |input: &Input| {
-        let file = check_input(&engine, &request, input, settings.audit_warn, max_bytes);
+        let options = CheckOptions {
+            audit_warn: settings.audit_warn,
+            max_bytes,
+            list_passing,
+        };
+        let file = check_input(&engine, &request, input, options);
         progress.tick();
-        let mut counts = Summary::default();
+        let mut counts = file.unlisted;
         for finding in &file.findings {
             counts.add(finding.status);
         }
@@ -351,19 +360,28 @@ fn set_values(items: &[String]) -> Vec<(String, kpol::yaml::Node)> {
 /// Files with this many resources or more are checked in parallel within the file.
 const SPLIT_AT_RESOURCES: usize = 16;
 
+/// How [`check_input`] works and what it keeps.
+#[derive(Clone, Copy)]
+struct CheckOptions {
+    audit_warn: bool,
+    max_bytes: u64,
+    /// Whether passing and skipped results become findings (else they are only counted).
+    list_passing: bool,
+}
+
 fn check_input(
     engine: &Engine,
     request: &Request,
     input: &Input,
-    audit_warn: bool,
-    max_bytes: u64,
+    opts: CheckOptions,
 ) -> FileReport {
-    let text = match policies::read(input, max_bytes) {
+    let text = match policies::read(input, opts.max_bytes) {
         Ok(t) => t,
         Err(d) => {
             return FileReport {
                 diagnostics: vec![d],
                 findings: Vec::new(),
+                unlisted: Summary::default(),
             };
         }
     };
@@ -377,22 +395,35 @@ fn check_input(
             None => std::borrow::Cow::Borrowed(resource),
         };
         let mut findings = Vec::new();
+        let mut unlisted = Summary::default();
         for pr in engine.validate(&mutated, request) {
             let policy = &engine.policies()[pr.policy];
             for resp in pr.rules {
-                findings.push(finding(policy, pr.policy, &mutated, resp, audit_warn));
+                // perf: a result the format does not list is only counted (no message,
+                // names or position copied for it, docs/PERFORMANCE.md).
+                if !opts.list_passing && matches!(resp.status, Status::Pass | Status::Skip) {
+                    unlisted.add(resp.status);
+                    continue;
+                }
+                findings.push(finding(policy, pr.policy, &mutated, resp, opts.audit_warn));
             }
         }
-        findings
+        (findings, unlisted)
     };
     // One large file (a rendered chart, a `kind: List`) is split by resources across the pool.
     let resources = &manifests.resources;
-    let mut findings: Vec<Finding> =
+    let per_resource: Vec<(Vec<Finding>, Summary)> =
         if resources.len() >= SPLIT_AT_RESOURCES && rayon::current_num_threads() > 1 {
-            resources.par_iter().flat_map_iter(check_resource).collect()
+            resources.par_iter().map(check_resource).collect()
         } else {
-            resources.iter().flat_map(check_resource).collect()
+            resources.iter().map(check_resource).collect()
         };
+    let mut findings = Vec::new();
+    let mut unlisted = Summary::default();
+    for (f, counts) in per_resource {
+        findings.extend(f);
+        unlisted.merge(counts);
+    }
     // perf: only shown results (fail, warn, error) print source lines; the others keep just
     // the file's name, so that a file without failures is freed once checked
     // (peak RSS, docs/PERFORMANCE.md).
@@ -405,6 +436,7 @@ fn check_input(
     FileReport {
         diagnostics: manifests.diagnostics,
         findings,
+        unlisted,
     }
 }
 

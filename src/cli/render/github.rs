@@ -19,6 +19,10 @@ impl super::Render for Github {
         true
     }
 
+    fn lists_passing(&self, _verbose: bool) -> bool {
+        false
+    }
+
     fn head(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         for d in &report.diagnostics {
             diagnostic(d, out)?;

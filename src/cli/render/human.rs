@@ -17,6 +17,10 @@ impl super::Render for Human {
         true
     }
 
+    fn lists_passing(&self, verbose: bool) -> bool {
+        verbose
+    }
+
     fn head(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         for d in &report.diagnostics {
             diagnostic(d, report.verbose, out)?;

@@ -35,6 +35,12 @@ pub trait Render: Sync {
         false
     }
 
+    /// Whether the format shows passing and skipped results one by one (else only their
+    /// number reaches it: `FileReport::unlisted`).
+    fn lists_passing(&self, _verbose: bool) -> bool {
+        true
+    }
+
     /// Writes what comes before the first input (streaming formats).
     fn head(&self, _report: &CheckReport, _out: &mut dyn Write) -> io::Result<()> {
         Ok(())
