@@ -38,7 +38,8 @@ pub struct LineCol {
 pub struct SourceFile {
     name: String,
     text: String,
-    line_starts: Vec<u32>,
+    /// Built on the first position asked for (perf: most files checked report none).
+    line_starts: std::sync::OnceLock<Vec<u32>>,
 }
 
 /// Shared handle to a source file: documents keep one so that their spans stay resolvable.
@@ -46,15 +47,19 @@ pub type Source = Arc<SourceFile>;
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        let text = text.into();
-        let line_starts = std::iter::once(0)
-            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| to_u32(i + 1)))
-            .collect();
         Self {
             name: name.into(),
-            text,
-            line_starts,
+            text: text.into(),
+            line_starts: std::sync::OnceLock::new(),
         }
+    }
+
+    fn line_starts(&self) -> &[u32] {
+        self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| to_u32(i + 1)))
+                .collect()
+        })
     }
 
     /// The name the user gave (a path as written, or `<stdin>`).
@@ -69,11 +74,11 @@ impl SourceFile {
     /// Line and column of a byte offset; offsets past the end clamp to the end.
     pub fn line_col(&self, offset: u32) -> LineCol {
         let offset = offset.min(to_u32(self.text.len()));
-        let line_idx = match self.line_starts.binary_search(&offset) {
+        let line_idx = match self.line_starts().binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),
         };
-        let start = self.line_starts[line_idx] as usize;
+        let start = self.line_starts()[line_idx] as usize;
         let mut end = offset as usize;
         while end > start && !self.text.is_char_boundary(end) {
             end -= 1;
@@ -88,11 +93,11 @@ impl SourceFile {
     /// The text of a 1-based line, without its line break.
     pub fn line_text(&self, line: u32) -> &str {
         let idx = (line as usize).saturating_sub(1);
-        let Some(&start) = self.line_starts.get(idx) else {
+        let starts = self.line_starts();
+        let Some(&start) = starts.get(idx) else {
             return "";
         };
-        let end = self
-            .line_starts
+        let end = starts
             .get(idx + 1)
             .map_or(self.text.len(), |&e| e as usize);
         self.text[start as usize..end].trim_end_matches(['\n', '\r'])
