@@ -250,7 +250,7 @@ fn validate_rule<'r>(
             if request.operation == Operation::Delete {
                 return None;
             }
-            let v = crate::pss::validate(&rule.name, body, resource);
+            let v = crate::pss::validate_with(&rule.name, body, resource, &mut contexts.pods);
             validate::Verdict {
                 status: v.status,
                 message: v.message,

@@ -97,9 +97,7 @@ impl SourceFile {
         let Some(&start) = starts.get(idx) else {
             return "";
         };
-        let end = starts
-            .get(idx + 1)
-            .map_or(self.text.len(), |&e| e as usize);
+        let end = starts.get(idx + 1).map_or(self.text.len(), |&e| e as usize);
         self.text[start as usize..end].trim_end_matches(['\n', '\r'])
     }
 

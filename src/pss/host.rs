@@ -87,7 +87,7 @@ pub(crate) fn host_ports(pod: &Pod) -> Option<CheckResult> {
 pub(crate) fn host_probes(pod: &Pod) -> Option<CheckResult> {
     let (c, p) = visit(&pod.spec).find(|(c, _)| !c.probe_hosts.is_empty())?;
     let (at, _) = c.probe_hosts.first()?;
-    let mut locus = p;
+    let mut locus = p.path();
     locus.0.extend(at.iter().map(|s| Seg::Field(s)));
     Some(CheckResult {
         id: "hostProbesAndHostLifecycle",

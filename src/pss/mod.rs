@@ -120,9 +120,23 @@ pub fn policy_error(body: &Node, rule_index: usize) -> Option<(String, &Node)> {
     exclude::policy_error(body, rule_index)
 }
 
+/// A resource's pod, decoded once for every podSecurity rule that checks the resource.
+#[derive(Debug, Default)]
+pub struct PodCache(Option<Result<pod::Pod, String>>);
+
 /// Evaluates a podSecurity rule (`body` = the `validate.podSecurity` map) on `resource`.
 /// DELETE requests are the caller's business (they give no response).
 pub fn validate(rule: &str, body: &Node, resource: &Resource) -> PssVerdict {
+    validate_with(rule, body, resource, &mut PodCache::default())
+}
+
+/// [`validate`] with the pod decoded at most once per `cache` (one cache per resource).
+pub fn validate_with(
+    rule: &str,
+    body: &Node,
+    resource: &Resource,
+    cache: &mut PodCache,
+) -> PssVerdict {
     let error = |message: String| PssVerdict {
         status: Status::Error,
         message,
@@ -134,11 +148,14 @@ pub fn validate(rule: &str, body: &Node, resource: &Resource) -> PssVerdict {
             "Error while getting new resource: could not find correct resource type".into(),
         );
     };
-    let spec = resource.root.get_path(loc.spec);
-    let meta = resource.root.get_path(loc.meta);
-    let pod = match pod::decode(spec, meta, &loc.spec.join("."), &loc.meta.join(".")) {
-        Ok(p) => p,
-        Err(e) => return error(format!("Error while getting new resource: {}", e.0)),
+    let decoded = cache.0.get_or_insert_with(|| {
+        let spec = resource.root.get_path(loc.spec);
+        let meta = resource.root.get_path(loc.meta);
+        pod::decode(spec, meta, &loc.spec.join("."), &loc.meta.join(".")).map_err(|e| e.0)
+    });
+    let pod = match decoded {
+        Ok(p) => &*p,
+        Err(e) => return error(format!("Error while getting new resource: {e}")),
     };
     let Some(version) = Version::parse(&body.version) else {
         return error(
@@ -146,9 +163,9 @@ pub fn validate(rule: &str, body: &Node, resource: &Resource) -> PssVerdict {
         );
     };
     let baseline = body.level == "baseline";
-    let mut results = registry::evaluate(baseline, version, &pod);
+    let mut results = registry::evaluate(baseline, version, pod);
     if !body.excludes.is_empty() {
-        exclude::apply(baseline, version, &body.excludes, &mut results, &pod);
+        exclude::apply(baseline, version, &body.excludes, &mut results, pod);
     }
     if results.is_empty() {
         return PssVerdict {

@@ -200,7 +200,7 @@ fn seccomp_explicit(pod: &Pod) -> Vec<FieldErr> {
         let t = c.security_context.as_ref().and_then(|s| s.seccomp.as_ref());
         if let Some(t) = t.filter(|t| !allowed_profile_type(t)) {
             errs.push(FieldErr::forbidden(
-                seccomp_type_path(&p),
+                seccomp_type_path(&p.path()),
                 Bad::Str(t.clone()),
             ));
         }
@@ -242,7 +242,7 @@ pub(crate) fn seccomp_restricted_1_19(pod: &Pod) -> Option<CheckResult> {
                 .and_then(|s| s.seccomp.as_ref())
                 .is_none()
         })
-        .map(|(_, p)| FieldErr::required(seccomp_type_path(&p)))
+        .map(|(_, p)| FieldErr::required(seccomp_type_path(&p.path())))
         .collect();
     (!implicit.is_empty())
         .then(|| CheckResult::with_errs("seccompProfile_restricted", "seccompProfile", implicit))

@@ -187,17 +187,36 @@ pub(crate) fn evaluate(baseline: bool, version: Version, pod: &Pod) -> Vec<Check
         .collect()
 }
 
-/// The containers in the order the checks visit them (init, regular, ephemeral), with the
-/// path of each.
-pub(crate) fn visit(spec: &Spec) -> impl Iterator<Item = (&Container, FieldPath)> {
+/// The containers in the order the checks visit them (init, regular, ephemeral), with
+/// where each is (its path is built only for a check that fails on it).
+pub(crate) fn visit(spec: &Spec) -> impl Iterator<Item = (&Container, At)> {
     let lists = [
         ("initContainers", &spec.init_containers),
         ("containers", &spec.containers),
         ("ephemeralContainers", &spec.ephemeral_containers),
     ];
-    lists.into_iter().flat_map(|(key, list)| {
-        list.iter()
+    lists.into_iter().flat_map(|(list, containers)| {
+        containers
+            .iter()
             .enumerate()
-            .map(move |(i, c)| (c, FieldPath::spec().child(&[key]).index(i)))
+            .map(move |(index, c)| (c, At { list, index }))
     })
+}
+
+/// A container's place in the pod spec: `spec.<list>[<index>]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct At {
+    list: &'static str,
+    index: usize,
+}
+
+impl At {
+    pub(crate) fn path(self) -> FieldPath {
+        FieldPath::spec().child(&[self.list]).index(self.index)
+    }
+
+    /// The path of a field of the container.
+    pub(crate) fn child(self, names: &[&'static str]) -> FieldPath {
+        self.path().child(names)
+    }
 }

@@ -10,13 +10,16 @@ use crate::request::Request;
 use crate::resource::Resource;
 use crate::variables::Context;
 
-/// The lazily built context of one resource under one request.
+/// The lazily built context of one resource under one request (and its pod, for
+/// podSecurity rules).
 pub(crate) struct Contexts<'a> {
     resource: &'a Resource,
     request: &'a Request,
     base: Option<Context<'a>>,
     /// Whether `base` holds a rule's checkpoint that `release` must undo.
     lent: bool,
+    /// The resource's pod, decoded once for all podSecurity rules.
+    pub(crate) pods: crate::pss::PodCache,
 }
 
 impl<'a> Contexts<'a> {
@@ -26,6 +29,7 @@ impl<'a> Contexts<'a> {
             request,
             base: None,
             lent: false,
+            pods: Default::default(),
         }
     }
 
