@@ -1,8 +1,6 @@
 //! Anchor keys (`(k)`, `=(k)`, `X(k)`, `^(k)`, `<(k)`, `+(k)`) and the walk's anchor-key
 //! registry (validate.md §3.1, §4; `kyverno/kyverno:pkg/engine/anchor/{anchor,anchormap}.go`).
 
-use crate::yaml::Map;
-
 /// The modifier of an anchor key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AnchorKind {
@@ -89,18 +87,12 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// `CheckAnchorInResource`.
-    pub(crate) fn check(&mut self, pattern: &Map, resource: &Map) {
-        for (key, _) in pattern.iter() {
-            let Some(a) = parse_anchor(key) else { continue };
-            if !matches!(a.kind, AnchorKind::Condition | AnchorKind::Existence) {
-                continue;
-            }
-            let present = resource.contains_key(a.key);
-            match self.keys.iter_mut().find(|(k, _)| k == key) {
-                Some((_, seen)) => *seen |= present,
-                None => self.keys.push((key.to_owned(), present)),
-            }
+    /// `CheckAnchorInResource` for one conditional or existence anchor key of a pattern map
+    /// and whether the resource map has its inner key.
+    pub(crate) fn record(&mut self, key: &str, present: bool) {
+        match self.keys.iter_mut().find(|(k, _)| k == key) {
+            Some((_, seen)) => *seen |= present,
+            None => self.keys.push((key.to_owned(), present)),
         }
     }
 

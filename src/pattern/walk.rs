@@ -8,7 +8,7 @@
 
 use std::rc::Rc;
 
-use super::anchor::{AnchorKind, Registry, parse_anchor};
+use super::anchor::{Anchor, AnchorKind, Registry, parse_anchor};
 use super::messages::{go_sprint, go_type_name};
 use super::path::PathNode;
 use super::scalar::scalar_match;
@@ -113,7 +113,6 @@ impl Walker {
                     );
                     return Err(self.fail(path, ErrKind::Plain, msg));
                 };
-                self.registry.check(pm, rm);
                 self.map(rm, pm, path)
             }
             Value::Seq(pa) => {
@@ -149,17 +148,24 @@ impl Walker {
     /// `validateMap`.
     fn map(&mut self, rm: &Map, pm: &Map, path: &PathNode<'_>) -> Walk {
         let expanded: Option<(usize, Rc<Value>)> = expand_in_metadata(pm, rm, &mut self.expansions);
-        let mut anchors: Vec<(&str, &Value)> = Vec::new();
-        let mut plain: Vec<(&str, &Value)> = Vec::with_capacity(pm.len());
+        // Each key's anchor is parsed once (perf, docs/PERFORMANCE.md); conditional and
+        // existence keys are recorded in the registry as they are met (`CheckAnchorInResource`).
+        let mut anchors: Vec<(&str, Anchor<'_>, &Value)> = Vec::new();
+        let mut plain: Vec<(&str, Option<Anchor<'_>>, &Value)> = Vec::with_capacity(pm.len());
         for (i, e) in pm.entries().iter().enumerate() {
             let value: &Value = match &expanded {
                 Some((idx, v)) if *idx == i => v,
                 _ => &e.value.value,
             };
-            if parse_anchor(&e.key).is_some_and(|a| a.kind.is_phase_one()) {
-                anchors.push((&e.key, value));
-            } else {
-                plain.push((&e.key, value));
+            let anchor = parse_anchor(&e.key);
+            match anchor {
+                Some(a) if a.kind.is_phase_one() => {
+                    if matches!(a.kind, AnchorKind::Condition | AnchorKind::Existence) {
+                        self.registry.record(&e.key, rm.contains_key(a.key));
+                    }
+                    anchors.push((&e.key, a, value));
+                }
+                _ => plain.push((&e.key, anchor, value)),
             }
         }
 
@@ -167,8 +173,8 @@ impl Walker {
         anchors.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut skips: Vec<Failure> = Vec::new();
         let mut applied = 0usize;
-        for &(key, value) in &anchors {
-            match self.handle(key, value, rm, path) {
+        for &(key, anchor, value) in &anchors {
+            match self.handle(key, Some(anchor), value, rm, path) {
                 Ok(()) => applied += 1,
                 Err(f) if f.is_skip() => skips.push(f),
                 Err(f) => {
@@ -186,22 +192,28 @@ impl Walker {
         // rest sorted (`getSortedNestedAnchorResource`); the first non-Ok result wins.
         plain.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut front: Vec<bool> = Vec::with_capacity(plain.len());
-        front.extend(plain.iter().map(|&(k, v)| {
-            parse_anchor(k).is_some_and(|a| a.kind == AnchorKind::Global) || has_nested_anchors(v)
+        front.extend(plain.iter().map(|&(_, a, v)| {
+            a.is_some_and(|a| a.kind == AnchorKind::Global) || has_nested_anchors(v)
         }));
-        for (&(key, value), _) in plain.iter().zip(&front).rev().filter(|(_, f)| **f) {
-            self.handle(key, value, rm, path)?;
+        for (&(key, anchor, value), _) in plain.iter().zip(&front).rev().filter(|(_, f)| **f) {
+            self.handle(key, anchor, value, rm, path)?;
         }
-        for (&(key, value), _) in plain.iter().zip(&front).filter(|(_, f)| !**f) {
-            self.handle(key, value, rm, path)?;
+        for (&(key, anchor, value), _) in plain.iter().zip(&front).filter(|(_, f)| !**f) {
+            self.handle(key, anchor, value, rm, path)?;
         }
         Ok(())
     }
 
-    /// `CreateElementHandler(key, pattern, path).Handle(...)`.
-    fn handle(&mut self, key: &str, pattern: &Value, rm: &Map, path: &PathNode<'_>) -> Walk {
-        let Some(anchor) = parse_anchor(key).filter(|a| a.kind != AnchorKind::AddIfNotPresent)
-        else {
+    /// `CreateElementHandler(key, pattern, path).Handle(...)`; `anchor` is `key` parsed.
+    fn handle(
+        &mut self,
+        key: &str,
+        anchor: Option<Anchor<'_>>,
+        pattern: &Value,
+        rm: &Map,
+        path: &PathNode<'_>,
+    ) -> Walk {
+        let Some(anchor) = anchor.filter(|a| a.kind != AnchorKind::AddIfNotPresent) else {
             return self.plain_key(key, pattern, rm, path);
         };
         let child = path.key(anchor.key);
