@@ -117,9 +117,18 @@ fn literal(n: &Node) -> Cow<'_, Node> {
             _ => n.clone(),
         }
     }
+    /// Whether `nested` would change anything (perf: most lists are strings).
+    fn has_integral(n: &Node) -> bool {
+        match &n.value {
+            Value::Float(f) => f.fract() == 0.0 && f.abs() < 9.2e18,
+            Value::Seq(items) => items.iter().any(has_integral),
+            Value::Map(m) => m.iter().any(|(_, v)| has_integral(v)),
+            _ => false,
+        }
+    }
     match &n.value {
         Value::Int(i) => Cow::Owned(value::float(*i as f64)),
-        Value::Seq(_) | Value::Map(_) => Cow::Owned(nested(n)),
+        Value::Seq(_) | Value::Map(_) if has_integral(n) => Cow::Owned(nested(n)),
         _ => Cow::Borrowed(n),
     }
 }

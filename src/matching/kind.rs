@@ -60,6 +60,15 @@ impl KindSelector {
         }
     }
 
+    /// The kind name this entry can match: `Some(None)` when it matches nothing (more than
+    /// four parts), `None` when its kind part is a wildcard.
+    pub fn kind_name(&self) -> Option<Option<&str>> {
+        match &self.parts {
+            None => Some(None),
+            Some([_, _, k, _]) => k.literal().map(Some),
+        }
+    }
+
     /// `CheckKind` for one entry, with ephemeral containers allowed (match.go passes `true`).
     pub fn matches(&self, group: &str, version: &str, kind: &str, subresource: &str) -> bool {
         let Some([g, v, k, s]) = &self.parts else {

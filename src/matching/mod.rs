@@ -26,6 +26,10 @@ pub struct MatchBlock {
     pub all: Vec<ResourceFilter>,
     /// The legacy flat form (`resources` + user info directly under the block).
     pub flat: ResourceFilter,
+    /// The kinds a resource must have for the block to select it, when every filter that
+    /// decides names literal kinds ([`MatchBlock::kind_names`]): a first test that rules
+    /// most rules out at the cost of a string comparison (perf).
+    pub kinds_only: Option<Vec<String>>,
 }
 
 /// Which API version's schema a block is read with: v2beta1 has no flat form.
@@ -62,12 +66,44 @@ impl MatchBlock {
                 })
                 .collect()
         };
-        Ok(Self {
+        let mut block = Self {
             raw: raw.clone(),
             any: list("any")?,
             all: list("all")?,
             flat: ResourceFilter::compile(m, raw.span, path)?,
-        })
+            kinds_only: None,
+        };
+        block.kinds_only = block.kind_names();
+        Ok(block)
+    }
+
+    /// The filters [`MatchBlock::selects`] decides with: `any`, else `all`, else the flat one.
+    fn deciding(&self) -> &[ResourceFilter] {
+        if !self.any.is_empty() {
+            &self.any
+        } else if !self.all.is_empty() {
+            &self.all
+        } else {
+            std::slice::from_ref(&self.flat)
+        }
+    }
+
+    /// Every kind name the deciding filters' `kinds` can match, when each of them lists kinds
+    /// and none has a wildcard kind part; `None` otherwise. A resource of another kind is
+    /// selected by none of them.
+    pub fn kind_names(&self) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        for f in self.deciding() {
+            if f.resources.kinds.is_empty() {
+                return None;
+            }
+            for k in &f.resources.kinds {
+                if let Some(name) = k.kind_name()? {
+                    out.push(name.to_owned());
+                }
+            }
+        }
+        Some(out)
     }
 
     /// `MatchResources.IsEmpty`-like: nothing at all in the block.
@@ -94,6 +130,11 @@ impl MatchBlock {
     /// Whether this block, used as `match`, selects the resource. `any` wins over `all`,
     /// which wins over the flat form.
     pub fn selects(&self, resource: &Resource, request: &Request) -> bool {
+        if let Some(kinds) = &self.kinds_only
+            && !kinds.contains(&resource.kind)
+        {
+            return false;
+        }
         let no_user = request.user_info.as_ref().is_none_or(|u| {
             u.username.is_empty()
                 && u.groups.is_empty()

@@ -186,3 +186,39 @@ fn v2beta1_rejects_flat_form() {
         .is_ok()
     );
 }
+
+#[test]
+fn kind_names_rule_blocks_out_before_matching() {
+    let names = |text: &str| block(text).kind_names();
+    let some = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        names("resources: {kinds: [Pod, apps/v1/Deployment]}"),
+        some(&["Pod", "Deployment"])
+    );
+    assert_eq!(
+        names("any: [{resources: {kinds: [Pod/exec]}}, {resources: {kinds: [v1/Service]}}]"),
+        some(&["Pod", "Service"])
+    );
+    assert_eq!(
+        names("all: [{resources: {kinds: [Pod]}}, {resources: {kinds: [Pod], namespaces: [a]}}]"),
+        some(&["Pod", "Pod"])
+    );
+    assert_eq!(names("resources: {kinds: [a/b/c/d/e]}"), some(&[]));
+    // Undecided: a wildcard kind, or a filter that names no kind.
+    assert_eq!(names("resources: {kinds: ['*']}"), None);
+    assert_eq!(names("resources: {kinds: [Po?]}"), None);
+    assert_eq!(names("resources: {kinds: ['*/*']}"), None);
+    assert_eq!(
+        names("any: [{resources: {kinds: [Pod]}}, {resources: {names: [x]}}]"),
+        None
+    );
+    assert_eq!(names("subjects: [{kind: User, name: u}]"), None);
+    // The first test agrees with the full one.
+    let p = pod("default", "p");
+    assert!(
+        block("any: [{resources: {kinds: [Service]}}, {resources: {kinds: [Pod]}}]")
+            .selects(&p, &req())
+    );
+    assert!(!block("resources: {kinds: [Service, Deployment]}").selects(&p, &req()));
+    assert!(block("resources: {kinds: ['P*']}").selects(&p, &req()));
+}

@@ -51,6 +51,11 @@ impl Pattern {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// The text, when the pattern has no wildcard (it then matches only itself).
+    pub fn literal(&self) -> Option<&str> {
+        matches!(self.how, How::Literal).then_some(self.text.as_str())
+    }
 }
 
 impl PartialEq for Pattern {

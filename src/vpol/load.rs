@@ -230,6 +230,7 @@ pub fn load(
             any: Vec::new(),
             all: Vec::new(),
             flat: ResourceFilter::default(),
+            kinds_only: None,
         },
         exclude: None,
         context: None,
