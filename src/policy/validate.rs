@@ -8,9 +8,6 @@ mod filters;
 mod rules;
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use super::model::{PolicyKind, Rule, RuleBody};
 use crate::source::Span;
@@ -187,27 +184,42 @@ pub fn check_rules(ctx: &PolicyCtx, rules: &[Rule], computed: &[Rule]) -> Result
     Ok(())
 }
 
-static VARIABLES: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})").ok());
+/// The user variables background mode forbids, as Kyverno's regexes
+/// `[^\.](<name>)(?-u:\b)` write them (their unescaped `.` matches any character but `\n`).
+const FORBIDDEN: &[&str] = &[
+    "serviceAccountName",
+    "serviceAccountNamespace",
+    "request.userInfo",
+    "request.roles",
+    "request.clusterRoles",
+];
 
-static FORBIDDEN: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
-        r"[^\.](serviceAccountName)(?-u:\b)",
-        r"[^\.](serviceAccountNamespace)(?-u:\b)",
-        r"[^\.](request.userInfo)(?-u:\b)",
-        r"[^\.](request.roles)(?-u:\b)",
-        r"[^\.](request.clusterRoles)(?-u:\b)",
-    ]
-    .iter()
-    .filter_map(|r| Regex::new(r).ok())
-    .collect()
-});
+/// Whether `[^\.](name)(?-u:\b)` matches somewhere in `s`, `.` in `name` standing for any
+/// character but a line break (perf: five regexes compiled per run cost more than the
+/// policies' other validation).
+fn mentions_forbidden(s: &str, name: &str) -> bool {
+    let text: Vec<char> = s.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    (1..text.len()).any(|start| {
+        let Some(rest) = text.get(start..start + name.len()) else {
+            return false;
+        };
+        let matched = text[start - 1] != '.'
+            && name.iter().zip(rest).all(|(p, c)| match p {
+                '.' => *c != '\n',
+                p => p == c,
+            });
+        // An ASCII word boundary after the name (whose last character is a letter).
+        let next = text.get(start + name.len());
+        matched && !next.is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+    })
+}
 
 /// `containsUserVariables`: variables about the requesting user are not allowed in
 /// background mode (background.go). Scans every string of the policy, as Kyverno scans the
 /// serialised policy.
 fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
-    let Some(vars) = VARIABLES.as_ref() else {
+    let Some(vars) = crate::variables::variable_regex() else {
         return Ok(());
     };
     let mut stack = vec![ctx.node];
@@ -216,7 +228,10 @@ fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
             Value::Str(s) => {
                 for c in vars.captures_iter(s) {
                     let Some(var) = c.get(2) else { continue };
-                    if FORBIDDEN.iter().any(|re| re.is_match(var.as_str())) {
+                    if FORBIDDEN
+                        .iter()
+                        .any(|name| mentions_forbidden(var.as_str(), name))
+                    {
                         return Err(Invalid::new(
                             format!(
                                 "only select variables are allowed in background mode. Set spec.background=false to disable background mode for this policy rule: variable {} is not allowed ",

@@ -22,6 +22,7 @@ pub mod image;
 mod substitute;
 
 pub use context::Context;
+pub(crate) use substitute::variable_regex;
 pub use substitute::{
     expressions, has_variables, substitute, substitute_at, substitute_cow, substitute_str,
 };

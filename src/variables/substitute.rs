@@ -26,6 +26,11 @@ static VARIABLE: LazyLock<Option<Regex>> =
 static VARIABLE_INIT: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^\{\{(\{[^{}]*\}|[^{}])*\}\}").ok());
 
+/// Kyverno's variable regex (`RegexVariables`), compiled once for every user.
+pub(crate) fn variable_regex() -> Option<&'static Regex> {
+    VARIABLE.as_ref()
+}
+
 /// Re-scans allowed for one string (values that keep producing variables).
 const MAX_PASSES: usize = 64;
 

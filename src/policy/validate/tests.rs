@@ -343,3 +343,38 @@ fn condition_checks() {
         "{reason}"
     );
 }
+
+#[test]
+fn forbidden_user_variables_match_as_kyvernos_regexes_do() {
+    use super::{FORBIDDEN, mentions_forbidden};
+    let inputs = [
+        "{{serviceAccountName}}",
+        "{{ serviceAccountName }}",
+        "{{request.object.serviceAccountName}}",
+        "{{ serviceAccountNameX }}",
+        "{{ serviceAccountName_x }}",
+        "{{ serviceAccountName-x }}",
+        "{{ serviceAccountNameé }}",
+        "serviceAccountName",
+        "xserviceAccountName",
+        "{{ request.userInfo.username }}",
+        "{{ requestXuserInfo }}",
+        "{{ request\nuserInfo }}",
+        "{{ request.roles }}",
+        "{{ request.clusterRoles[0] }}",
+        "{{ a.request.roles }}",
+        "é request.roles",
+        "{{ serviceAccountNamespace }}",
+        "",
+    ];
+    for name in FORBIDDEN {
+        let re = regex::Regex::new(&format!(r"[^\.]({name})(?-u:\b)")).unwrap();
+        for s in inputs {
+            assert_eq!(
+                mentions_forbidden(s, name),
+                re.is_match(s),
+                "{name} in {s:?}"
+            );
+        }
+    }
+}
