@@ -1,8 +1,9 @@
 //! Context checkpoints (`Checkpoint`/`Restore`/`Reset` upstream) as an undo log: a checkpoint
 //! remembers how long the log is, `set_path` logs what each top-level key held before, and a
-//! restore puts those values back. The context holds the whole resource (`request.object`), so
-//! copying it per foreach element, as a snapshot would, costs a tree copy per element
-//! (docs/PERFORMANCE.md); the log costs only what the element variables replace.
+//! restore puts those values back; the lent variables (`element`, ...) are a short list the
+//! checkpoint keeps whole. A snapshot would copy the context per foreach element, with the
+//! resource once a query has copied it in (docs/PERFORMANCE.md); the log costs only what the
+//! element variables replace.
 
 use super::context::Context;
 use super::entries::Pending;
