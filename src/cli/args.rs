@@ -205,7 +205,8 @@ pub struct MutateArgs {
     pub diff: bool,
 
     /// Apply the patches to the files in place (only changed files are touched; comments and
-    /// formatting outside the patched nodes are kept byte-for-byte).
+    /// formatting outside the patched nodes are kept byte-for-byte; a read-only file, or one
+    /// changed since it was read, is left as it is and the run exits 2).
     #[arg(long, conflicts_with_all = ["check", "output"])]
     pub write: bool,
 
