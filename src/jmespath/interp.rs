@@ -85,9 +85,10 @@ pub(crate) fn eval<'a>(ir: &Ir, data: &'a Node, depth: u32) -> Result<Val<'a>, E
     eval_in(ir, data, depth, &Lent::NONE)
 }
 
-/// [`eval`] with fields lent to one map node. Projections, filters and function references
-/// evaluate their elements without them: an element is never the lending map, since the
-/// searches that lend never return it (`reads_request_map`).
+/// [`eval`] with fields lent to the searched document and to one of its map nodes ([`Lent`]).
+/// Projections, filters and function references evaluate their elements without them: an
+/// element is never a lending map, since the searches that lend never return one
+/// ([`super::Expr::exposes`]).
 pub(crate) fn eval_in<'a>(
     ir: &Ir,
     data: &'a Node,
@@ -160,7 +161,8 @@ pub(crate) fn eval_in<'a>(
             Ok(Cow::Owned(value::seq(pass)))
         }
         Ir::Flatten(_) | Ir::ObjectValues(_) | Ir::MultiList(_) => {
-            Ok(match items_of(ir, data, d, lent)? {
+            // At this node's own depth: `items_of` is its evaluation.
+            Ok(match items_of(ir, data, depth, lent)? {
                 Some(items) => {
                     Cow::Owned(value::seq(items.into_iter().map(Cow::into_owned).collect()))
                 }

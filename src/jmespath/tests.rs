@@ -603,3 +603,18 @@ fn lists_built_from_parts_flatten_and_project() {
     // Errors other than a missing key still come out of a projection's left side.
     assert!(err("[abs('x')][*]").starts_with("Invalid type for: x"));
 }
+
+#[test]
+fn whatever_compiles_is_not_too_deep_to_evaluate() {
+    // Each nesting level counts once against the evaluation depth, as in the compiled tree:
+    // the deepest expressions that compile still evaluate.
+    let deepest = [
+        format!("{}nums{}", "[".repeat(128), "]".repeat(128)),
+        format!("nums{}", "[]".repeat(64)),
+        format!("labels{}", ".*".repeat(127)),
+    ];
+    for e in deepest {
+        let x = Expr::compile(&e).unwrap();
+        assert!(x.search(&data()).is_ok(), "{e}");
+    }
+}
