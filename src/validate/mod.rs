@@ -16,8 +16,7 @@ use crate::policy::{Policy, Rule, Validate};
 use crate::report::Status;
 use crate::request::Request;
 use crate::resource::Resource;
-pub(crate) use crate::variables::has_variables;
-use crate::variables::{Context, substitute_at, substitute_str};
+use crate::variables::{Context, has_variables, substitute_at, substitute_str};
 use crate::yaml::{Node, Value};
 
 pub(crate) use foreach::foreach_rule;

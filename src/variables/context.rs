@@ -190,11 +190,9 @@ impl<'r> Context<'r> {
     /// Sets the foreach element variables (§10): `element`, `element<n>`, `elementIndex`,
     /// `elementIndex<n>` (the indices are Go `int64`, i.e. `Int`).
     pub fn add_element(&mut self, element: &Node, index: usize, nesting: usize) {
-        let idx = value::node(Value::Int(index as i64));
         self.set_path(&["element"], element.clone());
         self.set_path(&[&format!("element{nesting}")], element.clone());
-        self.set_path(&["elementIndex"], idx.clone());
-        self.set_path(&[&format!("elementIndex{nesting}")], idx);
+        self.set_element_index(index, nesting);
     }
 
     /// [`Context::add_element`] for an element of the resource (a list [`Context::query_lent`]
@@ -209,6 +207,11 @@ impl<'r> Context<'r> {
                 self.lent_top.push((key, element));
             }
         }
+        self.set_element_index(index, nesting);
+    }
+
+    /// `elementIndex` and `elementIndex<n>` (Go `int64`, i.e. `Int`).
+    fn set_element_index(&mut self, index: usize, nesting: usize) {
         let idx = value::node(Value::Int(index as i64));
         self.set_path(&["elementIndex"], idx.clone());
         self.set_path(&[&format!("elementIndex{nesting}")], idx);
@@ -353,9 +356,7 @@ impl Context<'_> {
             req.insert_at(at, key.to_owned(), Span::EMPTY, lent.clone());
         }
     }
-}
 
-impl<'r> Context<'r> {
     /// Copies the lent top-level variables into `root` (logged, like any change).
     pub(super) fn materialize_top(&mut self) {
         for (k, v) in std::mem::take(&mut self.lent_top) {
