@@ -91,7 +91,7 @@ impl MatchBlock {
     /// Every kind name the deciding filters' `kinds` can match, when each of them lists kinds
     /// and none has a wildcard kind part; `None` otherwise. A resource of another kind is
     /// selected by none of them.
-    pub fn kind_names(&self) -> Option<Vec<String>> {
+    fn kind_names(&self) -> Option<Vec<String>> {
         let mut out = Vec::new();
         for f in self.deciding() {
             if f.resources.kinds.is_empty() {
