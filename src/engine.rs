@@ -222,6 +222,7 @@ fn validate_rule<'r>(
                 nodes: std::slice::from_ref(p),
                 variables: v.pattern_variables,
                 references: v.pattern_references,
+                plans: Some(&v.pattern_plans),
             },
             &resource.root,
             ctx.as_deref_mut(),
@@ -234,6 +235,7 @@ fn validate_rule<'r>(
                 nodes: ps,
                 variables: v.pattern_variables,
                 references: v.pattern_references,
+                plans: Some(&v.pattern_plans),
             },
             &resource.root,
             ctx.as_deref_mut(),
@@ -242,8 +244,8 @@ fn validate_rule<'r>(
             Some(c) => validate::deny_check(&rule.name, message, d, c),
             None => return None,
         },
-        ValidateCheck::Foreach(f) => match ctx {
-            Some(c) => validate::foreach_rule(&rule.name, message, f, &resource.root, c)?,
+        ValidateCheck::Foreach(_) => match ctx {
+            Some(c) => validate::foreach_rule(&rule.name, message, &v.foreach, &resource.root, c)?,
             None => return None,
         },
         ValidateCheck::PodSecurity(body) => {

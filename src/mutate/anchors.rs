@@ -137,7 +137,7 @@ fn check(pv: &mut Node, r: Option<&Node>, k: &str) -> bool {
         add_if_absent(pm, Some(rv));
         return true;
     }
-    matches!(match_pattern(&rv.value, &pv.value), Outcome::Pass)
+    matches!(match_pattern(&rv.value, &pv.value, None), Outcome::Pass)
 }
 
 /// Whether a node has a `()`, `<()` or `+()` key at any depth.

@@ -9,6 +9,7 @@
 mod anchor;
 mod messages;
 mod path;
+mod plan;
 mod quantity;
 mod reference;
 mod scalar;
@@ -31,6 +32,8 @@ pub(crate) use {
     quantity::parse_quantity,
     scalar::{Op, compare as compare_scalar_term, operator_of, scalar_match, wildcard_match},
 };
+
+pub(crate) use plan::Plan;
 
 use path::{PathNode, render_segments};
 use walk::Walker;
@@ -60,10 +63,11 @@ pub(crate) enum Outcome {
     Error(String),
 }
 
-/// `MatchPattern`: walks `pattern` over `resource` and classifies the result.
-pub(crate) fn match_pattern(resource: &Value, pattern: &Value) -> Outcome {
+/// `MatchPattern`: walks `pattern` (with its plan, when it was planned) over `resource` and
+/// classifies the result.
+pub(crate) fn match_pattern(resource: &Value, pattern: &Value, plan: Option<&Plan>) -> Outcome {
     let mut walker = Walker::default();
-    let Err(failure) = walker.element(resource, pattern, &PathNode::root()) else {
+    let Err(failure) = walker.element(resource, pattern, plan, &PathNode::root()) else {
         return Outcome::Pass;
     };
     if failure.is_skip() {
@@ -91,29 +95,40 @@ pub fn validate_pattern(
     pattern: &Node,
 ) -> PatternVerdict {
     let references = has_references(&pattern.value);
-    check_pattern(rule_name, rule_message, resource, pattern, references)
+    let plan = Plan::of(&pattern.value);
+    check_pattern(
+        rule_name,
+        rule_message,
+        resource,
+        pattern,
+        references,
+        Some(&plan),
+    )
 }
 
 /// [`validate_pattern`] when whether `pattern` may hold `$(…)` references ([`has_references`])
-/// is already known (a rule's pattern is scanned once, at load).
+/// is already known, and maybe its plan (a rule's pattern is scanned and planned once, at
+/// load).
 pub(crate) fn check_pattern(
     rule_name: &str,
     rule_message: Option<&str>,
     resource: &Node,
     pattern: &Node,
     references: bool,
+    plan: Option<&Plan>,
 ) -> PatternVerdict {
     let substituted = if references {
         substitute_references(&pattern.value)
     } else {
         Ok(None)
     };
-    let pattern: Cow<'_, Value> = match substituted {
-        Ok(None) => Cow::Borrowed(&pattern.value),
-        Ok(Some(v)) => Cow::Owned(v),
+    // A substituted pattern is planned as the walk goes.
+    let (pattern, plan): (Cow<'_, Value>, _) = match substituted {
+        Ok(None) => (Cow::Borrowed(&pattern.value), plan),
+        Ok(Some(v)) => (Cow::Owned(v), None),
         Err(e) => return verdict(Status::Error, messages::substitution_failed(&e), None),
     };
-    match match_pattern(&resource.value, &pattern) {
+    match match_pattern(&resource.value, &pattern, plan) {
         Outcome::Pass => verdict(Status::Pass, messages::pass(rule_name), None),
         Outcome::Skip(msg) => verdict(Status::Skip, msg, None),
         Outcome::Fail { path, .. } => {
@@ -137,16 +152,26 @@ pub fn validate_any_pattern(
     patterns: &[Node],
 ) -> PatternVerdict {
     let references = patterns.iter().any(|p| has_references(&p.value));
-    check_any_pattern(rule_name, rule_message, resource, patterns, references)
+    let plans: Vec<Plan> = patterns.iter().map(|p| Plan::of(&p.value)).collect();
+    check_any_pattern(
+        rule_name,
+        rule_message,
+        resource,
+        patterns,
+        references,
+        Some(&plans),
+    )
 }
 
-/// [`validate_any_pattern`] when whether `patterns` may hold references is already known.
+/// [`validate_any_pattern`] when whether `patterns` may hold references is already known,
+/// and maybe their plans.
 pub(crate) fn check_any_pattern(
     rule_name: &str,
     rule_message: Option<&str>,
     resource: &Node,
     patterns: &[Node],
     references: bool,
+    plans: Option<&[Plan]>,
 ) -> PatternVerdict {
     // All alternatives are substituted first, as one document (the list).
     let substituted: Option<Vec<Node>> = if references {
@@ -158,13 +183,15 @@ pub(crate) fn check_any_pattern(
     } else {
         None
     };
+    let plans = if substituted.is_some() { None } else { plans };
     let patterns: &[Node] = substituted.as_deref().unwrap_or(patterns);
 
     let mut failed: Vec<String> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut first_path: Option<Vec<String>> = None;
     for (i, p) in patterns.iter().enumerate() {
-        match match_pattern(&resource.value, &p.value) {
+        let plan = plans.and_then(|ps| ps.get(i));
+        match match_pattern(&resource.value, &p.value, plan) {
             Outcome::Pass => {
                 return verdict(Status::Pass, messages::any_pattern_pass(rule_name, i), None);
             }

@@ -8,9 +8,10 @@
 
 use std::rc::Rc;
 
-use super::anchor::{Anchor, AnchorKind, Registry, parse_anchor};
+use super::anchor::{Anchor, AnchorKind, Registry};
 use super::messages::{go_sprint, go_type_name};
 use super::path::PathNode;
+use super::plan::{MapPlan, Plan, first_tag};
 use super::scalar::scalar_match;
 use super::wildcards::{Expansions, expand_in_metadata};
 use crate::yaml::{Map, Node, Value};
@@ -95,11 +96,12 @@ impl Walker {
         }
     }
 
-    /// `validateResourceElement`.
+    /// `validateResourceElement`; `plan` is `pattern`'s, when it was planned at load.
     pub(crate) fn element(
         &mut self,
         resource: &Value,
         pattern: &Value,
+        plan: Option<&Plan>,
         path: &PathNode<'_>,
     ) -> Walk {
         match pattern {
@@ -113,7 +115,11 @@ impl Walker {
                     );
                     return Err(self.fail(path, ErrKind::Plain, msg));
                 };
-                self.map(rm, pm, path)
+                let plan = match plan {
+                    Some(Plan::Map(p)) => Some(p),
+                    _ => None,
+                };
+                self.map(rm, pm, plan, path)
             }
             Value::Seq(pa) => {
                 let Value::Seq(ra) = resource else {
@@ -123,7 +129,7 @@ impl Walker {
                     );
                     return Err(self.fail(path, ErrKind::Plain, msg));
                 };
-                self.array(resource, ra, pa, path)
+                self.array(resource, ra, pa, plan.and_then(Plan::items), path)
             }
             _ => {
                 let ok = match resource {
@@ -146,35 +152,45 @@ impl Walker {
     }
 
     /// `validateMap`.
-    fn map(&mut self, rm: &Map, pm: &Map, path: &PathNode<'_>) -> Walk {
-        let expanded: Option<(usize, Rc<Value>)> = expand_in_metadata(pm, rm, &mut self.expansions);
-        // Each key's anchor is parsed once (perf, docs/PERFORMANCE.md); conditional and
-        // existence keys are recorded in the registry as they are met (`CheckAnchorInResource`).
-        let mut anchors: Vec<(&str, Anchor<'_>, &Value)> = Vec::new();
-        let mut plain: Vec<(&str, Option<Anchor<'_>>, &Value)> = Vec::with_capacity(pm.len());
-        for (i, e) in pm.entries().iter().enumerate() {
-            let value: &Value = match &expanded {
+    fn map(&mut self, rm: &Map, pm: &Map, plan: Option<&MapPlan>, path: &PathNode<'_>) -> Walk {
+        let entries = pm.entries();
+        let metadata = match plan {
+            Some(p) => p.metadata,
+            None => first_tag(pm, "metadata"),
+        };
+        let expanded: Option<(usize, Rc<Value>)> =
+            expand_in_metadata(pm, metadata, rm, &mut self.expansions);
+        // A map without a plan from load, or whose metadata the expansion replaced, is
+        // planned here (its values are not: they are planned as the walk meets them).
+        let value = |i: usize| -> &Value {
+            match &expanded {
                 Some((idx, v)) if *idx == i => v,
-                _ => &e.value.value,
-            };
-            let anchor = parse_anchor(&e.key);
-            match anchor {
-                Some(a) if a.kind.is_phase_one() => {
-                    if matches!(a.kind, AnchorKind::Condition | AnchorKind::Existence) {
-                        self.registry.record(&e.key, rm.contains_key(a.key));
-                    }
-                    anchors.push((&e.key, a, value));
-                }
-                _ => plain.push((&e.key, anchor, value)),
+                _ => &entries[i].value.value,
+            }
+        };
+        let planned;
+        let (plan, deep) = match plan {
+            Some(p) if expanded.is_none() => (p, true),
+            _ => {
+                planned = MapPlan::new(pm, value, false);
+                (&planned, false)
+            }
+        };
+        let child = |i: usize| if deep { plan.child(i) } else { None };
+        // Conditional and existence keys are recorded as they are met (`CheckAnchorInResource`).
+        for &i in &plan.recorded {
+            if let Some(a) = plan.anchor(i, &entries[i].key) {
+                self.registry
+                    .record(&entries[i].key, rm.contains_key(a.key));
             }
         }
 
         // Phase 1: anchors in byte order: conditions, equality, negation, existence.
-        anchors.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut skips: Vec<Failure> = Vec::new();
         let mut applied = 0usize;
-        for &(key, anchor, value) in &anchors {
-            match self.handle(key, Some(anchor), value, rm, path) {
+        for &i in &plan.phase_one {
+            let key = &entries[i].key;
+            match self.handle(key, plan.anchor(i, key), value(i), child(i), rm, path) {
                 Ok(()) => applied += 1,
                 Err(f) if f.is_skip() => skips.push(f),
                 Err(f) => {
@@ -188,18 +204,11 @@ impl Walker {
             return Err(aggregate(&skips));
         }
 
-        // Phase 2: global anchors and keys holding anchors first (reverse sorted), then the
-        // rest sorted (`getSortedNestedAnchorResource`); the first non-Ok result wins.
-        plain.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut front: Vec<bool> = Vec::with_capacity(plain.len());
-        front.extend(plain.iter().map(|&(_, a, v)| {
-            a.is_some_and(|a| a.kind == AnchorKind::Global) || has_nested_anchors(v)
-        }));
-        for (&(key, anchor, value), _) in plain.iter().zip(&front).rev().filter(|(_, f)| **f) {
-            self.handle(key, anchor, value, rm, path)?;
-        }
-        for (&(key, anchor, value), _) in plain.iter().zip(&front).filter(|(_, f)| !**f) {
-            self.handle(key, anchor, value, rm, path)?;
+        // Phase 2: global anchors and keys holding anchors, then the rest; the first non-Ok
+        // result wins.
+        for &i in &plan.phase_two {
+            let key = &entries[i].key;
+            self.handle(key, plan.anchor(i, key), value(i), child(i), rm, path)?;
         }
         Ok(())
     }
@@ -210,11 +219,12 @@ impl Walker {
         key: &str,
         anchor: Option<Anchor<'_>>,
         pattern: &Value,
+        plan: Option<&Plan>,
         rm: &Map,
         path: &PathNode<'_>,
     ) -> Walk {
         let Some(anchor) = anchor.filter(|a| a.kind != AnchorKind::AddIfNotPresent) else {
-            return self.plain_key(key, pattern, rm, path);
+            return self.plain_key(key, pattern, plan, rm, path);
         };
         let child = path.key(anchor.key);
         let present = rm.get(anchor.key);
@@ -238,7 +248,7 @@ impl Walker {
                     });
                 };
                 self.conditional_depth += 1;
-                let result = self.element(&value.value, pattern, &child);
+                let result = self.element(&value.value, pattern, plan, &child);
                 self.conditional_depth -= 1;
                 result.map_err(|f| Failure {
                     path: None,
@@ -247,7 +257,7 @@ impl Walker {
                 })
             }
             AnchorKind::Equality => match present {
-                Some(value) => self.element(&value.value, pattern, &child),
+                Some(value) => self.element(&value.value, pattern, plan, &child),
                 None => Ok(()),
             },
             AnchorKind::Negation => match present {
@@ -258,15 +268,22 @@ impl Walker {
                 None => Ok(()),
             },
             AnchorKind::Existence => match present {
-                Some(value) => self.existence(&value.value, pattern, &child),
+                Some(value) => self.existence(&value.value, pattern, plan, &child),
                 None => Ok(()),
             },
-            AnchorKind::AddIfNotPresent => self.plain_key(key, pattern, rm, path),
+            AnchorKind::AddIfNotPresent => self.plain_key(key, pattern, plan, rm, path),
         }
     }
 
     /// `defaultHandler`: a plain key; `"*"` only requires a present, non-null value.
-    fn plain_key(&mut self, key: &str, pattern: &Value, rm: &Map, path: &PathNode<'_>) -> Walk {
+    fn plain_key(
+        &mut self,
+        key: &str,
+        pattern: &Value,
+        plan: Option<&Plan>,
+        rm: &Map,
+        path: &PathNode<'_>,
+    ) -> Walk {
         let value = rm.get(key).map_or(&NULL, |n| &n.value);
         if matches!(pattern, Value::Str(s) if s == "*") {
             if *value != Value::Null {
@@ -276,11 +293,17 @@ impl Walker {
             let msg = format!("{}/{key} not found", path.render());
             return Err(self.fail(path, ErrKind::Plain, msg));
         }
-        self.element(value, pattern, &path.key(key))
+        self.element(value, pattern, plan, &path.key(key))
     }
 
     /// `existenceHandler`: each pattern map needs one matching resource element.
-    fn existence(&mut self, resource: &Value, pattern: &Value, path: &PathNode<'_>) -> Walk {
+    fn existence(
+        &mut self,
+        resource: &Value,
+        pattern: &Value,
+        plan: Option<&Plan>,
+        path: &PathNode<'_>,
+    ) -> Walk {
         let Value::Seq(items) = resource else {
             let msg = format!(
                 "invalid resource type {}: Existence ^ () anchor can be used only on list/array type resource",
@@ -295,7 +318,8 @@ impl Walker {
             );
             return Err(self.fail(path, ErrKind::Plain, msg));
         };
-        for p in patterns {
+        let plans = plan.and_then(Plan::items);
+        for (j, p) in patterns.iter().enumerate() {
             if !matches!(p.value, Value::Map(_)) {
                 let msg = format!(
                     "invalid pattern type {}: Pattern has to be of type map to compare against items in resource",
@@ -305,7 +329,11 @@ impl Walker {
             }
             let mut found = false;
             for (i, item) in items.iter().enumerate() {
-                if self.element(&item.value, &p.value, &path.index(i)).is_ok() {
+                let plan = plans.and_then(|ps| ps.get(j));
+                if self
+                    .element(&item.value, &p.value, plan, &path.index(i))
+                    .is_ok()
+                {
                     found = true;
                     break;
                 }
@@ -322,7 +350,15 @@ impl Walker {
     }
 
     /// `validateArray`: the first pattern element decides the mode (§3.4).
-    fn array(&mut self, resource: &Value, ra: &[Node], pa: &[Node], path: &PathNode<'_>) -> Walk {
+    fn array(
+        &mut self,
+        resource: &Value,
+        ra: &[Node],
+        pa: &[Node],
+        plans: Option<&[Plan]>,
+        path: &PathNode<'_>,
+    ) -> Walk {
+        let plan = |j: usize| plans.and_then(|ps| ps.get(j));
         let Some(first) = pa.first() else {
             return Err(self.fail(path, ErrKind::Plain, "pattern Array empty".to_owned()));
         };
@@ -332,7 +368,7 @@ impl Walker {
                 let mut skips = Vec::new();
                 let mut applied = 0usize;
                 for (i, item) in ra.iter().enumerate() {
-                    match self.element(&item.value, &first.value, &path.index(i)) {
+                    match self.element(&item.value, &first.value, plan(0), &path.index(i)) {
                         Ok(()) => applied += 1,
                         Err(f) if f.is_skip() => skips.push(f),
                         Err(f) => return Err(f),
@@ -359,7 +395,7 @@ impl Walker {
                 let mut skips = Vec::new();
                 let mut applied = 0usize;
                 for (i, (item, p)) in ra.iter().zip(pa).enumerate() {
-                    match self.element(&item.value, &p.value, &path.index(i)) {
+                    match self.element(&item.value, &p.value, plan(i), &path.index(i)) {
                         Ok(()) => applied += 1,
                         Err(f) if f.is_skip() => skips.push(f),
                         Err(f) => return Err(f),
@@ -371,7 +407,7 @@ impl Walker {
                 Ok(())
             }
             // A scalar first element applies to every resource element.
-            scalar => self.element(resource, scalar, path),
+            scalar => self.element(resource, scalar, None, path),
         }
     }
 }
@@ -387,18 +423,5 @@ fn aggregate(skips: &[Failure]) -> Failure {
         path: None,
         kind: ErrKind::Aggregated,
         message,
-    }
-}
-
-/// `hasNestedAnchors`: any condition/existence/equality/negation/global anchor key at any
-/// depth of a pattern value.
-fn has_nested_anchors(pattern: &Value) -> bool {
-    match pattern {
-        Value::Map(m) => m.iter().any(|(k, v)| {
-            parse_anchor(k).is_some_and(|a| a.kind != AnchorKind::AddIfNotPresent)
-                || has_nested_anchors(&v.value)
-        }),
-        Value::Seq(items) => items.iter().any(|i| has_nested_anchors(&i.value)),
-        _ => false,
     }
 }

@@ -12,6 +12,7 @@
 use std::rc::Rc;
 
 use super::anchor::{anchor_string, parse_anchor};
+use super::plan::first_tag;
 use super::scalar::{contains_wildcard, wildcard_match};
 use crate::yaml::{Map, Node, Value};
 
@@ -38,11 +39,7 @@ fn node_id(v: &Value) -> usize {
 
 /// `getPatternValue`: the first entry whose key is `tag` or an anchor on `tag`.
 fn find_tag<'m>(map: &'m Map, tag: &str) -> Option<(usize, &'m Node)> {
-    map.entries()
-        .iter()
-        .enumerate()
-        .find(|(_, e)| e.key == tag || parse_anchor(&e.key).is_some_and(|a| a.key == tag))
-        .map(|(i, e)| (i, &e.value))
+    first_tag(map, tag).map(|i| (i, &map.entries()[i].value))
 }
 
 /// `getValueAsStringMap`: the `tag` map inside `data` (index of its entry and the map).
@@ -90,16 +87,18 @@ fn rewrite(pattern: &Map, resource: &Map) -> Map {
     out
 }
 
-/// Applies `ExpandInMetadata` for the pattern map `pattern` compared with `resource`.
-/// Returns the index of the pattern's metadata entry and the value to use in its place when
-/// Kyverno's pattern would by now differ from the policy text; `None` otherwise.
+/// Applies `ExpandInMetadata` for the pattern map `pattern` compared with `resource`;
+/// `metadata` is the index of its metadata entry ([`first_tag`], planned once).
+/// Returns that index and the value to use in its place when Kyverno's pattern would by now
+/// differ from the policy text; `None` otherwise.
 pub(crate) fn expand_in_metadata(
     pattern: &Map,
+    metadata: Option<usize>,
     resource: &Map,
     expansions: &mut Expansions,
 ) -> Option<(usize, Rc<Value>)> {
-    let (idx, meta_node) = find_tag(pattern, "metadata")?;
-    let original = &meta_node.value;
+    let idx = metadata?;
+    let original = &pattern.entries()[idx].value.value;
     if matches!(original, Value::Null) {
         return None;
     }

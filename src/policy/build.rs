@@ -128,13 +128,16 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
                 node.span,
             )
         })?;
-    let (pattern_variables, pattern_references) = {
-        let scanned = match &check {
-            ValidateCheck::Pattern(p) => crate::validate::Patterns::scan(std::slice::from_ref(p)),
-            ValidateCheck::AnyPattern(ps) => crate::validate::Patterns::scan(ps),
-            _ => crate::validate::Patterns::scan(&[]),
-        };
-        (scanned.variables, scanned.references)
+    let scanned = match &check {
+        ValidateCheck::Pattern(p) => crate::validate::Patterns::scan(std::slice::from_ref(p)),
+        ValidateCheck::AnyPattern(ps) => crate::validate::Patterns::scan(ps),
+        _ => crate::validate::Patterns::scan(&[]),
+    };
+    let (pattern_variables, pattern_references) = (scanned.variables, scanned.references);
+    let pattern_plans = scanned.plan();
+    let foreach = match &check {
+        ValidateCheck::Foreach(f) => crate::validate::compile_foreach(f),
+        _ => Vec::new(),
     };
     Ok(Validate {
         message,
@@ -144,6 +147,8 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
         failure_action_overrides,
         pattern_variables,
         pattern_references,
+        pattern_plans,
+        foreach,
     })
 }
 

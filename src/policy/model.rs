@@ -158,6 +158,11 @@ pub struct Validate {
     /// Whether `pattern` / `anyPattern` may hold a `$(…)` reference: found once at load, so
     /// that a pattern without one is not scanned for them per resource.
     pub pattern_references: bool,
+    /// The walk plans of `pattern` / `anyPattern` (one each), made at load; empty when they
+    /// hold variables (planned after substitution, per resource).
+    pub(crate) pattern_plans: Vec<crate::pattern::Plan>,
+    /// `foreach` entries as the engine runs them, read once at load (empty for other checks).
+    pub(crate) foreach: Vec<crate::validate::ForeachEntry>,
 }
 
 /// Which of the mutually exclusive validate forms the rule uses.

@@ -9,6 +9,80 @@ use crate::variables::Context;
 use crate::yaml::{Node, Value};
 
 use super::{Patterns, Verdict, deny_check, pattern_check, preconditions_block};
+use crate::pattern::Plan;
+
+/// One `foreach` entry, read once at load (its fields looked up, its patterns scanned and
+/// planned) instead of per element.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    /// `list`, a raw JMESPath expression (`""` when missing).
+    list: String,
+    element_scope: Option<bool>,
+    context: Option<Node>,
+    preconditions: Option<Node>,
+    body: Body,
+}
+
+/// What an entry checks each element with.
+#[derive(Clone, Debug)]
+enum Body {
+    Deny(Node),
+    /// `pattern` (one node, `any` false) or `anyPattern`.
+    Patterns {
+        nodes: Vec<Node>,
+        any: bool,
+        variables: bool,
+        references: bool,
+        plans: Vec<Plan>,
+    },
+    Foreach(Vec<Entry>),
+    /// None of them: the element is not counted.
+    Nothing,
+}
+
+/// The entries of a `foreach` value (a list, or one entry).
+pub(crate) fn compile(entries: &Node) -> Vec<Entry> {
+    let list = match &entries.value {
+        Value::Seq(items) => items.as_slice(),
+        _ => std::slice::from_ref(entries),
+    };
+    list.iter().map(compile_entry).collect()
+}
+
+fn compile_entry(entry: &Node) -> Entry {
+    let patterns = |nodes: &[Node], any: bool| {
+        let scanned = Patterns::scan(nodes);
+        Body::Patterns {
+            nodes: nodes.to_vec(),
+            any,
+            variables: scanned.variables,
+            references: scanned.references,
+            plans: scanned.plan(),
+        }
+    };
+    let body = if let Some(deny) = entry.get("deny") {
+        Body::Deny(deny.clone())
+    } else if let Some(p) = entry.get("pattern") {
+        patterns(std::slice::from_ref(p), false)
+    } else if let Some(Value::Seq(ps)) = entry.get("anyPattern").map(|n| &n.value) {
+        patterns(ps, true)
+    } else if let Some(nested) = entry.get("foreach") {
+        Body::Foreach(compile(nested))
+    } else {
+        Body::Nothing
+    };
+    Entry {
+        list: entry
+            .get("list")
+            .and_then(Node::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        element_scope: entry.get("elementScope").and_then(Node::as_bool),
+        context: entry.get("context").cloned(),
+        preconditions: entry.get("preconditions").cloned(),
+        body,
+    }
+}
 
 /// What a foreach list (or a whole rule) came to.
 enum Outcome {
@@ -20,11 +94,11 @@ enum Outcome {
     Nothing { list_error: Option<String> },
 }
 
-/// Evaluates a rule's `validate.foreach` list. `None`: no rule response at all.
+/// Evaluates a rule's `validate.foreach` list ([`compile`]d). `None`: no rule response at all.
 pub(crate) fn foreach_rule(
     rule_name: &str,
     message: Option<&str>,
-    entries: &Node,
+    entries: &[Entry],
     resource: &Node,
     ctx: &mut Context,
 ) -> Option<Verdict> {
@@ -45,18 +119,14 @@ pub(crate) fn foreach_rule(
 fn run_entries(
     rule_name: &str,
     message: Option<&str>,
-    entries: &Node,
+    entries: &[Entry],
     scope: &Node,
     ctx: &mut Context,
     level: usize,
 ) -> Outcome {
-    let list = match &entries.value {
-        Value::Seq(items) => items.as_slice(),
-        _ => std::slice::from_ref(entries),
-    };
     let mut passed = false;
     let mut list_error = None;
-    for entry in list {
+    for entry in entries {
         match run_entry(rule_name, message, entry, scope, ctx, level) {
             Outcome::Pass => passed = true,
             Outcome::Stop(v) => return Outcome::Stop(v),
@@ -73,14 +143,13 @@ fn run_entries(
 fn run_entry<'r>(
     rule_name: &str,
     message: Option<&str>,
-    entry: &Node,
+    entry: &Entry,
     scope: &Node,
     ctx: &mut Context<'r>,
     level: usize,
 ) -> Outcome {
-    let expr = entry.get("list").and_then(Node::as_str).unwrap_or("");
     // perf: a list in the resource is borrowed, not copied (docs/PERFORMANCE.md).
-    let list = match ctx.query_lent(expr) {
+    let list = match ctx.query_lent(&entry.list) {
         Ok(list) => list,
         // A missing field: the entry is silently skipped; other errors are remembered.
         Err(e) if e.is_unknown_key() => return Outcome::Nothing { list_error: None },
@@ -102,7 +171,7 @@ fn run_entry<'r>(
         Cow::Owned(_) => None,
     };
     let elements = lendable.unwrap_or_else(|| items(&list));
-    let element_scope = entry.get("elementScope").and_then(Node::as_bool);
+    let element_scope = entry.element_scope;
     let mut counted = false;
     ctx.checkpoint();
     for (i, element) in elements.iter().enumerate() {
@@ -149,7 +218,7 @@ fn run_entry<'r>(
 fn run_element(
     rule_name: &str,
     message: Option<&str>,
-    entry: &Node,
+    entry: &Entry,
     element: &Node,
     element_scope: Option<bool>,
     outer: &Node,
@@ -169,7 +238,7 @@ fn run_element(
     } else {
         outer
     };
-    if let Some(entries) = entry.get("context")
+    if let Some(entries) = &entry.context
         && let Err(e) = ctx.add_context_entries(entries, &Default::default())
     {
         return Some(Verdict::new(
@@ -178,39 +247,40 @@ fn run_element(
         ));
     }
     // Preconditions false, or failing to evaluate, skip the element (§9).
-    if let Some(pre) = entry.get("preconditions")
+    if let Some(pre) = &entry.preconditions
         && !preconditions_block(pre, ctx)
     {
         return None;
     }
-    let mut verdict = if let Some(deny) = entry.get("deny") {
-        deny_check(rule_name, message, deny, ctx)
-    } else if let Some(p) = entry.get("pattern") {
-        pattern_check(
+    let mut verdict = match &entry.body {
+        Body::Deny(deny) => deny_check(rule_name, message, deny, ctx),
+        Body::Patterns {
+            nodes,
+            any,
+            variables,
+            references,
+            plans,
+        } => pattern_check(
             rule_name,
             message,
-            false,
-            Patterns::scan(std::slice::from_ref(p)),
+            *any,
+            Patterns {
+                nodes,
+                variables: *variables,
+                references: *references,
+                plans: Some(plans),
+            },
             scope,
             Some(ctx),
-        )
-    } else if let Some(Value::Seq(ps)) = entry.get("anyPattern").map(|n| &n.value) {
-        pattern_check(
-            rule_name,
-            message,
-            true,
-            Patterns::scan(ps),
-            scope,
-            Some(ctx),
-        )
-    } else if let Some(nested) = entry.get("foreach") {
-        return match run_entries(rule_name, message, nested, scope, ctx, level + 1) {
-            Outcome::Pass => Some(Verdict::new(Status::Pass, "rule passed")),
-            Outcome::Stop(v) => Some(v),
-            Outcome::Nothing { .. } => None,
-        };
-    } else {
-        return None;
+        ),
+        Body::Foreach(nested) => {
+            return match run_entries(rule_name, message, nested, scope, ctx, level + 1) {
+                Outcome::Pass => Some(Verdict::new(Status::Pass, "rule passed")),
+                Outcome::Stop(v) => Some(v),
+                Outcome::Nothing { .. } => None,
+            };
+        }
+        Body::Nothing => return None,
     };
     // A pattern path is relative to the element when the element is the scope: locate it
     // there (the element keeps the resource's spans).

@@ -19,7 +19,7 @@ use crate::resource::Resource;
 use crate::variables::{Context, has_variables, substitute_at, substitute_str};
 use crate::yaml::{Node, Value};
 
-pub(crate) use foreach::foreach_rule;
+pub(crate) use foreach::{Entry as ForeachEntry, compile as compile_foreach, foreach_rule};
 pub(crate) use shared::Contexts;
 
 /// The result of a rule before the engine adds the rule name and action.
@@ -157,15 +157,31 @@ pub(crate) struct Patterns<'a> {
     pub variables: bool,
     /// Whether they may hold `$(…)` references (resolved before matching).
     pub references: bool,
+    /// Their walk plans (one each), when planned at load.
+    pub plans: Option<&'a [pattern::Plan]>,
 }
 
 impl<'a> Patterns<'a> {
+    /// Scans `nodes` for variables and references (not planned).
     pub fn scan(nodes: &'a [Node]) -> Self {
         Self {
             nodes,
             variables: nodes.iter().any(has_variables),
             references: nodes.iter().any(|n| pattern::has_references(&n.value)),
+            plans: None,
         }
+    }
+
+    /// The plans to keep for these patterns: one each, or none when they hold variables
+    /// (what the walk sees is only known after substitution).
+    pub fn plan(&self) -> Vec<pattern::Plan> {
+        if self.variables {
+            return Vec::new();
+        }
+        self.nodes
+            .iter()
+            .map(|n| pattern::Plan::of(&n.value))
+            .collect()
     }
 }
 
@@ -183,6 +199,7 @@ pub(crate) fn pattern_check(
     let mut ctx = ctx;
     let substituted: Vec<Node>;
     let mut references = patterns.references;
+    let mut plans = patterns.plans;
     let patterns = match ctx.as_deref_mut() {
         Some(c) if patterns.variables => {
             let mut out = Vec::with_capacity(patterns.nodes.len());
@@ -202,6 +219,7 @@ pub(crate) fn pattern_check(
             references = substituted
                 .iter()
                 .any(|n| pattern::has_references(&n.value));
+            plans = None;
             &substituted[..]
         }
         _ => patterns.nodes,
@@ -209,10 +227,13 @@ pub(crate) fn pattern_check(
     let msg = rule_message(message, ctx);
     let text = msg.as_ref().ok().and_then(|m| m.as_deref());
     let mut verdict: Verdict = if any {
-        pattern::check_any_pattern(rule_name, text, scope, patterns, references).into()
+        pattern::check_any_pattern(rule_name, text, scope, patterns, references, plans).into()
     } else {
         match patterns.first() {
-            Some(p) => pattern::check_pattern(rule_name, text, scope, p, references).into(),
+            Some(p) => {
+                let plan = plans.and_then(|ps| ps.first());
+                pattern::check_pattern(rule_name, text, scope, p, references, plan).into()
+            }
             None => Verdict::new(Status::Error, "empty pattern"),
         }
     };

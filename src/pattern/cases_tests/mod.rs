@@ -5,7 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::pattern::{PatternVerdict, validate_any_pattern, validate_pattern};
+use crate::pattern::{
+    PatternVerdict, check_any_pattern, check_pattern, has_references, validate_any_pattern,
+    validate_pattern,
+};
 use crate::report::Status;
 use crate::yaml::{Limits, Node, Value, parse_documents};
 
@@ -43,8 +46,15 @@ fn resource(text: &str) -> Node {
     n
 }
 
+/// Runs the pattern planned at load (as a rule's is) and planned during the walk (as a
+/// substituted one is): both must give the same verdict.
 fn run(pattern: &str, res: &str) -> PatternVerdict {
-    validate_pattern("r", None, &resource(res), &yaml(pattern))
+    let (resource, pattern) = (resource(res), yaml(pattern));
+    let planned = validate_pattern("r", None, &resource, &pattern);
+    let references = has_references(&pattern.value);
+    let unplanned = check_pattern("r", None, &resource, &pattern, references, None);
+    assert_eq!(planned, unplanned, "planned and unplanned walks differ");
+    planned
 }
 
 fn check(rows: &[(&str, &str, &str, Expect)]) {
@@ -76,7 +86,12 @@ fn any(message: Option<&str>, patterns: &str, res: &str) -> PatternVerdict {
     let Value::Seq(items) = yaml(patterns).value else {
         panic!("not a list")
     };
-    validate_any_pattern("r", message, &resource(res), &items)
+    let resource = resource(res);
+    let planned = validate_any_pattern("r", message, &resource, &items);
+    let references = items.iter().any(|p| has_references(&p.value));
+    let unplanned = check_any_pattern("r", message, &resource, &items, references, None);
+    assert_eq!(planned, unplanned, "planned and unplanned walks differ");
+    planned
 }
 
 mod anchor_cases;

@@ -1,0 +1,134 @@
+//! Walk plans: what the pattern walk derives from a pattern map alone — each key's anchor,
+//! the order its keys are visited in (§3.3), where its `metadata` key is — made once per rule
+//! at load instead of once per map, per array element and per resource (docs/PERFORMANCE.md).
+//!
+//! A pattern with `{{ }}` variables or `$(…)` references is only known per resource: the walk
+//! then plans each map as it meets it ([`MapPlan::new`] without children), the same way.
+
+use std::ops::Range;
+
+use super::anchor::{Anchor, AnchorKind, parse_anchor};
+use crate::yaml::{Map, Value};
+
+/// The plan of one pattern value.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Plan {
+    Map(MapPlan),
+    Seq(Vec<Plan>),
+    /// A scalar: nothing to plan.
+    #[default]
+    Leaf,
+}
+
+impl Plan {
+    /// Plans `pattern` and everything below it.
+    pub(crate) fn of(pattern: &Value) -> Plan {
+        match pattern {
+            Value::Map(m) => Plan::Map(MapPlan::new(m, |i| &m.entries()[i].value.value, true)),
+            Value::Seq(items) => Plan::Seq(items.iter().map(|i| Plan::of(&i.value)).collect()),
+            _ => Plan::Leaf,
+        }
+    }
+
+    /// The plans of a sequence's items.
+    pub(crate) fn items(&self) -> Option<&[Plan]> {
+        match self {
+            Plan::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+}
+
+/// The plan of one pattern map.
+#[derive(Clone, Debug)]
+pub(crate) struct MapPlan {
+    /// Each entry's anchor: its kind and the byte range of the inner key.
+    anchors: Vec<Option<(AnchorKind, Range<usize>)>>,
+    /// Condition and existence keys in entry order: recorded in the registry on each visit.
+    pub(crate) recorded: Vec<usize>,
+    /// Phase one: condition, equality, negation and existence keys, in byte order.
+    pub(crate) phase_one: Vec<usize>,
+    /// Phase two in visiting order: global anchors and keys holding anchors in reverse byte
+    /// order, then the other keys in byte order (`getSortedNestedAnchorResource`).
+    pub(crate) phase_two: Vec<usize>,
+    /// The entry `getPatternValue("metadata")` finds, for wildcard expansion.
+    pub(crate) metadata: Option<usize>,
+    /// The entries' value plans; empty for a map planned during a walk.
+    children: Vec<Plan>,
+}
+
+impl MapPlan {
+    /// Plans `map` whose entry `i` holds `value(i)` (a wildcard expansion replaces one);
+    /// `deep` plans the values too.
+    pub(crate) fn new<'v>(map: &'v Map, value: impl Fn(usize) -> &'v Value, deep: bool) -> Self {
+        let entries = map.entries();
+        let anchors: Vec<Option<(AnchorKind, Range<usize>)>> = entries
+            .iter()
+            .map(|e| {
+                parse_anchor(&e.key).map(|a| {
+                    let start = a.key.as_ptr() as usize - e.key.as_ptr() as usize;
+                    (a.kind, start..start + a.key.len())
+                })
+            })
+            .collect();
+        let kind = |i: usize| anchors[i].as_ref().map(|(k, _)| *k);
+        let recorded = (0..entries.len())
+            .filter(|&i| matches!(kind(i), Some(AnchorKind::Condition | AnchorKind::Existence)))
+            .collect();
+        let by_key = |a: &usize, b: &usize| entries[*a].key.cmp(&entries[*b].key);
+        let (mut phase_one, mut plain): (Vec<usize>, Vec<usize>) =
+            (0..entries.len()).partition(|&i| kind(i).is_some_and(AnchorKind::is_phase_one));
+        phase_one.sort_unstable_by(by_key);
+        plain.sort_unstable_by(by_key);
+        let front = |i: usize| kind(i) == Some(AnchorKind::Global) || has_nested_anchors(value(i));
+        let mut phase_two: Vec<usize> = plain.iter().rev().copied().filter(|&i| front(i)).collect();
+        phase_two.extend(plain.iter().copied().filter(|&i| !front(i)));
+        let metadata = first_tag(map, "metadata");
+        let children = if deep {
+            (0..entries.len()).map(|i| Plan::of(value(i))).collect()
+        } else {
+            Vec::new()
+        };
+        MapPlan {
+            anchors,
+            recorded,
+            phase_one,
+            phase_two,
+            metadata,
+            children,
+        }
+    }
+
+    /// Entry `i`'s anchor, `key` being that entry's key.
+    pub(crate) fn anchor<'k>(&self, i: usize, key: &'k str) -> Option<Anchor<'k>> {
+        self.anchors[i].as_ref().map(|(kind, range)| Anchor {
+            kind: *kind,
+            key: &key[range.clone()],
+        })
+    }
+
+    /// The plan of entry `i`'s value, when the map was planned deep.
+    pub(crate) fn child(&self, i: usize) -> Option<&Plan> {
+        self.children.get(i)
+    }
+}
+
+/// `getPatternValue`: the index of the first entry whose key is `tag` or an anchor on `tag`.
+pub(crate) fn first_tag(map: &Map, tag: &str) -> Option<usize> {
+    map.entries()
+        .iter()
+        .position(|e| e.key == tag || parse_anchor(&e.key).is_some_and(|a| a.key == tag))
+}
+
+/// `hasNestedAnchors`: any condition/existence/equality/negation/global anchor key at any
+/// depth of a pattern value.
+pub(crate) fn has_nested_anchors(pattern: &Value) -> bool {
+    match pattern {
+        Value::Map(m) => m.iter().any(|(k, v)| {
+            parse_anchor(k).is_some_and(|a| a.kind != AnchorKind::AddIfNotPresent)
+                || has_nested_anchors(&v.value)
+        }),
+        Value::Seq(items) => items.iter().any(|i| has_nested_anchors(&i.value)),
+        _ => false,
+    }
+}
