@@ -78,6 +78,8 @@ impl Error {
 pub struct Expr {
     text: String,
     ir: ir::Ir,
+    /// [`Expr::exposes`]`("request")`, asked of every variable query: found once.
+    exposes_request: bool,
 }
 
 impl Expr {
@@ -90,9 +92,11 @@ impl Expr {
         }
         let ast = ::jmespath::parse(text).map_err(|e| Error::Syntax(e.to_string()))?;
         let ir = ir::lower(&ast, text, 0)?;
+        let exposes_request = ir.exposes("request");
         Ok(Expr {
             text: text.to_owned(),
             ir,
+            exposes_request,
         })
     }
 
@@ -109,9 +113,11 @@ impl Expr {
         use std::collections::HashMap;
         use std::rc::Rc;
         const CAPACITY: usize = 4096;
+        // perf: the texts are the policies' own, hashed on every query: a fast hash, not
+        // SipHash (a hostile text can only slow its own lookups, in a bounded table).
+        type Cache = HashMap<String, Result<Rc<Expr>, Error>, foldhash::fast::FixedState>;
         thread_local! {
-            static CACHE: RefCell<HashMap<String, Result<Rc<Expr>, Error>>> =
-                RefCell::new(HashMap::new());
+            static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
         }
         CACHE.with(|cache| {
             if let Some(hit) = cache.borrow().get(text) {
@@ -147,6 +153,9 @@ impl Expr {
     /// Whether searching a document may yield the document itself or its field `key` whole
     /// (returned, listed, printed, compared) rather than only look fields up in them.
     pub fn exposes(&self, key: &str) -> bool {
+        if key == "request" {
+            return self.exposes_request;
+        }
         self.ir.exposes(key)
     }
 }

@@ -219,7 +219,11 @@ fn find_all(re: &Regex, text: &str) -> Vec<String> {
 
 /// `replaceBracesAndTrimSpaces`: drops every `{{`/`}}`, trims, and detects `{{- ...}}`.
 fn strip_braces(v: &str) -> (String, bool) {
-    let inner = v.replace("{{", "").replace("}}", "");
+    // perf: `{{ expr }}` with no other brace is the common case: no replacing needed.
+    let inner: Cow<'_, str> = match v.strip_prefix("{{").and_then(|r| r.strip_suffix("}}")) {
+        Some(inner) if !inner.contains(['{', '}']) => Cow::Borrowed(inner),
+        _ => Cow::Owned(v.replace("{{", "").replace("}}", "")),
+    };
     let inner = inner.trim();
     match inner.strip_prefix('-') {
         Some(rest) => (rest.trim().to_owned(), true),
