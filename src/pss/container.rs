@@ -2,7 +2,7 @@
 
 use crate::yaml::Map;
 
-use super::gojson::{Cx, DecodeError, item};
+use super::gojson::{Cx, DecodeError, GoPath, item};
 use super::pod::{Capabilities, Container, PodSecurityContext, SeLinux, SecurityContext};
 
 /// `seccompProfile.type`, `appArmorProfile.type` and `seLinuxOptions`, shared by the pod and
@@ -21,10 +21,7 @@ fn decode_profiles(cx: &Cx<'_>, m: &Map) -> Result<Profiles, DecodeError> {
                 None => Ok(None),
                 Some(p) => {
                     let path = cx.sub(key);
-                    let inner = Cx {
-                        strukt,
-                        path: &path,
-                    };
+                    let inner = Cx { strukt, path };
                     Ok(Some(inner.str(p, "type")?.unwrap_or_default()))
                 }
             }
@@ -37,7 +34,7 @@ fn decode_profiles(cx: &Cx<'_>, m: &Map) -> Result<Profiles, DecodeError> {
             let path = cx.sub("seLinuxOptions");
             let inner = Cx {
                 strukt: "SELinuxOptions",
-                path: &path,
+                path,
             };
             Some(SeLinux {
                 type_: inner.str(o, "type")?.unwrap_or_default(),
@@ -52,7 +49,7 @@ fn decode_profiles(cx: &Cx<'_>, m: &Map) -> Result<Profiles, DecodeError> {
             let path = cx.sub("windowsOptions");
             let inner = Cx {
                 strukt: "WindowsSecurityContextOptions",
-                path: &path,
+                path,
             };
             inner.bool(w, "hostProcess")?
         }
@@ -60,7 +57,7 @@ fn decode_profiles(cx: &Cx<'_>, m: &Map) -> Result<Profiles, DecodeError> {
     Ok((seccomp, apparmor, selinux, host_process))
 }
 
-pub(crate) fn decode_pod_sc(m: &Map, path: &str) -> Result<PodSecurityContext, DecodeError> {
+pub(crate) fn decode_pod_sc(m: &Map, path: GoPath<'_>) -> Result<PodSecurityContext, DecodeError> {
     let cx = Cx {
         strukt: "PodSecurityContext",
         path,
@@ -70,7 +67,7 @@ pub(crate) fn decode_pod_sc(m: &Map, path: &str) -> Result<PodSecurityContext, D
     let sp = cx.sub("sysctls");
     let scx = Cx {
         strukt: "Sysctl",
-        path: &sp,
+        path: sp,
     };
     for n in cx.seq(m, "sysctls", "[]v1.Sysctl")? {
         let s = item(&cx, "sysctls", n, "v1.Sysctl")?;
@@ -87,7 +84,7 @@ pub(crate) fn decode_pod_sc(m: &Map, path: &str) -> Result<PodSecurityContext, D
     })
 }
 
-fn decode_sc(m: &Map, path: &str) -> Result<SecurityContext, DecodeError> {
+fn decode_sc(m: &Map, path: GoPath<'_>) -> Result<SecurityContext, DecodeError> {
     let cx = Cx {
         strukt: "SecurityContext",
         path,
@@ -99,11 +96,11 @@ fn decode_sc(m: &Map, path: &str) -> Result<SecurityContext, DecodeError> {
             let p = cx.sub("capabilities");
             let ccx = Cx {
                 strukt: "Capabilities",
-                path: &p,
+                path: p,
             };
             Some(Capabilities {
-                add: ccx.strings(c, "add", "Capabilities")?,
-                drop: ccx.strings(c, "drop", "Capabilities")?,
+                add: ccx.strings(c, "add", "Capabilities", "v1.Capability")?,
+                drop: ccx.strings(c, "drop", "Capabilities", "v1.Capability")?,
             })
         }
     };
@@ -121,7 +118,7 @@ fn decode_sc(m: &Map, path: &str) -> Result<SecurityContext, DecodeError> {
     })
 }
 
-pub(crate) fn decode_container(m: &Map, path: &str) -> Result<Container, DecodeError> {
+pub(crate) fn decode_container(m: &Map, path: GoPath<'_>) -> Result<Container, DecodeError> {
     let cx = Cx {
         strukt: "Container",
         path,
@@ -132,12 +129,12 @@ pub(crate) fn decode_container(m: &Map, path: &str) -> Result<Container, DecodeE
         ..Container::default()
     };
     if let Some(sc) = cx.map(m, "securityContext", "v1.SecurityContext")? {
-        c.security_context = Some(decode_sc(sc, &cx.sub("securityContext"))?);
+        c.security_context = Some(decode_sc(sc, cx.sub("securityContext"))?);
     }
     let pp = cx.sub("ports");
     let pcx = Cx {
         strukt: "ContainerPort",
-        path: &pp,
+        path: pp,
     };
     for n in cx.seq(m, "ports", "[]v1.ContainerPort")? {
         let p = item(&cx, "ports", n, "v1.ContainerPort")?;
@@ -146,18 +143,18 @@ pub(crate) fn decode_container(m: &Map, path: &str) -> Result<Container, DecodeE
     }
     for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
         if let Some(p) = cx.map(m, probe, "v1.Probe")? {
-            handler_hosts(&cx.sub(probe), p, &[probe], &mut c.probe_hosts)?;
+            handler_hosts(cx.sub(probe), p, &[probe], &mut c.probe_hosts)?;
         }
     }
     if let Some(l) = cx.map(m, "lifecycle", "v1.Lifecycle")? {
         let lp = cx.sub("lifecycle");
         let lcx = Cx {
             strukt: "Lifecycle",
-            path: &lp,
+            path: lp,
         };
         for h in ["postStart", "preStop"] {
             if let Some(hm) = lcx.map(l, h, "v1.LifecycleHandler")? {
-                handler_hosts(&lcx.sub(h), hm, &["lifecycle", h], &mut c.probe_hosts)?;
+                handler_hosts(lcx.sub(h), hm, &["lifecycle", h], &mut c.probe_hosts)?;
             }
         }
     }
@@ -166,7 +163,7 @@ pub(crate) fn decode_container(m: &Map, path: &str) -> Result<Container, DecodeE
 
 /// The non-empty `httpGet.host` / `tcpSocket.host` of a probe or lifecycle handler.
 fn handler_hosts(
-    path: &str,
+    path: GoPath<'_>,
     m: &Map,
     at: &[&'static str],
     out: &mut Vec<(Vec<&'static str>, String)>,
@@ -187,7 +184,7 @@ fn handler_hosts(
                 } else {
                     "TCPSocketAction"
                 },
-                path: &p,
+                path: p,
             };
             let host = acx.str(a, "host")?.unwrap_or_default();
             if !host.is_empty() {

@@ -9,31 +9,42 @@ use crate::yaml::{Map, Node, Value};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DecodeError(pub(crate) String);
 
+/// A JSON field path from the root (`spec.containers`), as Go's messages print it; a chain
+/// of borrowed steps, written out only when a message names it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum GoPath<'a> {
+    Root(&'a str),
+    Field(&'a GoPath<'a>, &'a str),
+}
+
+impl std::fmt::Display for GoPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GoPath::Root(p) => f.write_str(p),
+            GoPath::Field(parent, key) => write!(f, "{parent}.{key}"),
+        }
+    }
+}
+
 /// Decoding position: Go's innermost struct type and the JSON field path from the root.
 pub(crate) struct Cx<'a> {
     pub(crate) strukt: &'static str,
-    pub(crate) path: &'a str,
+    pub(crate) path: GoPath<'a>,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
     pub(crate) fn err(&self, key: &str, n: &Node, go_type: &str) -> DecodeError {
-        let got = match &n.value {
-            Value::Bool(_) => "bool".to_owned(),
-            Value::Int(_) => "number".to_owned(),
-            Value::Float(f) => format!("number {f}"),
-            Value::Str(_) => "string".to_owned(),
-            Value::Seq(_) => "array".to_owned(),
-            Value::Map(_) => "object".to_owned(),
-            Value::Null => "null".to_owned(),
-        };
         DecodeError(format!(
-            "json: cannot unmarshal {got} into Go struct field {}.{}.{key} of type {go_type}",
-            self.strukt, self.path
+            "json: cannot unmarshal {} into Go struct field {}.{}.{key} of type {go_type}",
+            json_value(n),
+            self.strukt,
+            self.path
         ))
     }
 
-    pub(crate) fn sub(&self, key: &str) -> String {
-        format!("{}.{key}", self.path)
+    /// The path of field `key` of this struct.
+    pub(crate) fn sub<'s>(&'s self, key: &'s str) -> GoPath<'s> {
+        GoPath::Field(&self.path, key)
     }
 
     pub(crate) fn bool(&self, m: &Map, key: &str) -> Result<Option<bool>, DecodeError> {
@@ -109,36 +120,44 @@ impl Cx<'_> {
         }
     }
 
-    /// A list of strings (`[]string`, `[]Capability`).
+    /// A list of strings of Go type `elem` (`string`, `v1.Capability`).
     pub(crate) fn strings(
         &self,
         m: &Map,
         key: &str,
         strukt: &'static str,
+        elem: &str,
     ) -> Result<Vec<String>, DecodeError> {
-        let path = self.sub(key);
         let cx = Cx {
             strukt,
-            path: &path,
+            path: self.sub(key),
         };
-        self.seq(m, key, "[]string")?
+        self.seq(m, key, &format!("[]{elem}"))?
             .iter()
             .map(|n| match &n.value {
                 Value::Str(s) => Ok(s.clone()),
                 Value::Null => Ok(String::new()),
                 _ => Err(DecodeError(format!(
-                    "json: cannot unmarshal {} into Go struct field {}.{} of type string",
-                    match &n.value {
-                        Value::Bool(_) => "bool",
-                        Value::Seq(_) => "array",
-                        Value::Map(_) => "object",
-                        _ => "number",
-                    },
+                    "json: cannot unmarshal {} into Go struct field {}.{} of type {elem}",
+                    json_value(n),
                     cx.strukt,
                     cx.path
                 ))),
             })
             .collect()
+    }
+}
+
+/// How Go's `UnmarshalTypeError` names the JSON value it could not store.
+fn json_value(n: &Node) -> String {
+    match &n.value {
+        Value::Bool(_) => "bool".to_owned(),
+        Value::Int(_) => "number".to_owned(),
+        Value::Float(f) => format!("number {f}"),
+        Value::Str(_) => "string".to_owned(),
+        Value::Seq(_) => "array".to_owned(),
+        Value::Map(_) => "object".to_owned(),
+        Value::Null => "null".to_owned(),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::yaml::{Map, Node, Value};
 
 use super::container::{decode_container, decode_pod_sc};
 pub(crate) use super::gojson::DecodeError;
-use super::gojson::{Cx, item};
+use super::gojson::{Cx, GoPath, item};
 
 /// The pod: metadata annotations (sorted by key) and spec.
 #[derive(Clone, Debug, Default)]
@@ -144,14 +144,14 @@ pub(crate) fn decode(
         let (parent, key) = meta_path.rsplit_once('.').unwrap_or(("", meta_path));
         let cx = Cx {
             strukt: "ObjectMeta",
-            path: parent,
+            path: GoPath::Root(parent),
         };
         let Value::Map(m) = &meta.value else {
             return Err(cx.err(key, meta, "v1.ObjectMeta"));
         };
         let cx = Cx {
             strukt: "ObjectMeta",
-            path: meta_path,
+            path: GoPath::Root(meta_path),
         };
         if let Some(ann) = cx.map(m, "annotations", "map[string]string")? {
             for (k, v) in ann.iter() {
@@ -171,15 +171,15 @@ pub(crate) fn decode(
     let Value::Map(m) = &spec.value else {
         let cx = Cx {
             strukt: "PodTemplateSpec",
-            path: parent,
+            path: GoPath::Root(parent),
         };
         return Err(cx.err(key, spec, "v1.PodSpec"));
     };
-    pod.spec = decode_spec(m, spec_path)?;
+    pod.spec = decode_spec(m, GoPath::Root(spec_path))?;
     Ok(pod)
 }
 
-fn decode_spec(m: &Map, path: &str) -> Result<Spec, DecodeError> {
+fn decode_spec(m: &Map, path: GoPath<'_>) -> Result<Spec, DecodeError> {
     let cx = Cx {
         strukt: "PodSpec",
         path,
@@ -194,18 +194,18 @@ fn decode_spec(m: &Map, path: &str) -> Result<Spec, DecodeError> {
         let p = cx.sub("os");
         let os_cx = Cx {
             strukt: "PodOS",
-            path: &p,
+            path: p,
         };
         spec.windows = os_cx.str(os, "name")?.as_deref() == Some("windows");
     }
     if let Some(sc) = cx.map(m, "securityContext", "v1.PodSecurityContext")? {
         let p = cx.sub("securityContext");
-        spec.security_context = Some(decode_pod_sc(sc, &p)?);
+        spec.security_context = Some(decode_pod_sc(sc, p)?);
     }
     let vp = cx.sub("volumes");
     for n in cx.seq(m, "volumes", "[]v1.Volume")? {
         let v = item(&cx, "volumes", n, "v1.Volume")?;
-        spec.volumes.push(decode_volume(v, &vp)?);
+        spec.volumes.push(decode_volume(v, vp)?);
     }
     for (key, list) in [
         ("initContainers", &mut spec.init_containers),
@@ -215,13 +215,13 @@ fn decode_spec(m: &Map, path: &str) -> Result<Spec, DecodeError> {
         let p = cx.sub(key);
         for n in cx.seq(m, key, "[]v1.Container")? {
             let c = item(&cx, key, n, "v1.Container")?;
-            list.push(decode_container(c, &p)?);
+            list.push(decode_container(c, p)?);
         }
     }
     Ok(spec)
 }
 
-fn decode_volume(m: &Map, path: &str) -> Result<Volume, DecodeError> {
+fn decode_volume(m: &Map, path: GoPath<'_>) -> Result<Volume, DecodeError> {
     let cx = Cx {
         strukt: "Volume",
         path,
@@ -236,7 +236,7 @@ fn decode_volume(m: &Map, path: &str) -> Result<Volume, DecodeError> {
                 let p = cx.sub("hostPath");
                 let hcx = Cx {
                     strukt: "HostPathVolumeSource",
-                    path: &p,
+                    path: p,
                 };
                 v.host_path = Some(hcx.str(src, "path")?.unwrap_or_default());
             }

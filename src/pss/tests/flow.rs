@@ -169,6 +169,31 @@ fn errors() {
     );
     let v = run(BASELINE, &pod_with(sc(json!({"privileged": "true"}))));
     assert_eq!(v.status, Status::Error);
+    // Nested structs name their whole field path.
+    let v = run(
+        BASELINE,
+        &pod_with(sc(json!({"capabilities": {"add": "NET_RAW"}}))),
+    );
+    assert_eq!(
+        v.message,
+        "Error while getting new resource: json: cannot unmarshal string into Go struct field Capabilities.spec.containers.securityContext.capabilities.add of type []v1.Capability"
+    );
+    let v = run(
+        BASELINE,
+        &pod_with(sc(json!({"seLinuxOptions": {"type": 3}}))),
+    );
+    assert_eq!(
+        v.message,
+        "Error while getting new resource: json: cannot unmarshal number 3 into Go struct field SELinuxOptions.spec.containers.securityContext.seLinuxOptions.type of type string"
+    );
+    let v = run(
+        BASELINE,
+        &pod_with(sc(json!({"capabilities": {"drop": ["ALL", 1]}}))),
+    );
+    assert_eq!(
+        v.message,
+        "Error while getting new resource: json: cannot unmarshal number 1 into Go struct field Capabilities.spec.containers.securityContext.capabilities.drop of type v1.Capability"
+    );
 }
 
 #[test]
