@@ -2,6 +2,9 @@
 //!
 //! `Engine` is `Send + Sync` and does no I/O; the binary runs it over files in parallel.
 
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
 use crate::exception::{self, PolicyException};
 use crate::matching;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody, ValidateCheck};
@@ -13,6 +16,60 @@ use crate::validate;
 pub struct Engine {
     policies: Vec<Policy>,
     exceptions: Vec<PolicyException>,
+    /// What the validate phase visits for each resource kind met so far ([`KindPlan`]).
+    kind_plans: RwLock<HashMap<String, Arc<KindPlan>, foldhash::fast::FixedState>>,
+}
+
+/// The policies and rules the validate phase can apply to resources of one kind, found the
+/// first time the kind is met. perf: a resource then visits only those, instead of every
+/// rule of every policy (docs/PERFORMANCE.md).
+#[derive(Debug)]
+struct KindPlan {
+    /// The policies with validate rules, in load order.
+    policies: Vec<(usize, PolicyPlan)>,
+}
+
+#[derive(Debug)]
+enum PolicyPlan {
+    /// A compiled CEL policy (crate::vpol).
+    Cel,
+    /// The positions, in `Policy::validate_rules(kind)`, of the validate rules whose literal
+    /// kinds (if any) include the kind.
+    Rules(Vec<usize>),
+}
+
+impl KindPlan {
+    fn new(policies: &[Policy], kind: &str) -> Self {
+        let policies = policies
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| {
+                p.rules
+                    .iter()
+                    .any(|r| matches!(r.body, RuleBody::Validate(_) | RuleBody::CelPolicy(_)))
+            })
+            .map(|(i, p)| {
+                if cel_policy(p).is_some() {
+                    return (i, PolicyPlan::Cel);
+                }
+                let rules = p
+                    .validate_rules(kind)
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| matches!(r.body, RuleBody::Validate(_)))
+                    .filter(|(_, r)| {
+                        r.match_
+                            .kinds_only
+                            .as_ref()
+                            .is_none_or(|k| k.iter().any(|k| k == kind))
+                    })
+                    .map(|(j, _)| j)
+                    .collect();
+                (i, PolicyPlan::Rules(rules))
+            })
+            .collect();
+        KindPlan { policies }
+    }
 }
 
 impl Engine {
@@ -20,7 +77,26 @@ impl Engine {
         Self {
             policies,
             exceptions: Vec::new(),
+            kind_plans: RwLock::default(),
         }
+    }
+
+    /// The [`KindPlan`] of `kind`, made on first use.
+    fn kind_plan(&self, kind: &str) -> Arc<KindPlan> {
+        let read = self
+            .kind_plans
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(plan) = read.get(kind) {
+            return Arc::clone(plan);
+        }
+        drop(read);
+        let plan = Arc::new(KindPlan::new(&self.policies, kind));
+        let mut write = self
+            .kind_plans
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(write.entry(kind.to_owned()).or_insert(plan))
     }
 
     /// The PolicyExceptions every rule is checked against (exceptions.md).
@@ -50,26 +126,31 @@ impl Engine {
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {
         // One variable context for all rules of this resource (validate/shared.rs).
         let mut contexts = validate::Contexts::new(resource, request);
-        self.policies
+        let plan = self.kind_plan(&resource.kind);
+        plan.policies
             .iter()
-            .enumerate()
-            .filter(|(_, p)| {
-                p.rules
-                    .iter()
-                    .any(|r| matches!(r.body, RuleBody::Validate(_) | RuleBody::CelPolicy(_)))
-            })
-            .filter_map(|(i, p)| {
-                let rules = match cel_policy(p) {
-                    Some(_)
+            .filter_map(|(i, policy_plan)| {
+                let p = &self.policies[*i];
+                let rules = match policy_plan {
+                    PolicyPlan::Rules(rules) => validate_policy(
+                        p,
+                        rules,
+                        resource,
+                        request,
+                        &self.exceptions,
+                        &mut contexts,
+                    ),
+                    PolicyPlan::Cel => {
+                        let cel = cel_policy(p)?;
                         if p.kind == PolicyKind::NamespacedValidatingPolicy
-                            && p.namespace.as_deref() != Some(resource.namespace.as_str()) =>
-                    {
-                        return None;
+                            && p.namespace.as_deref() != Some(resource.namespace.as_str())
+                        {
+                            return None;
+                        }
+                        crate::vpol::evaluate::evaluate(cel, resource, request)?
                     }
-                    Some(cel) => crate::vpol::evaluate::evaluate(cel, resource, request)?,
-                    None => validate_policy(p, resource, request, &self.exceptions, &mut contexts),
                 };
-                Some(PolicyResponse { policy: i, rules })
+                Some(PolicyResponse { policy: *i, rules })
             })
             .collect()
     }
@@ -100,8 +181,10 @@ fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
     })
 }
 
+/// The validate rules of `policy` at positions `rules` of its rules for the resource's kind.
 fn validate_policy<'r>(
     policy: &Policy,
+    rules: &[usize],
     resource: &'r Resource,
     request: &Request,
     exceptions: &[PolicyException],
@@ -116,10 +199,8 @@ fn validate_policy<'r>(
     }
     let mut out = Vec::new();
     // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).
-    for rule in policy.validate_rules(&resource.kind) {
-        let RuleBody::Validate(_) = &rule.body else {
-            continue;
-        };
+    let all = policy.validate_rules(&resource.kind);
+    for rule in rules.iter().map(|&j| &all[j]) {
         if !matching::rule_matches(rule, resource, request) {
             continue;
         }

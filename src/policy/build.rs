@@ -139,8 +139,10 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
         ValidateCheck::Foreach(f) => crate::validate::compile_foreach(f),
         _ => Vec::new(),
     };
+    let message_variables = message.as_deref().is_some_and(|m| m.contains("{{"));
     Ok(Validate {
         message,
+        message_variables,
         check,
         failure_action,
         allow_existing_violations,

@@ -145,6 +145,9 @@ pub enum RuleBody {
 pub struct Validate {
     /// `validate.message`, before variable substitution.
     pub message: Option<String>,
+    /// Whether `message` holds a `{{`: found once at load (a message without one needs no
+    /// variable context).
+    pub message_variables: bool,
     pub check: ValidateCheck,
     /// `validate.failureAction` if set on the rule.
     pub failure_action: Option<FailureAction>,

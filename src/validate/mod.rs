@@ -60,7 +60,7 @@ pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
     use crate::policy::ValidateCheck as C;
     rule.context.is_some()
         || rule.preconditions.is_some()
-        || v.message.as_deref().is_some_and(|m| m.contains("{{"))
+        || v.message_variables
         || v.pattern_variables
         || matches!(v.check, C::Deny(_) | C::Foreach(_))
 }
