@@ -232,7 +232,7 @@ pub fn deny_verdict(
     if !result.holds {
         return (
             Status::Pass,
-            format!("validation rule '{rule_name}' passed."),
+            crate::report::pass_message("validation", rule_name),
         );
     }
     let rule_message = rule_message.unwrap_or("");

@@ -72,7 +72,7 @@ fn rule_msg(rule_message: Option<&str>) -> Option<&str> {
 
 /// `validation rule '<rule>' passed.`
 pub(crate) fn pass(rule: &str) -> String {
-    format!("validation rule '{rule}' passed.")
+    crate::report::pass_message("validation", rule)
 }
 
 /// `validation rule '<rule>' anyPattern[<i>] passed.`

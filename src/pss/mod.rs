@@ -170,7 +170,7 @@ pub fn validate_with(
     if results.is_empty() {
         return PssVerdict {
             status: Status::Pass,
-            message: format!("Validation rule '{rule}' passed."),
+            message: crate::report::pass_message("Validation", rule),
             path: None,
         };
     }
