@@ -30,7 +30,7 @@ pub(crate) use reference::{has_references, substitute_references};
 #[allow(unused_imports)]
 pub(crate) use {
     quantity::parse_quantity,
-    scalar::{Op, compare as compare_scalar_term, operator_of, scalar_match, wildcard_match},
+    scalar::{Op, operator_of, scalar_match, wildcard_match},
 };
 
 pub(crate) use plan::Plan;

@@ -8,6 +8,7 @@
 use std::ops::Range;
 
 use super::anchor::{Anchor, AnchorKind, parse_anchor};
+use super::scalar::StringPattern;
 use crate::yaml::{Map, Value};
 
 /// The plan of one pattern value.
@@ -15,7 +16,9 @@ use crate::yaml::{Map, Value};
 pub(crate) enum Plan {
     Map(MapPlan),
     Seq(Vec<Plan>),
-    /// A scalar: nothing to plan.
+    /// A string: its expression parsed.
+    String(StringPattern),
+    /// Another scalar: nothing to plan.
     #[default]
     Leaf,
 }
@@ -26,6 +29,7 @@ impl Plan {
         match pattern {
             Value::Map(m) => Plan::Map(MapPlan::new(m, |i| &m.entries()[i].value.value, true)),
             Value::Seq(items) => Plan::Seq(items.iter().map(|i| Plan::of(&i.value)).collect()),
+            Value::Str(s) => Plan::String(StringPattern::new(s)),
             _ => Plan::Leaf,
         }
     }

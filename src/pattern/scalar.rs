@@ -156,51 +156,164 @@ pub(crate) fn scalar_match(value: &Value, pattern: &Value) -> bool {
     }
 }
 
-/// `validateStringPatterns`.
+/// `validateStringPatterns`, parsing the pattern as it goes (a condition's values, a
+/// substituted pattern).
 fn string_pattern_match(value: &Value, pattern: &str) -> bool {
-    // The whole pattern equal to a string value matches before any parsing (validate.md §5.2).
+    // The whole pattern equal to a string value matches before any parsing (§5.2).
     if matches!(value, Value::Str(s) if s == pattern) {
         return true;
     }
     pattern.split('|').any(|alt| {
         alt.trim_matches(' ')
             .split('&')
-            .all(|term| term_match(value, term.trim_matches(' ')))
+            .all(|t| Term::parse(t.trim_matches(' ')).matches(value))
     })
 }
 
-/// `validateStringPattern`: one term, possibly a range.
-fn term_match(value: &Value, term: &str) -> bool {
-    match operator_of(term) {
-        Op::InRange => match range_endpoints(&IN_RANGE, term) {
-            Some((lo, hi)) => {
-                compare(value, lo.trim(), Op::MoreEqual) && compare(value, hi.trim(), Op::LessEqual)
-            }
-            None => false,
-        },
-        Op::NotInRange => match range_endpoints(&NOT_IN_RANGE, term) {
-            Some((lo, hi)) => {
-                compare(value, lo.trim(), Op::Less) || compare(value, hi.trim(), Op::More)
-            }
-            None => false,
-        },
-        op => compare(value, term[op.text().len()..].trim(), op),
+/// A string pattern parsed once: its `|` alternatives of `&` terms, each term's operator and
+/// operands, and each operand read as a duration and as a quantity. perf: a rule's pattern
+/// scalars are parsed at load ([`super::Plan`]), not for every value they meet
+/// (docs/PERFORMANCE.md).
+#[derive(Clone, Debug)]
+pub(crate) struct StringPattern {
+    text: String,
+    alternatives: Vec<Vec<Term<String>>>,
+}
+
+impl StringPattern {
+    pub(crate) fn new(pattern: &str) -> Self {
+        let alternatives = pattern
+            .split('|')
+            .map(|alt| {
+                alt.trim_matches(' ')
+                    .split('&')
+                    .map(|t| Term::parse(t.trim_matches(' ')).to_owned())
+                    .collect()
+            })
+            .collect();
+        StringPattern {
+            text: pattern.to_owned(),
+            alternatives,
+        }
+    }
+
+    /// [`string_pattern_match`] of the parsed pattern.
+    pub(crate) fn matches(&self, value: &Value) -> bool {
+        if matches!(value, Value::Str(s) if *s == self.text) {
+            return true;
+        }
+        self.alternatives
+            .iter()
+            .any(|terms| terms.iter().all(|t| t.matches(value)))
     }
 }
 
-/// `validateString`: duration, then quantity, then wildcard string comparison.
-pub(crate) fn compare(value: &Value, operand: &str, op: Op) -> bool {
-    if let Some(p) = parse_go_duration(operand)
-        && let Some(v) = number_to_string(value).and_then(|s| parse_go_duration(&s))
-    {
-        return ordered(v.cmp(&p), op);
+/// One term of a string pattern; `S` holds the operand texts.
+#[derive(Clone, Debug)]
+enum Term<S> {
+    /// An operator and its operand.
+    Compare(Op, Operand<S>),
+    /// `lo-hi` (`inside`) or `lo!-hi`.
+    Range {
+        lo: Operand<S>,
+        hi: Operand<S>,
+        inside: bool,
+    },
+    /// A range whose endpoints do not parse: matches nothing.
+    Never,
+}
+
+/// One side of a comparison, read every way Kyverno tries it.
+#[derive(Clone, Debug)]
+struct Operand<S> {
+    text: S,
+    duration: Option<i64>,
+    quantity: Option<i128>,
+}
+
+impl<'a> Term<&'a str> {
+    fn parse(term: &'a str) -> Self {
+        let range = |re, inside| match range_endpoints(re, term) {
+            Some((lo, hi)) => Term::Range {
+                lo: Operand::new(lo.trim()),
+                hi: Operand::new(hi.trim()),
+                inside,
+            },
+            None => Term::Never,
+        };
+        match operator_of(term) {
+            Op::InRange => range(&IN_RANGE, true),
+            Op::NotInRange => range(&NOT_IN_RANGE, false),
+            op => Term::Compare(op, Operand::new(term[op.text().len()..].trim())),
+        }
     }
-    if let Some(p) = parse_quantity(operand)
-        && let Some(v) = number_to_string(value).and_then(|s| parse_quantity(&s))
-    {
-        return ordered(v.cmp(&p), op);
+
+    fn to_owned(&self) -> Term<String> {
+        match self {
+            Term::Compare(op, o) => Term::Compare(*op, o.to_owned()),
+            Term::Range { lo, hi, inside } => Term::Range {
+                lo: lo.to_owned(),
+                hi: hi.to_owned(),
+                inside: *inside,
+            },
+            Term::Never => Term::Never,
+        }
     }
-    compare_string(value, operand, op)
+}
+
+impl<S: AsRef<str>> Term<S> {
+    /// `validateStringPattern`.
+    fn matches(&self, value: &Value) -> bool {
+        match self {
+            Term::Compare(op, operand) => operand.compare(value, *op),
+            Term::Range {
+                lo,
+                hi,
+                inside: true,
+            } => lo.compare(value, Op::MoreEqual) && hi.compare(value, Op::LessEqual),
+            Term::Range {
+                lo,
+                hi,
+                inside: false,
+            } => lo.compare(value, Op::Less) || hi.compare(value, Op::More),
+            Term::Never => false,
+        }
+    }
+}
+
+impl<'a> Operand<&'a str> {
+    fn new(text: &'a str) -> Self {
+        Operand {
+            text,
+            duration: parse_go_duration(text),
+            quantity: parse_quantity(text),
+        }
+    }
+
+    fn to_owned(&self) -> Operand<String> {
+        Operand {
+            text: self.text.to_owned(),
+            duration: self.duration,
+            quantity: self.quantity,
+        }
+    }
+}
+
+impl<S: AsRef<str>> Operand<S> {
+    /// `validateString`: duration, then quantity, then wildcard string comparison.
+    fn compare(&self, value: &Value, op: Op) -> bool {
+        if let Some(p) = self.duration
+            && let Some(v) = number_to_string(value).and_then(|s| parse_go_duration(&s))
+        {
+            return ordered(v.cmp(&p), op);
+        }
+        if let Some(p) = self.quantity
+            && let Some(v) = number_to_string(value).and_then(|s| parse_quantity(&s))
+        {
+            return ordered(v.cmp(&p), op);
+        }
+        compare_string(value, self.text.as_ref(), op)
+    }
 }
 
 fn ordered(ord: std::cmp::Ordering, op: Op) -> bool {

@@ -132,10 +132,14 @@ impl Walker {
                 self.array(resource, ra, pa, plan.and_then(Plan::items), path)
             }
             _ => {
+                let matches = |v: &Value| match plan {
+                    Some(Plan::String(p)) => p.matches(v),
+                    _ => scalar_match(v, pattern),
+                };
                 let ok = match resource {
                     // A scalar pattern applies to every element; the failure names the array.
-                    Value::Seq(items) => items.iter().all(|i| scalar_match(&i.value, pattern)),
-                    _ => scalar_match(resource, pattern),
+                    Value::Seq(items) => items.iter().all(|i| matches(&i.value)),
+                    _ => matches(resource),
                 };
                 if ok {
                     return Ok(());
