@@ -16,6 +16,8 @@ use crate::validate;
 pub struct Engine {
     policies: Vec<Policy>,
     exceptions: Vec<PolicyException>,
+    /// The positions of the policies with mutate rules (the mutate phase visits no other).
+    mutating: Vec<usize>,
     /// What the validate phase visits for each resource kind met so far ([`KindPlan`]).
     kind_plans: RwLock<HashMap<String, Arc<KindPlan>, foldhash::fast::FixedState>>,
 }
@@ -75,6 +77,7 @@ impl KindPlan {
 impl Engine {
     pub fn new(policies: Vec<Policy>) -> Self {
         Self {
+            mutating: crate::mutate::mutating(&policies),
             policies,
             exceptions: Vec::new(),
             kind_plans: RwLock::default(),
@@ -118,7 +121,13 @@ impl Engine {
     /// The resource as the mutate phase leaves it, `None` when unchanged
     /// ([`crate::mutate::mutated`]).
     pub fn mutated(&self, resource: &Resource, request: &Request) -> Option<Resource> {
-        crate::mutate::mutated(resource, &self.policies, &self.exceptions, request)
+        crate::mutate::mutated_by(
+            resource,
+            &self.policies,
+            &self.mutating,
+            &self.exceptions,
+            request,
+        )
     }
 
     /// The validate phase for one resource: one response per policy that has validate rules,

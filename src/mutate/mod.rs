@@ -89,7 +89,33 @@ pub fn mutated(
     exceptions: &[PolicyException],
     request: &Request,
 ) -> Option<Resource> {
-    let (current, _) = run_policies(resource, policies, exceptions, request, false);
+    mutated_by(resource, policies, &mutating(policies), exceptions, request)
+}
+
+/// The positions of the policies with mutate rules: the only ones the mutate phase visits.
+pub(crate) fn mutating(policies: &[Policy]) -> Vec<usize> {
+    policies
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            p.rules
+                .iter()
+                .any(|r| matches!(r.body, RuleBody::Mutate(_)))
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// [`mutated`] when the mutating policies are known ([`mutating`], found once by the engine:
+/// perf, no scan of every rule of every policy per resource).
+pub(crate) fn mutated_by(
+    resource: &Resource,
+    policies: &[Policy],
+    mutating: &[usize],
+    exceptions: &[PolicyException],
+    request: &Request,
+) -> Option<Resource> {
+    let (current, _) = run_policies(resource, policies, mutating, exceptions, request, false);
     match current {
         Cow::Owned(r) => Some(r),
         Cow::Borrowed(_) => None,
@@ -103,31 +129,30 @@ fn run(
     request: &Request,
     snapshots: bool,
 ) -> Mutation {
-    let (current, policies) = run_policies(resource, policies, exceptions, request, snapshots);
+    let mutating = mutating(policies);
+    let (current, policies) = run_policies(
+        resource, policies, &mutating, exceptions, request, snapshots,
+    );
     Mutation {
         resource: current.into_owned(),
         policies,
     }
 }
 
-/// Every mutate policy over `resource`; the resource is copied only when a rule changes it.
+/// Every mutate policy (positions `mutating` of `policies`) over `resource`; the resource is
+/// copied only when a rule changes it.
 fn run_policies<'r>(
     resource: &'r Resource,
     policies: &[Policy],
+    mutating: &[usize],
     exceptions: &[PolicyException],
     request: &Request,
     snapshots: bool,
 ) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
     let mut current = Cow::Borrowed(resource);
     let mut out = Vec::new();
-    for (i, policy) in policies.iter().enumerate() {
-        if !policy
-            .rules
-            .iter()
-            .any(|r| matches!(r.body, RuleBody::Mutate(_)))
-        {
-            continue;
-        }
+    for &i in mutating {
+        let policy = &policies[i];
         let env = Env {
             policy,
             request,
