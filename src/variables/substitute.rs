@@ -62,14 +62,21 @@ pub fn substitute_cow<'a>(
 /// itself.
 pub fn has_variables(node: &Node) -> bool {
     match &node.value {
-        Value::Str(s) => s.contains("{{"),
+        Value::Str(s) => opens_variable(s),
         Value::Seq(items) => items.iter().any(has_variables),
         Value::Map(m) => m
             .entries()
             .iter()
-            .any(|e| e.key.contains("{{") || has_variables(&e.value)),
+            .any(|e| opens_variable(&e.key) || has_variables(&e.value)),
         _ => false,
     }
+}
+
+/// Whether `s` contains `{{`. perf: asked of every condition key and value for every
+/// resource; a byte search for `{` beats setting up a substring search on short strings.
+pub(crate) fn opens_variable(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr_iter(b'{', b).any(|i| b.get(i + 1) == Some(&b'{'))
 }
 
 /// The substitution proper; children without variables are copied as they are.
@@ -95,7 +102,7 @@ fn substitute_node(doc: &Node, ctx: &mut Context, path: &str) -> Result<Node, Va
         Value::Map(m) => {
             let mut out = Map::with_capacity(m.len());
             for e in m.entries() {
-                let key = if e.key.contains("{{") {
+                let key = if opens_variable(&e.key) {
                     match substitute_str(&e.key, ctx, path)?.value {
                         Value::Str(s) => s,
                         Value::Null => e.key.clone(),
@@ -129,7 +136,7 @@ pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, Va
     let (Some(re), Some(init)) = (VARIABLE.as_ref(), VARIABLE_INIT.as_ref()) else {
         return Ok(value::string(s));
     };
-    if !s.contains("{{") {
+    if !opens_variable(s) {
         // No variable, and so no `\{{` escape either.
         return Ok(value::string(s));
     }
@@ -269,6 +276,23 @@ mod tests {
 
     fn sub(s: &str) -> Result<serde_json::Value, VarError> {
         substitute_str(s, &mut ctx(), "").map(|n| n.to_json())
+    }
+
+    #[test]
+    fn opens_variable_finds_double_braces() {
+        for (s, want) in [
+            ("", false),
+            ("{", false),
+            ("{{", true),
+            ("a{b{c", false),
+            ("a{b{{c", true),
+            ("{ {", false),
+            ("x}}{{", true),
+            ("é{{", true),
+        ] {
+            assert_eq!(opens_variable(s), want, "{s:?}");
+            assert_eq!(opens_variable(s), s.contains("{{"), "{s:?}");
+        }
     }
 
     #[test]
