@@ -71,21 +71,21 @@ pub(crate) fn capabilities_restricted_1_22(pod: &Pod) -> Option<CheckResult> {
     let mut missing_drop = Vec::new();
     let mut adding = Vec::new();
     for (c, p) in visit(&pod.spec) {
-        let drop_path = p.child(&["securityContext", "capabilities", "drop"]);
+        let drop_path = || p.child(&["securityContext", "capabilities", "drop"]);
         let Some(caps) = c
             .security_context
             .as_ref()
             .and_then(|s| s.capabilities.as_ref())
         else {
-            missing_drop.push(FieldErr::required(drop_path));
+            missing_drop.push(FieldErr::required(drop_path()));
             continue;
         };
         if !caps.drop.iter().any(|d| d == "ALL") {
             if caps.drop.is_empty() {
-                missing_drop.push(FieldErr::required(drop_path));
+                missing_drop.push(FieldErr::required(drop_path()));
             } else {
                 let values = sorted_set(caps.drop.iter().cloned());
-                missing_drop.push(FieldErr::forbidden(drop_path, Bad::List(values)));
+                missing_drop.push(FieldErr::forbidden(drop_path(), Bad::List(values)));
             }
         }
         let bad = sorted_set(
@@ -123,12 +123,12 @@ pub(crate) fn capabilities_restricted_1_25(pod: &Pod) -> Option<CheckResult> {
 pub(crate) fn allow_privilege_escalation_1_8(pod: &Pod) -> Option<CheckResult> {
     let mut errs = Vec::new();
     for (c, p) in visit(&pod.spec) {
-        let path = p.child(&["securityContext", "allowPrivilegeEscalation"]);
+        let path = || p.child(&["securityContext", "allowPrivilegeEscalation"]);
         match &c.security_context {
-            None => errs.push(FieldErr::required(path)),
+            None => errs.push(FieldErr::required(path())),
             Some(sc) => match sc.allow_privilege_escalation {
-                None => errs.push(FieldErr::forbidden(path, Bad::Str("nil".into()))),
-                Some(true) => errs.push(FieldErr::forbidden(path, Bad::Bool(true))),
+                None => errs.push(FieldErr::forbidden(path(), Bad::Str("nil".into()))),
+                Some(true) => errs.push(FieldErr::forbidden(path(), Bad::Bool(true))),
                 Some(false) => {}
             },
         }
@@ -166,11 +166,11 @@ pub(crate) fn run_as_non_root(pod: &Pod) -> Option<CheckResult> {
         None => {}
     }
     for (c, p) in visit(&pod.spec) {
-        let path = p.child(&["securityContext", "runAsNonRoot"]);
+        let path = || p.child(&["securityContext", "runAsNonRoot"]);
         match c.security_context.as_ref().and_then(|s| s.run_as_non_root) {
-            Some(false) => explicit.push(FieldErr::forbidden(path, Bad::Bool(false))),
+            Some(false) => explicit.push(FieldErr::forbidden(path(), Bad::Bool(false))),
             Some(true) => {}
-            None if !pod_true => implicit.push(FieldErr::required(path)),
+            None if !pod_true => implicit.push(FieldErr::required(path())),
             None => {}
         }
     }
