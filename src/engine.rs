@@ -18,13 +18,15 @@ pub struct Engine {
     exceptions: Vec<PolicyException>,
     /// The positions of the policies with mutate rules (the mutate phase visits no other).
     mutating: Vec<usize>,
-    /// What the validate phase visits for each resource kind met so far ([`KindPlan`]).
+    /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`],
+    /// keyed as [`Engine::kind_plan`] says).
     kind_plans: RwLock<HashMap<String, Arc<KindPlan>, foldhash::fast::FixedState>>,
 }
 
-/// The policies and rules the validate phase can apply to resources of one kind, found the
-/// first time the kind is met. perf: a resource then visits only those, instead of every
-/// rule of every policy (docs/PERFORMANCE.md).
+/// The policies and rules the validate phase can apply to resources of one apiVersion and
+/// kind, found the first time they are met. perf: a resource then visits only those, instead
+/// of every rule of every policy, and a rule whose match depends on nothing else is not
+/// matched again (docs/PERFORMANCE.md).
 #[derive(Debug)]
 struct KindPlan {
     /// The policies with validate rules, in load order.
@@ -35,13 +37,14 @@ struct KindPlan {
 enum PolicyPlan {
     /// A compiled CEL policy (crate::vpol).
     Cel,
-    /// The positions, in `Policy::validate_rules(kind)`, of the validate rules whose literal
-    /// kinds (if any) include the kind.
-    Rules(Vec<usize>),
+    /// The positions, in `Policy::validate_rules(kind)`, of the validate rules that may
+    /// select the resources, each with whether it selects them all
+    /// ([`matching::selects_kind`]: then it is not matched per resource).
+    Rules(Vec<(usize, bool)>),
 }
 
 impl KindPlan {
-    fn new(policies: &[Policy], kind: &str) -> Self {
+    fn new(policies: &[Policy], api_version: &str, kind: &str) -> Self {
         let policies = policies
             .iter()
             .enumerate()
@@ -65,7 +68,13 @@ impl KindPlan {
                             .as_ref()
                             .is_none_or(|k| k.iter().any(|k| k == kind))
                     })
-                    .map(|(j, _)| j)
+                    .filter_map(
+                        |(j, r)| match matching::selects_kind(r, api_version, kind) {
+                            Some(false) => None,
+                            Some(true) => Some((j, true)),
+                            None => Some((j, false)),
+                        },
+                    )
                     .collect();
                 (i, PolicyPlan::Rules(rules))
             })
@@ -84,22 +93,29 @@ impl Engine {
         }
     }
 
-    /// The [`KindPlan`] of `kind`, made on first use.
-    fn kind_plan(&self, kind: &str) -> Arc<KindPlan> {
+    /// The [`KindPlan`] of a resource's apiVersion and kind, made on first use.
+    fn kind_plan(&self, resource: &Resource) -> Arc<KindPlan> {
+        let (api_version, kind) = (&resource.api_version, &resource.kind);
+        // `<length of apiVersion>:<apiVersion><kind>`: no two pairs share a key.
+        let mut key = String::with_capacity(api_version.len() + kind.len() + 8);
+        key.push_str(&api_version.len().to_string());
+        key.push(':');
+        key.push_str(api_version);
+        key.push_str(kind);
         let read = self
             .kind_plans
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(plan) = read.get(kind) {
+        if let Some(plan) = read.get(&key) {
             return Arc::clone(plan);
         }
         drop(read);
-        let plan = Arc::new(KindPlan::new(&self.policies, kind));
+        let plan = Arc::new(KindPlan::new(&self.policies, api_version, kind));
         let mut write = self
             .kind_plans
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(write.entry(kind.to_owned()).or_insert(plan))
+        Arc::clone(write.entry(key).or_insert(plan))
     }
 
     /// The PolicyExceptions every rule is checked against (exceptions.md).
@@ -135,7 +151,7 @@ impl Engine {
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {
         // One variable context for all rules of this resource (validate/shared.rs).
         let mut contexts = validate::Contexts::new(resource, request);
-        let plan = self.kind_plan(&resource.kind);
+        let plan = self.kind_plan(resource);
         plan.policies
             .iter()
             .filter_map(|(i, policy_plan)| {
@@ -193,7 +209,7 @@ fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
 /// The validate rules of `policy` at positions `rules` of its rules for the resource's kind.
 fn validate_policy<'r>(
     policy: &Policy,
-    rules: &[usize],
+    rules: &[(usize, bool)],
     resource: &'r Resource,
     request: &Request,
     exceptions: &[PolicyException],
@@ -209,8 +225,9 @@ fn validate_policy<'r>(
     let mut out = Vec::new();
     // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).
     let all = policy.validate_rules(&resource.kind);
-    for rule in rules.iter().map(|&j| &all[j]) {
-        if !matching::rule_matches(rule, resource, request) {
+    for &(j, selected) in rules {
+        let rule = &all[j];
+        if !selected && !matching::rule_matches(rule, resource, request) {
             continue;
         }
         let resp = validate_rule(policy, rule, resource, request, exceptions, contexts);

@@ -83,6 +83,22 @@ impl ResourceFilter {
         self.resources.is_empty() && self.user.is_empty()
     }
 
+    /// Whether the filter constrains nothing but `kinds`: whether it selects a resource then
+    /// depends on the resource's apiVersion and kind alone ([`ResourceFilter::kinds_match`]),
+    /// whatever its name, namespace, labels or the request.
+    pub fn only_kinds(&self) -> bool {
+        let rd = &self.resources;
+        !rd.kinds.is_empty()
+            && rd.name.as_deref().is_none_or(str::is_empty)
+            && rd.names.is_empty()
+            && rd.namespaces.is_empty()
+            && rd.annotations.as_ref().is_none_or(Vec::is_empty)
+            && rd.selector.is_none()
+            && rd.namespace_selector.is_none()
+            && rd.operations.is_empty()
+            && self.user.is_empty()
+    }
+
     /// Compiles the filter fields found in `m` (`resources`, `subjects`, `roles`,
     /// `clusterRoles`).
     pub fn compile(m: &Map, span: Span, path: &str) -> FieldResult<Self> {
@@ -124,6 +140,14 @@ impl ResourceFilter {
 
     /// `doesResourceMatchConditionBlock` with user info already decided by the caller:
     /// every specified attribute must match.
+    /// Whether some `kinds` entry matches a resource of this group, version and kind.
+    pub fn kinds_match(&self, group: &str, version: &str, kind: &str) -> bool {
+        self.resources
+            .kinds
+            .iter()
+            .any(|k| k.matches(group, version, kind, ""))
+    }
+
     pub fn matches(&self, resource: &Resource, request: &Request, user: &UserFilter) -> bool {
         let rd = &self.resources;
         if !rd.operations.is_empty()
@@ -136,11 +160,7 @@ impl ResourceFilter {
         }
         if !rd.kinds.is_empty() {
             let (group, version) = resource.group_version();
-            if !rd
-                .kinds
-                .iter()
-                .any(|k| k.matches(group, version, &resource.kind, ""))
-            {
+            if !self.kinds_match(group, version, &resource.kind) {
                 return false;
             }
         }

@@ -222,3 +222,57 @@ fn kind_names_rule_blocks_out_before_matching() {
     assert!(!block("resources: {kinds: [Service, Deployment]}").selects(&p, &req()));
     assert!(block("resources: {kinds: ['P*']}").selects(&p, &req()));
 }
+
+/// `selects_kind` (what the engine decides once per apiVersion and kind) agrees with
+/// `rule_matches` on every resource of that apiVersion and kind, whatever else it has.
+#[test]
+fn selects_kind_agrees_with_rule_matches() {
+    let blocks = [
+        "resources: {kinds: [Pod]}",
+        "resources: {kinds: [Service]}",
+        "resources: {kinds: [v1/Pod]}",
+        "resources: {kinds: [apps/v1/Deployment]}",
+        "resources: {kinds: ['apps/*/Deployment', 'Pod/exec']}",
+        "resources: {kinds: ['*']}",
+        "resources: {kinds: ['D*']}",
+        "any: [{resources: {kinds: [Service]}}, {resources: {kinds: [Deployment]}}]",
+        "all: [{resources: {kinds: ['*']}}, {resources: {kinds: [Pod]}}]",
+        "all: [{resources: {kinds: [Service]}}, {resources: {kinds: [Pod]}}]",
+        "resources: {kinds: [Pod], names: [web-*]}",
+        "resources: {kinds: [Pod], namespaces: [prod]}",
+        "resources: {kinds: [Pod], selector: {matchLabels: {app: web}}}",
+        "resources: {kinds: [Pod], operations: [CREATE]}",
+        "any: [{resources: {kinds: [Pod]}, subjects: [{kind: User, name: bob}]}]",
+        "any: [{resources: {}}]",
+        "{}",
+    ];
+    let excludes = [None, Some("resources: {names: [db]}"), Some("{}")];
+    let resources = [
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: prod, labels: {app: web}}",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: db, namespace: dev}",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}",
+        "apiVersion: apps/v1beta1\nkind: Deployment\nmetadata: {name: db}",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: svc}",
+    ];
+    for b in blocks {
+        for ex in excludes {
+            let mut text = format!("name: r\nvalidate: {{pattern: {{a: b}}}}\nmatch:\n  {b}\n");
+            if let Some(e) = ex {
+                text.push_str(&format!("exclude:\n  {e}\n"));
+            }
+            let rule = crate::policy::build_rule(&node(&text), "rule", Schema::V1, false).unwrap();
+            for r in resources {
+                let r = res(r);
+                if let Some(decided) = selects_kind(&rule, &r.api_version, &r.kind) {
+                    assert_eq!(
+                        decided,
+                        rule_matches(&rule, &r, &req()),
+                        "{b} / {ex:?} on {} {}",
+                        r.api_version,
+                        r.kind
+                    );
+                }
+            }
+        }
+    }
+}
