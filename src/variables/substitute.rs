@@ -143,7 +143,7 @@ pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, Va
     // perf: a string that is one variable without braces inside (`{{ request.object.x }}`,
     // most conditions) is the one match the scan below would find, and its typed result.
     if let Some(inner) = s.strip_prefix("{{").and_then(|r| r.strip_suffix("}}"))
-        && !inner.contains(['{', '}'])
+        && !inner.bytes().any(|b| b == b'{' || b == b'}')
     {
         return resolve(s, ctx, path).map(|(val, _)| val);
     }
@@ -228,7 +228,7 @@ fn find_all(re: &Regex, text: &str) -> Vec<String> {
 fn strip_braces(v: &str) -> (String, bool) {
     // perf: `{{ expr }}` with no other brace is the common case: no replacing needed.
     let inner: Cow<'_, str> = match v.strip_prefix("{{").and_then(|r| r.strip_suffix("}}")) {
-        Some(inner) if !inner.contains(['{', '}']) => Cow::Borrowed(inner),
+        Some(inner) if !inner.bytes().any(|b| b == b'{' || b == b'}') => Cow::Borrowed(inner),
         _ => Cow::Owned(v.replace("{{", "").replace("}}", "")),
     };
     let inner = inner.trim();
