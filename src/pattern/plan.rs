@@ -57,7 +57,8 @@ pub(crate) struct MapPlan {
     pub(crate) phase_two: Vec<usize>,
     /// The entry `getPatternValue("metadata")` finds, for wildcard expansion.
     pub(crate) metadata: Option<usize>,
-    /// The entries' value plans; empty for a map planned during a walk.
+    /// The entries' value plans; empty for a map planned during a walk (whose values are
+    /// then planned as the walk meets them).
     children: Vec<Plan>,
 }
 
@@ -87,7 +88,13 @@ impl MapPlan {
         let front = |i: usize| kind(i) == Some(AnchorKind::Global) || has_nested_anchors(value(i));
         let mut phase_two: Vec<usize> = plain.iter().rev().copied().filter(|&i| front(i)).collect();
         phase_two.extend(plain.iter().copied().filter(|&i| !front(i)));
-        let metadata = first_tag(map, "metadata");
+        // `getPatternValue("metadata")`, from the anchors just parsed.
+        let metadata = (0..entries.len()).find(|&i| {
+            entries[i].key == "metadata"
+                || anchors[i]
+                    .as_ref()
+                    .is_some_and(|(_, r)| &entries[i].key[r.clone()] == "metadata")
+        });
         let children = if deep {
             (0..entries.len()).map(|i| Plan::of(value(i))).collect()
         } else {
@@ -111,17 +118,10 @@ impl MapPlan {
         })
     }
 
-    /// The plan of entry `i`'s value, when the map was planned deep.
+    /// The plan of entry `i`'s value, when the map was planned with its values.
     pub(crate) fn child(&self, i: usize) -> Option<&Plan> {
         self.children.get(i)
     }
-}
-
-/// `getPatternValue`: the index of the first entry whose key is `tag` or an anchor on `tag`.
-pub(crate) fn first_tag(map: &Map, tag: &str) -> Option<usize> {
-    map.entries()
-        .iter()
-        .position(|e| e.key == tag || parse_anchor(&e.key).is_some_and(|a| a.key == tag))
 }
 
 /// `hasNestedAnchors`: any condition/existence/equality/negation/global anchor key at any

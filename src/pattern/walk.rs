@@ -11,7 +11,7 @@ use std::rc::Rc;
 use super::anchor::{Anchor, AnchorKind, Registry};
 use super::messages::{go_sprint, go_type_name};
 use super::path::PathNode;
-use super::plan::{MapPlan, Plan, first_tag};
+use super::plan::{MapPlan, Plan};
 use super::scalar::scalar_match;
 use super::wildcards::{Expansions, expand_in_metadata};
 use crate::yaml::{Map, Node, Value};
@@ -158,29 +158,34 @@ impl Walker {
     /// `validateMap`.
     fn map(&mut self, rm: &Map, pm: &Map, plan: Option<&MapPlan>, path: &PathNode<'_>) -> Walk {
         let entries = pm.entries();
-        let metadata = match plan {
-            Some(p) => p.metadata,
-            None => first_tag(pm, "metadata"),
+        // A map without a plan from load is planned here, without its values (they are
+        // planned as the walk meets them).
+        let unplanned;
+        let plan = match plan {
+            Some(p) => p,
+            None => {
+                unplanned = MapPlan::new(pm, |i| &entries[i].value.value, false);
+                &unplanned
+            }
         };
         let expanded: Option<(usize, Rc<Value>)> =
-            expand_in_metadata(pm, metadata, rm, &mut self.expansions);
-        // A map without a plan from load, or whose metadata the expansion replaced, is
-        // planned here (its values are not: they are planned as the walk meets them).
+            expand_in_metadata(pm, plan.metadata, rm, &mut self.expansions);
         let value = |i: usize| -> &Value {
             match &expanded {
                 Some((idx, v)) if *idx == i => v,
                 _ => &entries[i].value.value,
             }
         };
-        let planned;
-        let (plan, deep) = match plan {
-            Some(p) if expanded.is_none() => (p, true),
-            _ => {
-                planned = MapPlan::new(pm, value, false);
-                (&planned, false)
+        // A map whose metadata the expansion replaced is planned again with it (the order of
+        // its keys depends on the anchors the new value holds).
+        let replanned;
+        let plan = match expanded {
+            Some(_) => {
+                replanned = MapPlan::new(pm, value, false);
+                &replanned
             }
+            None => plan,
         };
-        let child = |i: usize| if deep { plan.child(i) } else { None };
         // Conditional and existence keys are recorded as they are met (`CheckAnchorInResource`).
         for &i in &plan.recorded {
             if let Some(a) = plan.anchor(i, &entries[i].key) {
@@ -194,7 +199,7 @@ impl Walker {
         let mut applied = 0usize;
         for &i in &plan.phase_one {
             let key = &entries[i].key;
-            match self.handle(key, plan.anchor(i, key), value(i), child(i), rm, path) {
+            match self.handle(key, plan.anchor(i, key), value(i), plan.child(i), rm, path) {
                 Ok(()) => applied += 1,
                 Err(f) if f.is_skip() => skips.push(f),
                 Err(f) => {
@@ -212,7 +217,7 @@ impl Walker {
         // result wins.
         for &i in &plan.phase_two {
             let key = &entries[i].key;
-            self.handle(key, plan.anchor(i, key), value(i), child(i), rm, path)?;
+            self.handle(key, plan.anchor(i, key), value(i), plan.child(i), rm, path)?;
         }
         Ok(())
     }

@@ -12,7 +12,6 @@
 use std::rc::Rc;
 
 use super::anchor::{anchor_string, parse_anchor};
-use super::plan::first_tag;
 use super::scalar::{contains_wildcard, wildcard_match};
 use crate::yaml::{Map, Node, Value};
 
@@ -39,7 +38,11 @@ fn node_id(v: &Value) -> usize {
 
 /// `getPatternValue`: the first entry whose key is `tag` or an anchor on `tag`.
 fn find_tag<'m>(map: &'m Map, tag: &str) -> Option<(usize, &'m Node)> {
-    first_tag(map, tag).map(|i| (i, &map.entries()[i].value))
+    map.entries()
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.key == tag || parse_anchor(&e.key).is_some_and(|a| a.key == tag))
+        .map(|(i, e)| (i, &e.value))
 }
 
 /// `getValueAsStringMap`: the `tag` map inside `data` (index of its entry and the map).
@@ -88,7 +91,7 @@ fn rewrite(pattern: &Map, resource: &Map) -> Map {
 }
 
 /// Applies `ExpandInMetadata` for the pattern map `pattern` compared with `resource`;
-/// `metadata` is the index of its metadata entry ([`first_tag`], planned once).
+/// `metadata` is the index of its metadata entry (`getPatternValue`, found once per map plan).
 /// Returns that index and the value to use in its place when Kyverno's pattern would by now
 /// differ from the policy text; `None` otherwise.
 pub(crate) fn expand_in_metadata(
