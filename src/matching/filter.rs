@@ -138,8 +138,6 @@ impl ResourceFilter {
         })
     }
 
-    /// `doesResourceMatchConditionBlock` with user info already decided by the caller:
-    /// every specified attribute must match.
     /// Whether some `kinds` entry matches a resource of this group, version and kind.
     pub fn kinds_match(&self, group: &str, version: &str, kind: &str) -> bool {
         self.resources
@@ -148,6 +146,8 @@ impl ResourceFilter {
             .any(|k| k.matches(group, version, kind, ""))
     }
 
+    /// `doesResourceMatchConditionBlock` with user info already decided by the caller:
+    /// every specified attribute must match.
     pub fn matches(&self, resource: &Resource, request: &Request, user: &UserFilter) -> bool {
         let rd = &self.resources;
         if !rd.operations.is_empty()

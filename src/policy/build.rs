@@ -4,6 +4,7 @@
 use super::fields::{FieldError, FieldResult, as_map, opt_bool, opt_map, opt_seq, opt_str};
 use super::model::{FailureAction, Rule, RuleBody, Validate, ValidateCheck};
 use crate::matching::{MatchBlock, Schema};
+use crate::validate::PatternScan;
 use crate::yaml::{Node, Value};
 
 /// Builds one rule from its document. `path` is `spec.rules[i]`.
@@ -128,13 +129,11 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
                 node.span,
             )
         })?;
-    let scanned = match &check {
-        ValidateCheck::Pattern(p) => crate::validate::Patterns::scan(std::slice::from_ref(p)),
-        ValidateCheck::AnyPattern(ps) => crate::validate::Patterns::scan(ps),
-        _ => crate::validate::Patterns::scan(&[]),
+    let patterns = match &check {
+        ValidateCheck::Pattern(p) => PatternScan::of(std::slice::from_ref(p)),
+        ValidateCheck::AnyPattern(ps) => PatternScan::of(ps),
+        _ => PatternScan::default(),
     };
-    let (pattern_variables, pattern_references) = (scanned.variables, scanned.references);
-    let pattern_plans = scanned.plan();
     let foreach = match &check {
         ValidateCheck::Foreach(f) => crate::validate::compile_foreach(f),
         _ => Vec::new(),
@@ -147,9 +146,7 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
         failure_action,
         allow_existing_violations,
         failure_action_overrides,
-        pattern_variables,
-        pattern_references,
-        pattern_plans,
+        patterns,
         foreach,
     })
 }

@@ -155,15 +155,9 @@ pub struct Validate {
     pub allow_existing_violations: bool,
     /// `validate.failureActionOverrides`, as written.
     pub failure_action_overrides: Option<Node>,
-    /// Whether `pattern` / `anyPattern` holds a `{{ }}` variable (keys included): found once
-    /// at load, so that a rule without one builds no variable context.
-    pub pattern_variables: bool,
-    /// Whether `pattern` / `anyPattern` may hold a `$(…)` reference: found once at load, so
-    /// that a pattern without one is not scanned for them per resource.
-    pub pattern_references: bool,
-    /// The walk plans of `pattern` / `anyPattern` (one each), made at load; empty when they
-    /// hold variables (planned after substitution, per resource).
-    pub(crate) pattern_plans: Vec<crate::pattern::Plan>,
+    /// What `pattern` / `anyPattern` hold (variables, references) and their walk plans, found
+    /// once at load (empty for other checks).
+    pub patterns: crate::validate::PatternScan,
     /// `foreach` entries as the engine runs them, read once at load (empty for other checks).
     pub(crate) foreach: Vec<crate::validate::ForeachEntry>,
 }

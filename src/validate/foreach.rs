@@ -8,8 +8,7 @@ use crate::report::Status;
 use crate::variables::Context;
 use crate::yaml::{Node, Value};
 
-use super::{Patterns, Verdict, deny_check, pattern_check, preconditions_block};
-use crate::pattern::Plan;
+use super::{PatternScan, Verdict, deny_check, pattern_check, preconditions_block};
 
 /// One `foreach` entry, read once at load (its fields looked up, its patterns scanned and
 /// planned) instead of per element.
@@ -31,9 +30,7 @@ enum Body {
     Patterns {
         nodes: Vec<Node>,
         any: bool,
-        variables: bool,
-        references: bool,
-        plans: Vec<Plan>,
+        scan: PatternScan,
     },
     Foreach(Vec<Entry>),
     /// None of them: the element is not counted.
@@ -50,15 +47,10 @@ pub(crate) fn compile(entries: &Node) -> Vec<Entry> {
 }
 
 fn compile_entry(entry: &Node) -> Entry {
-    let patterns = |nodes: &[Node], any: bool| {
-        let scanned = Patterns::scan(nodes);
-        Body::Patterns {
-            nodes: nodes.to_vec(),
-            any,
-            variables: scanned.variables,
-            references: scanned.references,
-            plans: scanned.plan(),
-        }
+    let patterns = |nodes: &[Node], any: bool| Body::Patterns {
+        nodes: nodes.to_vec(),
+        any,
+        scan: PatternScan::of(nodes),
     };
     let body = if let Some(deny) = entry.get("deny") {
         Body::Deny(deny.clone())
@@ -254,22 +246,11 @@ fn run_element(
     }
     let mut verdict = match &entry.body {
         Body::Deny(deny) => deny_check(rule_name, message, deny, ctx),
-        Body::Patterns {
-            nodes,
-            any,
-            variables,
-            references,
-            plans,
-        } => pattern_check(
+        Body::Patterns { nodes, any, scan } => pattern_check(
             rule_name,
             message,
             *any,
-            Patterns {
-                nodes,
-                variables: *variables,
-                references: *references,
-                plans: Some(plans),
-            },
+            scan.patterns(nodes),
             scope,
             Some(ctx),
         ),

@@ -61,7 +61,7 @@ pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
     rule.context.is_some()
         || rule.preconditions.is_some()
         || v.message_variables
-        || v.pattern_variables
+        || v.patterns.variables
         || matches!(v.check, C::Deny(_) | C::Foreach(_))
 }
 
@@ -161,27 +161,44 @@ pub(crate) struct Patterns<'a> {
     pub plans: Option<&'a [pattern::Plan]>,
 }
 
-impl<'a> Patterns<'a> {
-    /// Scans `nodes` for variables and references (not planned).
-    pub fn scan(nodes: &'a [Node]) -> Self {
+/// What a rule's `pattern` / `anyPattern` (or a foreach entry's) hold, found once at load:
+/// whether they have variables or references, and their walk plans.
+#[derive(Clone, Debug, Default)]
+pub struct PatternScan {
+    /// Whether they hold `{{ }}` variables (keys included): a rule without any builds no
+    /// variable context for them.
+    pub variables: bool,
+    /// Whether they may hold `$(…)` references: a pattern without one is not scanned for them
+    /// per resource.
+    pub references: bool,
+    /// One plan each; none when they hold variables (what the walk sees is only known after
+    /// substitution).
+    pub(crate) plans: Vec<pattern::Plan>,
+}
+
+impl PatternScan {
+    pub fn of(nodes: &[Node]) -> Self {
+        let variables = nodes.iter().any(has_variables);
+        let plans = if variables {
+            Vec::new()
+        } else {
+            nodes.iter().map(|n| pattern::Plan::of(&n.value)).collect()
+        };
         Self {
-            nodes,
-            variables: nodes.iter().any(has_variables),
+            variables,
             references: nodes.iter().any(|n| pattern::has_references(&n.value)),
-            plans: None,
+            plans,
         }
     }
 
-    /// The plans to keep for these patterns: one each, or none when they hold variables
-    /// (what the walk sees is only known after substitution).
-    pub fn plan(&self) -> Vec<pattern::Plan> {
-        if self.variables {
-            return Vec::new();
+    /// The patterns `nodes` (those this scan was made of) with what it found.
+    pub(crate) fn patterns<'a>(&'a self, nodes: &'a [Node]) -> Patterns<'a> {
+        Patterns {
+            nodes,
+            variables: self.variables,
+            references: self.references,
+            plans: Some(&self.plans),
         }
-        self.nodes
-            .iter()
-            .map(|n| pattern::Plan::of(&n.value))
-            .collect()
     }
 }
 
