@@ -38,9 +38,14 @@ pub struct LineCol {
 pub struct SourceFile {
     name: String,
     text: String,
-    /// Built on the first position asked for (perf: most files checked report none).
-    line_starts: std::sync::OnceLock<Vec<u32>>,
+    /// For each [`BLOCK`] bytes of the text, how many line breaks come before it, then the
+    /// total. Built on the first position asked for (perf: most files checked report none);
+    /// a position then costs one count within its block (docs/PERFORMANCE.md).
+    breaks_before: std::sync::OnceLock<Vec<u32>>,
 }
+
+/// Bytes per block of the line index.
+const BLOCK: usize = 4096;
 
 /// Shared handle to a source file: documents keep one so that their spans stay resolvable.
 pub type Source = Arc<SourceFile>;
@@ -50,15 +55,20 @@ impl SourceFile {
         Self {
             name: name.into(),
             text: text.into(),
-            line_starts: std::sync::OnceLock::new(),
+            breaks_before: std::sync::OnceLock::new(),
         }
     }
 
-    fn line_starts(&self) -> &[u32] {
-        self.line_starts.get_or_init(|| {
-            std::iter::once(0)
-                .chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|i| to_u32(i + 1)))
-                .collect()
+    fn breaks_before(&self) -> &[u32] {
+        self.breaks_before.get_or_init(|| {
+            let mut out = Vec::with_capacity(self.text.len() / BLOCK + 2);
+            let mut n = 0;
+            for block in self.text.as_bytes().chunks(BLOCK) {
+                out.push(to_u32(n));
+                n += count_breaks(block);
+            }
+            out.push(to_u32(n));
+            out
         })
     }
 
@@ -73,32 +83,45 @@ impl SourceFile {
 
     /// Line and column of a byte offset; offsets past the end clamp to the end.
     pub fn line_col(&self, offset: u32) -> LineCol {
-        let offset = offset.min(to_u32(self.text.len()));
-        let line_idx = match self.line_starts().binary_search(&offset) {
-            Ok(i) => i,
-            Err(i) => i.saturating_sub(1),
-        };
-        let start = self.line_starts()[line_idx] as usize;
-        let mut end = offset as usize;
+        let bytes = self.text.as_bytes();
+        let offset = (offset as usize).min(bytes.len());
+        let block = offset / BLOCK;
+        let breaks =
+            self.breaks_before()[block] as usize + count_breaks(&bytes[block * BLOCK..offset]);
+        let start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
+        let mut end = offset;
         while end > start && !self.text.is_char_boundary(end) {
             end -= 1;
         }
         let column = self.text[start..end].chars().count() + 1;
         LineCol {
-            line: to_u32(line_idx + 1),
+            line: to_u32(breaks + 1),
             column: to_u32(column),
         }
     }
 
     /// The text of a 1-based line, without its line break.
     pub fn line_text(&self, line: u32) -> &str {
-        let idx = (line as usize).saturating_sub(1);
-        let starts = self.line_starts();
-        let Some(&start) = starts.get(idx) else {
-            return "";
+        let bytes = self.text.as_bytes();
+        // The line starts after the text's `line - 1`-th break.
+        let k = (line as usize).saturating_sub(1);
+        let start = if k == 0 {
+            0
+        } else {
+            let index = self.breaks_before();
+            if index.last().is_none_or(|&total| (total as usize) < k) {
+                return "";
+            }
+            // The last block with fewer than `k` breaks before it holds the break.
+            let block = index.partition_point(|&b| (b as usize) < k) - 1;
+            let from = block * BLOCK;
+            match memchr::memchr_iter(b'\n', &bytes[from..]).nth(k - index[block] as usize - 1) {
+                Some(i) => from + i + 1,
+                None => return "",
+            }
         };
-        let end = starts.get(idx + 1).map_or(self.text.len(), |&e| e as usize);
-        self.text[start as usize..end].trim_end_matches(['\n', '\r'])
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        self.text[start..end].trim_end_matches(['\n', '\r'])
     }
 
     pub fn slice(&self, span: Span) -> &str {
@@ -106,6 +129,17 @@ impl SourceFile {
             .get(span.start as usize..span.end as usize)
             .unwrap_or("")
     }
+}
+
+/// How many `\n` a text holds. perf: 64 bytes at a time, counted into one byte, which the
+/// compiler turns into vector compares.
+fn count_breaks(bytes: &[u8]) -> usize {
+    let mut chunks = bytes.chunks_exact(64);
+    let mut n = 0;
+    for chunk in &mut chunks {
+        n += usize::from(chunk.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>());
+    }
+    n + chunks.remainder().iter().filter(|&&b| b == b'\n').count()
 }
 
 /// Offsets are stored as `u32`: inputs larger than 4 GiB are refused before parsing.
@@ -126,5 +160,54 @@ mod tests {
         assert_eq!(f.line_col(10), LineCol { line: 2, column: 5 });
         assert_eq!(f.line_text(2), "bé: 2");
         assert_eq!(f.line_text(9), "");
+    }
+
+    /// Line and column the plain way: every byte before the offset.
+    fn naive(text: &str, offset: usize) -> LineCol {
+        let mut end = offset.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let before = &text[..end];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        LineCol {
+            line: to_u32(before.matches('\n').count() + 1),
+            column: to_u32(before[line_start..].chars().count() + 1),
+        }
+    }
+
+    #[test]
+    fn positions_agree_with_counting_every_byte_across_blocks() {
+        // Lines of varied length (some empty, some with CRLF or multi-byte characters) over
+        // several index blocks, including a text that ends exactly at a block's end.
+        let mut text = String::new();
+        let mut i = 0u32;
+        while text.len() < 3 * BLOCK + 500 {
+            let n = (i * 37 % 151) as usize;
+            text.push_str(&"é".repeat(n % 5));
+            text.push_str(&"x".repeat(n));
+            text.push_str(if i.is_multiple_of(7) { "\r\n" } else { "\n" });
+            i += 1;
+        }
+        let exact = text[..2 * BLOCK].to_owned();
+        for t in [text.as_str(), exact.as_str(), "", "\n", "no break"] {
+            let f = SourceFile::new("t", t);
+            for offset in (0..=t.len() + 2)
+                .step_by(7)
+                .chain([BLOCK - 1, BLOCK, BLOCK + 1])
+            {
+                assert_eq!(
+                    f.line_col(to_u32(offset)),
+                    naive(t, offset),
+                    "offset {offset}"
+                );
+            }
+            let lines: Vec<&str> = t.split('\n').collect();
+            for (i, want) in lines.iter().enumerate() {
+                let got = f.line_text(to_u32(i + 1));
+                assert_eq!(got, want.trim_end_matches('\r'), "line {}", i + 1);
+            }
+            assert_eq!(f.line_text(to_u32(lines.len() + 1)), "");
+        }
     }
 }
