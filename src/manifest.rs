@@ -4,7 +4,7 @@
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::resource::{NotAResource, Resource};
 use crate::source::{Source, Span};
-use crate::yaml::{Limits, Node, Value, parse_documents};
+use crate::yaml::{Limits, Node, Value, parse_reading};
 
 /// The resources of one file and the problems found reading it.
 #[derive(Debug, Default)]
@@ -16,7 +16,7 @@ pub struct Manifests {
 /// Parses a source into resources. A YAML error rejects the whole file, as Kubernetes does.
 pub fn read_manifests(source: &Source, limits: Limits) -> Manifests {
     let mut out = Manifests::default();
-    let docs = match parse_documents(source.text(), limits) {
+    let docs = match parse_reading(source.text(), limits, crate::resource::READING) {
         Ok(d) => d,
         Err(e) => {
             out.diagnostics.push(Diagnostic::error(
@@ -30,7 +30,7 @@ pub fn read_manifests(source: &Source, limits: Limits) -> Manifests {
     for doc in docs {
         for node in expand_lists(doc.root) {
             let span = node.span;
-            match Resource::from_document(node, Some(source.clone()), doc.index) {
+            match Resource::from_parsed(node, Some(source.clone()), doc.index) {
                 Ok(r) => out.resources.push(r),
                 Err(why) => {
                     let what = match why {

@@ -2,7 +2,7 @@
 //! resources before evaluation (match.md §6, validate.md §2.2), with its identity extracted.
 
 use crate::source::Source;
-use crate::yaml::{Map, Node, Value};
+use crate::yaml::{Map, Node, Reading, Value};
 
 /// One Kubernetes resource taken from a file.
 #[derive(Clone, Debug)]
@@ -58,7 +58,25 @@ impl Resource {
         doc_index: usize,
     ) -> Result<Self, NotAResource> {
         let (api_version, kind) = identity(&root)?;
-        Ok(Self::read(root, api_version, kind, source, doc_index))
+        Ok(Self::read(
+            root,
+            api_version,
+            kind,
+            source,
+            doc_index,
+            false,
+        ))
+    }
+
+    /// [`Resource::from_document`] for a document read with [`READING`], whose values are
+    /// normalised already.
+    pub fn from_parsed(
+        root: Node,
+        source: Option<Source>,
+        doc_index: usize,
+    ) -> Result<Self, NotAResource> {
+        let (api_version, kind) = identity(&root)?;
+        Ok(Self::read(root, api_version, kind, source, doc_index, true))
     }
 
     /// This resource with its tree replaced by `root` (a patched copy), normalised and with
@@ -66,9 +84,14 @@ impl Resource {
     /// kind) keeps the old identity. The old tree is not copied.
     pub fn with_root(&self, root: Node) -> Self {
         match identity(&root) {
-            Ok((api_version, kind)) => {
-                Self::read(root, api_version, kind, self.source.clone(), self.doc_index)
-            }
+            Ok((api_version, kind)) => Self::read(
+                root,
+                api_version,
+                kind,
+                self.source.clone(),
+                self.doc_index,
+                false,
+            ),
             Err(_) => Self {
                 root,
                 api_version: self.api_version.clone(),
@@ -87,8 +110,11 @@ impl Resource {
         kind: String,
         source: Option<Source>,
         doc_index: usize,
+        normalised: bool,
     ) -> Self {
-        normalise(&mut root);
+        if !normalised {
+            normalise(&mut root);
+        }
         let cluster_scoped = is_cluster_scoped(group_of(&api_version), &kind);
         if !cluster_scoped {
             set_default_namespace(&mut root);
@@ -212,29 +238,19 @@ pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
 /// Integers → floats everywhere; null `labels`/`annotations`/`matchLabels`/`nodeSelector`/
 /// `data`/`stringData` → empty maps (the CLI's ProcessResources and resource loading).
 fn normalise(node: &mut Node) {
+    READING.apply(None, &mut node.value);
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
-        if let Value::Int(i) = n.value {
-            n.value = Value::Float(i as f64);
-            continue;
-        }
         match &mut n.value {
-            Value::Seq(items) => stack.extend(items.iter_mut()),
+            Value::Seq(items) => {
+                for item in items.iter_mut() {
+                    READING.apply(None, &mut item.value);
+                    stack.push(item);
+                }
+            }
             Value::Map(m) => {
                 for e in m.entries_mut() {
-                    if e.value.is_null()
-                        && matches!(
-                            e.key.as_str(),
-                            "annotations"
-                                | "labels"
-                                | "matchLabels"
-                                | "nodeSelector"
-                                | "data"
-                                | "stringData"
-                        )
-                    {
-                        e.value.value = Value::Map(Map::new());
-                    }
+                    READING.apply(Some(&e.key), &mut e.value.value);
                     stack.push(&mut e.value);
                 }
             }
@@ -242,6 +258,22 @@ fn normalise(node: &mut Node) {
         }
     }
 }
+
+/// How the Kyverno CLI reads a resource's values: integers as floats, as JSON decoding into
+/// Go's `interface{}` makes them, and a null `labels`/`annotations`/... as an empty map.
+/// [`normalise`] applies it to a whole tree; manifests are read with it
+/// ([`crate::yaml::parse_reading`]), so that a parsed resource is not walked again.
+pub const READING: Reading = Reading {
+    ints_as_floats: true,
+    empty_map_for_null: &[
+        "annotations",
+        "labels",
+        "matchLabels",
+        "nodeSelector",
+        "data",
+        "stringData",
+    ],
+};
 
 fn set_default_namespace(root: &mut Node) {
     let Value::Map(map) = &mut root.value else {
@@ -301,6 +333,43 @@ mod tests {
             "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: n}\n",
         );
         assert_eq!(crb.namespace, "");
+    }
+
+    /// Reading a manifest with [`READING`] gives the tree that normalising it afterwards gives:
+    /// through anchors and aliases (of scalars, nulls and maps), merge keys, integer and null
+    /// keys (keys are not values), nested lists and a `kind: List`.
+    #[test]
+    fn reading_normalised_agrees_with_normalising_afterwards() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  \
+            metadata:\n    name: p\n    labels: &nolabels\n    annotations: *nolabels\n  \
+            spec:\n    base: &base {port: &p 80, labels: ~, data: null, other: ~}\n    \
+            merged: {<<: *base, extra: *p}\n    list: [1, [2, {nodeSelector: ~}], ~, 3.5]\n    \
+            1: one\n    ~: nothing\n    count: *p\n- 7\n---\n42\n---\nlabels: ~\n";
+        let plain = parse_documents(text, Limits::default()).unwrap();
+        let read = crate::yaml::parse_reading(text, Limits::default(), READING).unwrap();
+        assert_eq!(plain.len(), read.len());
+        for (p, r) in plain.into_iter().zip(read) {
+            let mut p = p.root;
+            normalise(&mut p);
+            assert_eq!(p, r.root);
+        }
+        let manifests = crate::manifest::read_manifests(
+            &std::sync::Arc::new(crate::source::SourceFile::new("t.yaml", text)),
+            Limits::default(),
+        );
+        let pod = &manifests.resources[0];
+        assert_eq!(
+            pod.root
+                .get_path(&["spec", "merged", "extra"])
+                .map(|n| &n.value),
+            Some(&Value::Float(80.0))
+        );
+        assert!(
+            pod.root
+                .get_path(&["metadata", "annotations"])
+                .and_then(Node::as_map)
+                .is_some()
+        );
     }
 
     #[test]

@@ -51,12 +51,48 @@ pub struct Document {
 /// Parses every document of `text`. On a syntax error the documents read so far are returned
 /// with the error: Kubernetes rejects the whole file, and so does the caller.
 pub fn parse_documents(text: &str, limits: Limits) -> Result<Vec<Document>, YamlError> {
+    parse_reading(text, limits, Reading::default())
+}
+
+/// How values are read besides YAML's own rules, applied to each value as the tree is built
+/// (perf: a caller that rewrites values, like the CLI's resource normalisation, does not walk
+/// the tree again). Keys are not values and are read as they are.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reading {
+    /// Integers are read as floats.
+    pub ints_as_floats: bool,
+    /// Map keys whose null value is read as an empty map.
+    pub empty_map_for_null: &'static [&'static str],
+}
+
+impl Reading {
+    /// Applies the reading to one value placed under `key` in a map (`None`: in a sequence or
+    /// as a document's root).
+    #[inline]
+    pub fn apply(&self, key: Option<&str>, value: &mut Value) {
+        match value {
+            Value::Int(i) if self.ints_as_floats => *value = Value::Float(*i as f64),
+            Value::Null if key.is_some_and(|k| self.empty_map_for_null.contains(&k)) => {
+                *value = Value::Map(Map::new())
+            }
+            _ => {}
+        }
+    }
+}
+
+/// [`parse_documents`], with each value read as `reading` says. A value an alias copies is
+/// read again where the alias stands; merged entries come as read in their own map.
+pub fn parse_reading(
+    text: &str,
+    limits: Limits,
+    reading: Reading,
+) -> Result<Vec<Document>, YamlError> {
     let mut opts = Options::default();
     // go-yaml drops the final newline of a block scalar that ends the file without one.
     opts.block_scalar_eof_without_line_feed = true;
     opts.emit_comments = false;
     let parser = Parser::new_from_str_with_options(text, opts);
-    let mut builder = Builder::new(limits);
+    let mut builder = Builder::new(limits, reading);
     let mut docs = Vec::new();
     let mut index = 0usize;
     for ev in parser {
@@ -178,10 +214,12 @@ struct Builder {
     alias_budget: usize,
     /// The scalar being placed is a plain `<<` (a merge key when in key position).
     plain_merge: bool,
+    /// Applied to each value placed.
+    reading: Reading,
 }
 
 impl Builder {
-    fn new(limits: Limits) -> Self {
+    fn new(limits: Limits, reading: Reading) -> Self {
         Self {
             limits,
             stack: Vec::new(),
@@ -189,6 +227,7 @@ impl Builder {
             root: None,
             alias_budget: limits.max_alias_nodes,
             plain_merge: false,
+            reading,
         }
     }
 
@@ -247,7 +286,7 @@ impl Builder {
     }
 
     /// Places a finished node into its parent (or as the document root).
-    fn push_node(&mut self, node: Node, anchor: usize, span: Span) -> Result<(), YamlError> {
+    fn push_node(&mut self, mut node: Node, anchor: usize, span: Span) -> Result<(), YamlError> {
         if anchor != 0 {
             // Keeping the anchored node is a copy too: it counts against the same budget, so
             // nested anchors over aliases cannot multiply the work unseen.
@@ -255,12 +294,23 @@ impl Builder {
             self.anchors.push((anchor, node.clone()));
         }
         let plain_merge = std::mem::take(&mut self.plain_merge);
+        let reading = self.reading;
+        // perf: only integers and nulls are ever read differently.
+        let place = |key: Option<&str>, node: &mut Node| {
+            if matches!(node.value, Value::Int(_) | Value::Null) {
+                reading.apply(key, &mut node.value);
+            }
+        };
         let Some(top) = self.stack.last_mut() else {
+            place(None, &mut node);
             self.root = Some(node);
             return Ok(());
         };
         match &mut top.frame {
-            Frame::Seq(items) => items.push(node),
+            Frame::Seq(items) => {
+                place(None, &mut node);
+                items.push(node)
+            }
             Frame::Map { map, key, .. } => match key.take() {
                 None => *key = Some((node, span, plain_merge)),
                 Some((k, kspan, is_merge)) => {
@@ -273,6 +323,7 @@ impl Builder {
                                 offset: kspan.start,
                             });
                         };
+                        place(Some(&name), &mut node);
                         map.insert(name, kspan, node);
                     }
                 }
