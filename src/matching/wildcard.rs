@@ -17,6 +17,8 @@ pub struct Pattern {
 enum How {
     Literal,
     Anything,
+    /// `*` is the only wildcard ([`stars_match`]).
+    Stars,
     Ascii,
     Unicode(WildMatch),
 }
@@ -27,6 +29,8 @@ impl Pattern {
             How::Literal
         } else if text.bytes().all(|b| b == b'*') {
             How::Anything
+        } else if !text.contains('?') {
+            How::Stars
         } else if text.is_ascii() {
             How::Ascii
         } else {
@@ -42,6 +46,7 @@ impl Pattern {
         match &self.how {
             How::Literal => self.text == s,
             How::Anything => true,
+            How::Stars => stars_match(self.text.as_bytes(), s.as_bytes()),
             How::Ascii if s.is_ascii() => ascii_matches(self.text.as_bytes(), s.as_bytes()),
             How::Ascii => WildMatch::new(&self.text).matches(s),
             How::Unicode(w) => w.matches(s),
@@ -68,13 +73,44 @@ impl PartialEq for Pattern {
 /// patterns compare directly, ASCII ones byte by byte; only non-ASCII text with wildcards goes
 /// through `wildmatch` (whose `?` is one `char`).
 pub fn matches(pattern: &str, s: &str) -> bool {
-    if !contains_wildcard(pattern) {
-        return pattern == s;
+    let p = pattern.as_bytes();
+    if memchr::memchr(b'?', p).is_none() {
+        return match memchr::memchr(b'*', p) {
+            None => pattern == s,
+            Some(_) => stars_match(p, s.as_bytes()),
+        };
     }
     if pattern.is_ascii() && s.is_ascii() {
-        return ascii_matches(pattern.as_bytes(), s.as_bytes());
+        return ascii_matches(p, s.as_bytes());
     }
     WildMatch::new(pattern).matches(s)
+}
+
+/// A pattern whose only wildcard is `*` (at least one): the text starts with the part before
+/// the first `*`, ends with the part after the last, and holds the parts between in order,
+/// each found leftmost (which loses no match: `*` takes any run). Bytes are compared, which is
+/// exact for UTF-8: a literal part found in the text starts and ends on character boundaries.
+/// perf: `!*:latest`, `registry.io/*`, `*-prod-*` are the usual shapes; the general matcher
+/// backtracks over every position.
+fn stars_match(p: &[u8], s: &[u8]) -> bool {
+    let (Some(first), Some(last)) = (memchr::memchr(b'*', p), memchr::memrchr(b'*', p)) else {
+        return p == s;
+    };
+    let (prefix, suffix) = (&p[..first], &p[last + 1..]);
+    if s.len() < prefix.len() + suffix.len() || !s.starts_with(prefix) || !s.ends_with(suffix) {
+        return false;
+    }
+    let mut rest = &s[prefix.len()..s.len() - suffix.len()];
+    for part in p[first..=last]
+        .split(|&b| b == b'*')
+        .filter(|x| !x.is_empty())
+    {
+        match memchr::memmem::find(rest, part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 /// The greedy `*`/`?` matcher with one backtrack point (what `wildmatch` runs, on bytes).
@@ -107,7 +143,7 @@ fn ascii_matches(p: &[u8], s: &[u8]) -> bool {
 
 /// Whether a string contains `*` or `?` (`wildcard.ContainsWildcard`).
 pub fn contains_wildcard(s: &str) -> bool {
-    s.contains(['*', '?'])
+    memchr::memchr2(b'*', b'?', s.as_bytes()).is_some()
 }
 
 #[cfg(test)]
@@ -147,6 +183,15 @@ mod tests {
         }
         let texts = all(&['a', 'b', '*', '?'], 4);
         let pats = all(&['a', 'b', '*', '?'], 4);
+        // Star-only patterns over longer texts, non-ASCII included (`stars_match`).
+        let star_texts = all(&['a', 'b', 'é'], 5);
+        for p in all(&['a', 'é', '*'], 5) {
+            let w = WildMatch::new(&p);
+            for t in &star_texts {
+                assert_eq!(matches(&p, t), w.matches(t), "{p:?} vs {t:?}");
+                assert_eq!(Pattern::new(&p).matches(t), w.matches(t), "{p:?} vs {t:?}");
+            }
+        }
         for p in &pats {
             let w = WildMatch::new(p);
             for t in &texts {
