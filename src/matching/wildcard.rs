@@ -46,7 +46,7 @@ impl Pattern {
         match &self.how {
             How::Literal => self.text == s,
             How::Anything => true,
-            How::Stars => stars_match(self.text.as_bytes(), s.as_bytes()),
+            How::Stars => matches(&self.text, s),
             How::Ascii if s.is_ascii() => ascii_matches(self.text.as_bytes(), s.as_bytes()),
             How::Ascii => WildMatch::new(&self.text).matches(s),
             How::Unicode(w) => w.matches(s),
@@ -73,29 +73,35 @@ impl PartialEq for Pattern {
 /// patterns compare directly, ASCII ones byte by byte; only non-ASCII text with wildcards goes
 /// through `wildmatch` (whose `?` is one `char`).
 pub fn matches(pattern: &str, s: &str) -> bool {
+    // perf: patterns are short; one pass finds what a few `memchr` calls would.
     let p = pattern.as_bytes();
-    if memchr::memchr(b'?', p).is_none() {
-        return match memchr::memchr(b'*', p) {
-            None => pattern == s,
-            Some(_) => stars_match(p, s.as_bytes()),
-        };
+    let mut star = None;
+    for (i, &b) in p.iter().enumerate() {
+        match b {
+            b'?' => {
+                if pattern.is_ascii() && s.is_ascii() {
+                    return ascii_matches(p, s.as_bytes());
+                }
+                return WildMatch::new(pattern).matches(s);
+            }
+            b'*' => star = star.or(Some(i)),
+            _ => {}
+        }
     }
-    if pattern.is_ascii() && s.is_ascii() {
-        return ascii_matches(p, s.as_bytes());
+    match star {
+        None => pattern == s,
+        Some(first) => stars_match(p, first, s.as_bytes()),
     }
-    WildMatch::new(pattern).matches(s)
 }
 
-/// A pattern whose only wildcard is `*` (at least one): the text starts with the part before
-/// the first `*`, ends with the part after the last, and holds the parts between in order,
-/// each found leftmost (which loses no match: `*` takes any run). Bytes are compared, which is
+/// A pattern whose only wildcard is `*`, the first at `first`: the text starts with the part
+/// before it, ends with the part after the last, and holds the parts between in order, each
+/// found leftmost (which loses no match: `*` takes any run). Bytes are compared, which is
 /// exact for UTF-8: a literal part found in the text starts and ends on character boundaries.
 /// perf: `!*:latest`, `registry.io/*`, `*-prod-*` are the usual shapes; the general matcher
 /// backtracks over every position.
-fn stars_match(p: &[u8], s: &[u8]) -> bool {
-    let (Some(first), Some(last)) = (memchr::memchr(b'*', p), memchr::memrchr(b'*', p)) else {
-        return p == s;
-    };
+fn stars_match(p: &[u8], first: usize, s: &[u8]) -> bool {
+    let last = p.iter().rposition(|&b| b == b'*').unwrap_or(first);
     let (prefix, suffix) = (&p[..first], &p[last + 1..]);
     if s.len() < prefix.len() + suffix.len() || !s.starts_with(prefix) || !s.ends_with(suffix) {
         return false;
