@@ -195,10 +195,10 @@ pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, Va
 fn resolve(v: &str, ctx: &mut Context, path: &str) -> Result<(Node, bool), VarError> {
     let (mut variable, shallow) = strip_braces(v);
     if variable == "@" {
-        variable = at_path(ctx, path);
+        variable = Cow::Owned(at_path(ctx, path));
     }
     if ctx.operation() == Operation::Delete {
-        variable = variable.replace("request.object", "request.oldObject");
+        variable = Cow::Owned(variable.replace("request.object", "request.oldObject"));
     }
     let val = ctx
         .query(&variable)
@@ -215,7 +215,7 @@ pub fn expressions(text: &str) -> Vec<String> {
     };
     re.captures_iter(text)
         .filter_map(|c| c.get(2))
-        .map(|m| strip_braces(m.as_str()).0)
+        .map(|m| strip_braces(m.as_str()).0.into_owned())
         .filter(|e| !e.is_empty())
         .collect()
 }
@@ -225,16 +225,24 @@ fn find_all(re: &Regex, text: &str) -> Vec<String> {
 }
 
 /// `replaceBracesAndTrimSpaces`: drops every `{{`/`}}`, trims, and detects `{{- ...}}`.
-fn strip_braces(v: &str) -> (String, bool) {
-    // perf: `{{ expr }}` with no other brace is the common case: no replacing needed.
-    let inner: Cow<'_, str> = match v.strip_prefix("{{").and_then(|r| r.strip_suffix("}}")) {
-        Some(inner) if !inner.bytes().any(|b| b == b'{' || b == b'}') => Cow::Borrowed(inner),
-        _ => Cow::Owned(v.replace("{{", "").replace("}}", "")),
-    };
-    let inner = inner.trim();
-    match inner.strip_prefix('-') {
-        Some(rest) => (rest.trim().to_owned(), true),
-        None => (inner.to_owned(), false),
+fn strip_braces(v: &str) -> (Cow<'_, str>, bool) {
+    // perf: `{{ expr }}` with no other brace is the common case: no replacing, no copy.
+    match v.strip_prefix("{{").and_then(|r| r.strip_suffix("}}")) {
+        Some(inner) if memchr::memchr2(b'{', b'}', inner.as_bytes()).is_none() => {
+            let inner = inner.trim();
+            match inner.strip_prefix('-') {
+                Some(rest) => (Cow::Borrowed(rest.trim()), true),
+                None => (Cow::Borrowed(inner), false),
+            }
+        }
+        _ => {
+            let replaced = v.replace("{{", "").replace("}}", "");
+            let inner = replaced.trim();
+            match inner.strip_prefix('-') {
+                Some(rest) => (Cow::Owned(rest.trim().to_owned()), true),
+                None => (Cow::Owned(inner.to_owned()), false),
+            }
+        }
     }
 }
 
