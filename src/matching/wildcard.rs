@@ -128,6 +128,10 @@ fn ascii_matches(p: &[u8], s: &[u8]) -> bool {
         match p.get(pi) {
             Some(b'*') => {
                 pi += 1;
+                // perf: a final `*` takes whatever is left (`?*` is the usual non-empty test).
+                if pi == p.len() {
+                    return true;
+                }
                 star = Some((pi, si));
             }
             Some(&c) if c == b'?' || c == s[si] => {
