@@ -21,7 +21,10 @@ impl Input {
     pub fn display(&self) -> String {
         match self {
             Input::Stdin => "<stdin>".to_owned(),
-            Input::File(p) => p.display().to_string(),
+            // perf: a UTF-8 path is copied as it is, not formatted (once per file checked).
+            Input::File(p) => p
+                .to_str()
+                .map_or_else(|| p.display().to_string(), str::to_owned),
         }
     }
 }
