@@ -1,5 +1,6 @@
 //! The whole engine on an arbitrary manifest with the embedded default policies: reading,
-//! normalisation, matching, every validate form.
+//! normalisation, matching, every validate form; and the positions a finding prints (line,
+//! column and line text of each resource's span, checked against counting every byte).
 #![no_main]
 
 #[path = "common.rs"]
@@ -26,5 +27,13 @@ fuzz_target!(|data: &[u8]| {
     let request = kpol::request::Request::default();
     for r in &m.resources {
         let _ = ENGINE.validate(r, &request);
+        for offset in [r.root.span.start, r.root.span.end] {
+            let lc = source.line_col(offset);
+            let before = &source.text().as_bytes()[..(offset as usize).min(source.text().len())];
+            let breaks = before.iter().filter(|&&b| b == b'\n').count();
+            assert_eq!(lc.line as usize, breaks + 1);
+            let line = source.line_text(lc.line);
+            assert!(!line.contains('\n'));
+        }
     }
 });
