@@ -132,7 +132,16 @@ impl<'a> Cx<'a> {
             strukt,
             path: self.sub(key),
         };
-        self.seq(m, key, &format!("[]{elem}"))?
+        // perf: the list's Go type is spelled out only for an error.
+        let items = match m.get(key) {
+            None => return Ok(Vec::new()),
+            Some(n) => match &n.value {
+                Value::Null => return Ok(Vec::new()),
+                Value::Seq(items) => items,
+                _ => return Err(self.err(key, n, &format!("[]{elem}"))),
+            },
+        };
+        items
             .iter()
             .map(|n| match &n.value {
                 Value::Str(s) => Ok(s.clone()),

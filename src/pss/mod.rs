@@ -39,6 +39,9 @@ pub struct PssVerdict {
 struct PodLocation {
     spec: &'static [&'static str],
     meta: &'static [&'static str],
+    /// `spec` and `meta` joined with `.`, as decoding errors name them.
+    spec_dotted: &'static str,
+    meta_dotted: &'static str,
     /// How Kyverno renames `spec` in field errors (`None`: unchanged).
     spec_rename: Option<&'static str>,
 }
@@ -48,6 +51,8 @@ fn location(kind: &str) -> Option<PodLocation> {
         "Pod" => Some(PodLocation {
             spec: &["spec"],
             meta: &["metadata"],
+            spec_dotted: "spec",
+            meta_dotted: "metadata",
             spec_rename: None,
         }),
         "DaemonSet"
@@ -58,12 +63,16 @@ fn location(kind: &str) -> Option<PodLocation> {
         | "ReplicationController" => Some(PodLocation {
             spec: &["spec", "template", "spec"],
             meta: &["spec", "template", "metadata"],
+            spec_dotted: "spec.template.spec",
+            meta_dotted: "spec.template.metadata",
             spec_rename: Some("spec.template.spec"),
         }),
         "CronJob" => Some(PodLocation {
             spec: &["spec", "jobTemplate", "spec", "template", "spec"],
             // Kyverno takes the job template's metadata, not the pod template's.
             meta: &["spec", "jobTemplate", "metadata"],
+            spec_dotted: "spec.jobTemplate.spec.template.spec",
+            meta_dotted: "spec.jobTemplate.metadata",
             spec_rename: Some("spec.jobTemplate.spec.template.spec"),
         }),
         _ => None,
@@ -151,7 +160,7 @@ pub fn validate_with(
     let decoded = cache.0.get_or_insert_with(|| {
         let spec = resource.root.get_path(loc.spec);
         let meta = resource.root.get_path(loc.meta);
-        pod::decode(spec, meta, &loc.spec.join("."), &loc.meta.join(".")).map_err(|e| e.0)
+        pod::decode(spec, meta, loc.spec_dotted, loc.meta_dotted).map_err(|e| e.0)
     });
     let pod = match decoded {
         Ok(p) => &*p,

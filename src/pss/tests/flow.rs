@@ -387,3 +387,14 @@ fn exclude_entries_are_validated_with_the_policy() {
         None
     );
 }
+
+/// Each pod location's dotted paths are its key paths joined with `.` (decoding errors name
+/// them).
+#[test]
+fn pod_locations_spell_their_paths() {
+    for kind in ["Pod", "Deployment", "CronJob", "Job", "DaemonSet"] {
+        let loc = super::super::location(kind).expect(kind);
+        assert_eq!(loc.spec_dotted, loc.spec.join("."), "{kind}");
+        assert_eq!(loc.meta_dotted, loc.meta.join("."), "{kind}");
+    }
+}
