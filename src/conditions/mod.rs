@@ -185,8 +185,18 @@ pub const OPERATORS: &[&str] = &[
 /// engine (`operator.go`); the numeric and duration families then compare against the exact
 /// spelling, so a mis-cased comparison operator is always false (upstream quirk).
 pub fn apply_operator(op: &str, key: &Node, val: &Node) -> Result<bool, CondError> {
-    let lower = op.to_ascii_lowercase();
-    Ok(match lower.as_str() {
+    // perf: lowercased on the stack; no operator is longer than 32 bytes (a longer one is
+    // unknown either way).
+    let mut buf = [0u8; 32];
+    let lower = match buf.get_mut(..op.len()) {
+        Some(b) => {
+            b.copy_from_slice(op.as_bytes());
+            b.make_ascii_lowercase();
+            std::str::from_utf8(b).unwrap_or("")
+        }
+        None => "",
+    };
+    Ok(match lower {
         "equal" | "equals" => equal::equals(key, val),
         "notequal" | "notequals" => equal::not_equals(key, val),
         "in" => in_ops::in_op(key, val, false)?,
