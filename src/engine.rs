@@ -16,8 +16,9 @@ use crate::validate;
 pub struct Engine {
     policies: Vec<Policy>,
     exceptions: Vec<PolicyException>,
-    /// The positions of the policies with mutate rules (the mutate phase visits no other).
-    mutating: Vec<usize>,
+    /// The policies with mutate rules, with what was found about their rules (the mutate
+    /// phase visits no other).
+    mutating: Vec<crate::mutate::Mutating>,
     /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`],
     /// keyed as [`Engine::kind_plan`] says).
     kind_plans: RwLock<HashMap<String, Arc<KindPlan>, foldhash::fast::FixedState>>,

@@ -92,8 +92,18 @@ pub fn mutated(
     mutated_by(resource, policies, &mutating(policies), exceptions, request)
 }
 
-/// The positions of the policies with mutate rules: the only ones the mutate phase visits.
-pub(crate) fn mutating(policies: &[Policy]) -> Vec<usize> {
+/// A policy with mutate rules (the only ones the mutate phase visits), with what is found
+/// once about its rules.
+pub(crate) struct Mutating {
+    policy: usize,
+    /// Per rule, in the policy's order: whether it reads a variable context (`context`
+    /// entries, preconditions, `foreach`, or a variable in its body). perf: asked per resource
+    /// before, walking the body for `{{`.
+    needs_context: Vec<bool>,
+}
+
+/// The policies with mutate rules, in load order.
+pub(crate) fn mutating(policies: &[Policy]) -> Vec<Mutating> {
     policies
         .iter()
         .enumerate()
@@ -102,7 +112,22 @@ pub(crate) fn mutating(policies: &[Policy]) -> Vec<usize> {
                 .iter()
                 .any(|r| matches!(r.body, RuleBody::Mutate(_)))
         })
-        .map(|(i, _)| i)
+        .map(|(i, p)| Mutating {
+            policy: i,
+            needs_context: p
+                .rules
+                .iter()
+                .map(|rule| match &rule.body {
+                    RuleBody::Mutate(body) => {
+                        rule.context.is_some()
+                            || rule.preconditions.is_some()
+                            || body.get("foreach").is_some()
+                            || has_variables(body)
+                    }
+                    _ => false,
+                })
+                .collect(),
+        })
         .collect()
 }
 
@@ -111,7 +136,7 @@ pub(crate) fn mutating(policies: &[Policy]) -> Vec<usize> {
 pub(crate) fn mutated_by(
     resource: &Resource,
     policies: &[Policy],
-    mutating: &[usize],
+    mutating: &[Mutating],
     exceptions: &[PolicyException],
     request: &Request,
 ) -> Option<Resource> {
@@ -144,21 +169,21 @@ fn run(
 fn run_policies<'r>(
     resource: &'r Resource,
     policies: &[Policy],
-    mutating: &[usize],
+    mutating: &[Mutating],
     exceptions: &[PolicyException],
     request: &Request,
     snapshots: bool,
 ) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
     let mut current = Cow::Borrowed(resource);
     let mut out = Vec::new();
-    for &i in mutating {
-        let policy = &policies[i];
+    for m in mutating {
+        let (i, policy) = (m.policy, &policies[m.policy]);
         let env = Env {
             policy,
             request,
             exceptions,
         };
-        let rules = mutate_policy(&env, &mut current);
+        let rules = mutate_policy(&env, &m.needs_context, &mut current);
         out.push(PolicyMutation {
             response: PolicyResponse { policy: i, rules },
             patched: snapshots.then(|| current.root.clone()),
@@ -174,7 +199,12 @@ struct Env<'a> {
     exceptions: &'a [PolicyException],
 }
 
-fn mutate_policy(env: &Env<'_>, current: &mut Cow<'_, Resource>) -> Vec<RuleResponse> {
+/// `needs_context`: per rule, [`Mutating::needs_context`].
+fn mutate_policy(
+    env: &Env<'_>,
+    needs_context: &[bool],
+    current: &mut Cow<'_, Resource>,
+) -> Vec<RuleResponse> {
     let (policy, request) = (env.policy, env.request);
     if policy.kind == PolicyKind::Policy {
         let ns = policy.namespace.as_deref().unwrap_or("default");
@@ -183,7 +213,7 @@ fn mutate_policy(env: &Env<'_>, current: &mut Cow<'_, Resource>) -> Vec<RuleResp
         }
     }
     let mut out = Vec::new();
-    for rule in &policy.rules {
+    for (rule, &needs_context) in policy.rules.iter().zip(needs_context) {
         let RuleBody::Mutate(body) = &rule.body else {
             continue;
         };
@@ -194,10 +224,6 @@ fn mutate_policy(env: &Env<'_>, current: &mut Cow<'_, Resource>) -> Vec<RuleResp
         // The request context, values, then the rule's `context` entries; built only for a
         // rule that reads it (perf: a plain patch needs no copy of the resource,
         // docs/PERFORMANCE.md). Without `context` entries building it cannot fail.
-        let needs_context = rule.context.is_some()
-            || rule.preconditions.is_some()
-            || body.get("foreach").is_some()
-            || has_variables(body);
         let mut ctx = None;
         if needs_context {
             match crate::validate::rule_context(policy, rule, current, request) {
