@@ -27,7 +27,7 @@ use crate::policy::{Policy, PolicyKind, Rule, RuleBody};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::Request;
 use crate::resource::Resource;
-use crate::yaml::Node;
+use crate::yaml::{Node, Value};
 
 use crate::conditions::evaluate_block;
 use crate::exception::{self, PolicyException};
@@ -381,6 +381,22 @@ fn apply_rule<'r>(
     }
 }
 
+/// Whether an overlay certainly changes nothing, seen without preprocessing a copy of it: it
+/// holds only maps that `doc` has as maps, down to add-if-absent keys that `doc` has. Then
+/// preprocessing drops every `+()` key and [`merge::is_noop`] holds; any other form is left
+/// to that path. perf: the embedded `add-default-labels` is such an overlay on every workload
+/// that has its label, and was copied for each.
+fn adds_nothing(overlay: &Node, doc: &Node) -> bool {
+    let (Value::Map(om), Value::Map(dm)) = (&overlay.value, &doc.value) else {
+        return false;
+    };
+    om.iter().all(|(k, v)| match anchors::parse_anchor(k) {
+        Some((anchors::Anchor::AddIfAbsent, key)) => dm.contains_key(key),
+        Some(_) => false,
+        None => matches!(v.value, Value::Map(_)) && dm.get(k).is_some_and(|d| adds_nothing(v, d)),
+    })
+}
+
 /// The two patch forms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Patch {
@@ -440,6 +456,9 @@ fn merge_changes(
     api_version: &str,
     kind: &str,
 ) -> Result<Option<Node>, RuleError> {
+    if adds_nothing(overlay, doc) {
+        return Ok(None);
+    }
     let mut overlay = overlay.clone();
     if anchors::preprocess(&mut overlay, doc).is_err() || merge::is_noop(doc, &overlay) {
         return Ok(None);

@@ -209,3 +209,49 @@ fn a_merge_of_maps_the_resource_has_is_known_to_change_nothing() {
         assert!(!is_noop(&doc, &yaml(overlay)), "{overlay}");
     }
 }
+
+/// An overlay seen to add nothing (`adds_nothing`) is one that preprocessing and the merge's
+/// no-op test also find changes nothing; and the usual add-if-absent label patch is seen so
+/// on a workload that has the label, and not on one that lacks it.
+#[test]
+fn overlays_seen_to_add_nothing_change_nothing() {
+    let docs = [
+        "metadata: {name: a, labels: {app: x, team: y}}\nspec: {replicas: 1}",
+        "metadata: {name: a}\nspec: {template: {metadata: {labels: {app: x}}}}",
+        "metadata: {name: a, labels: {}}",
+        "metadata: x",
+    ];
+    let overlays = [
+        "metadata: {labels: {+(app): z}}",
+        "metadata: {labels: {+(app): z, +(team): w}}",
+        "metadata: {labels: {+(other): z}}",
+        "metadata: {labels: {app: z}}",
+        "metadata: {+(labels): {app: z}}",
+        "metadata: {labels: {(app): x}}",
+        "metadata: {labels: {<(app): x}}",
+        "metadata: {labels: {$patch: replace}}",
+        "spec: {template: {metadata: {labels: {+(app): z}}}}",
+        "spec: {}",
+        "{}",
+        "metadata: {labels: {=(app): x}}",
+    ];
+    let mut seen = 0;
+    for d in docs {
+        let doc = yaml(d);
+        for o in overlays {
+            let overlay = yaml(o);
+            if super::adds_nothing(&overlay, &doc) {
+                seen += 1;
+                let mut pre = overlay.clone();
+                let full = super::anchors::preprocess(&mut pre, &doc).is_err()
+                    || super::merge::is_noop(&doc, &pre);
+                assert!(full, "{o} on {d}");
+            }
+        }
+    }
+    assert!(seen >= 8, "only {seen} overlays were seen to add nothing");
+    let labelled = yaml(docs[0]);
+    let patch = yaml("metadata: {labels: {+(app): kpol}}");
+    assert!(super::adds_nothing(&patch, &labelled));
+    assert!(!super::adds_nothing(&patch, &yaml(docs[1])));
+}
