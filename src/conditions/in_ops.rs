@@ -8,6 +8,8 @@
 //! Range values are checked with the pattern language's scalar matching
 //! (`crate::pattern::scalar_match`), as upstream calls `pattern.Validate`.
 
+use std::borrow::Cow;
+
 use super::CondError;
 use crate::jmespath::value::go_sprint;
 use crate::pattern::{Op, operator_of, scalar_match};
@@ -53,17 +55,26 @@ fn json_strings(s: &str) -> Result<Option<Vec<String>>, ()> {
     }
 }
 
-enum Keys {
-    One(String),
-    Many(Vec<String>),
+enum Keys<'a> {
+    One(Cow<'a, str>),
+    Many(Vec<Cow<'a, str>>),
 }
 
-fn keys_of(key: &Node) -> Option<Keys> {
+fn keys_of(key: &Node) -> Option<Keys<'_>> {
     match &key.value {
-        Value::Str(s) => Some(Keys::One(s.clone())),
-        Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(Keys::One(go_sprint(key))),
-        Value::Seq(items) => Some(Keys::Many(items.iter().map(go_sprint).collect())),
+        Value::Str(s) => Some(Keys::One(Cow::Borrowed(s))),
+        Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(Keys::One(sprint(key))),
+        Value::Seq(items) => Some(Keys::Many(items.iter().map(sprint).collect())),
         _ => None,
+    }
+}
+
+/// `fmt.Sprint` of a value, borrowed when it is a string (perf: condition lists are
+/// compared per resource; their strings are not copied for it).
+fn sprint(v: &Node) -> Cow<'_, str> {
+    match &v.value {
+        Value::Str(s) => Cow::Borrowed(s),
+        _ => Cow::Owned(go_sprint(v)),
     }
 }
 
@@ -87,7 +98,7 @@ pub(super) fn any_all(key: &Node, val: &Node, mode: Mode) -> bool {
 /// `anyKeyExistsInArray`/`allKeyExistsInArray` (identical): `None` = invalid type.
 fn key_in(k: &str, val: &Node) -> Option<bool> {
     match &val.value {
-        Value::Seq(items) => Some(items.iter().any(|v| both_ways(&go_sprint(v), k))),
+        Value::Seq(items) => Some(items.iter().any(|v| both_ways(&sprint(v), k))),
         Value::Str(v) => {
             if wildcard(v, k) {
                 return Some(true);
@@ -106,16 +117,16 @@ fn key_in(k: &str, val: &Node) -> Option<bool> {
     }
 }
 
-fn set_in(ks: &[String], val: &Node, mode: Mode) -> Option<bool> {
-    let values: Vec<String> = match &val.value {
-        Value::Seq(items) => items.iter().map(go_sprint).collect(),
+fn set_in(ks: &[Cow<'_, str>], val: &Node, mode: Mode) -> Option<bool> {
+    let values: Vec<Cow<'_, str>> = match &val.value {
+        Value::Seq(items) => items.iter().map(sprint).collect(),
         Value::Int(_) | Value::Float(_) | Value::Bool(_) => match mode {
-            Mode::AnyIn | Mode::AnyNotIn => vec![go_sprint(val)],
+            Mode::AnyIn | Mode::AnyNotIn => vec![sprint(val)],
             // allin.go has no case for scalars: invalid type.
             _ => return None,
         },
         Value::Str(v) => {
-            if ks.len() == 1 && ks[0] == *v {
+            if ks.len() == 1 && ks[0] == v.as_str() {
                 return Some(matches!(mode, Mode::AnyIn | Mode::AllIn));
             }
             if operator_of(v) == Op::InRange {
@@ -132,13 +143,13 @@ fn set_in(ks: &[String], val: &Node, mode: Mode) -> Option<bool> {
             }
             match json_strings(v) {
                 Err(()) => return None,
-                Ok(Some(arr)) => arr,
-                Ok(None) => vec![v.clone()],
+                Ok(Some(arr)) => arr.into_iter().map(Cow::Owned).collect(),
+                Ok(None) => vec![Cow::Borrowed(v.as_str())],
             }
         }
         _ => return None,
     };
-    let matched = |k: &String| values.iter().any(|v| both_ways(k, v));
+    let matched = |k: &Cow<'_, str>| values.iter().any(|v| both_ways(k, v));
     Some(match mode {
         Mode::AnyIn => ks.iter().any(matched),
         Mode::AllIn => ks.iter().all(matched),
@@ -197,7 +208,7 @@ pub(super) fn in_op(key: &Node, val: &Node, negate: bool) -> Result<bool, CondEr
                     out
                 }
                 Value::Str(v) => {
-                    if ks.len() == 1 && ks[0] == *v {
+                    if ks.len() == 1 && ks[0] == v.as_str() {
                         // setExistsInArray answers "found" for In and NotIn alike.
                         return Ok(true);
                     }
