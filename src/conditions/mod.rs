@@ -49,7 +49,11 @@ pub fn evaluate_block(conditions: &Node, ctx: &mut Context) -> Result<BlockResul
                         message: msg,
                     });
                 }
-                true_msgs.push(msg);
+                // perf: only messages are kept (an empty one is dropped when joined anyway),
+                // so a block without messages allocates no list.
+                if !msg.is_empty() {
+                    true_msgs.push(msg);
+                }
             }
             Ok(BlockResult {
                 holds: true,
@@ -64,24 +68,28 @@ pub fn evaluate_block(conditions: &Node, ctx: &mut Context) -> Result<BlockResul
                 any_ok = false;
                 for c in any.as_seq().unwrap_or(&[]) {
                     let (ok, msg) = evaluate_condition(c, ctx)?;
+                    let msgs = if ok { &mut true_msgs } else { &mut false_msgs };
+                    if !msg.is_empty() {
+                        msgs.push(msg);
+                    }
                     if ok {
                         any_ok = true;
-                        true_msgs.push(msg);
                         break;
                     }
-                    false_msgs.push(msg);
                 }
             }
             let mut all_ok = true;
             if let Some(all) = m.get("all") {
                 for c in all.as_seq().unwrap_or(&[]) {
                     let (ok, msg) = evaluate_condition(c, ctx)?;
+                    let msgs = if ok { &mut true_msgs } else { &mut false_msgs };
+                    if !msg.is_empty() {
+                        msgs.push(msg);
+                    }
                     if !ok {
                         all_ok = false;
-                        false_msgs.push(msg);
                         break;
                     }
-                    true_msgs.push(msg);
                 }
             }
             let holds = any_ok && all_ok;
@@ -99,7 +107,7 @@ fn join_non_empty(parts: &[String], sep: &str) -> String {
     parts
         .iter()
         .filter(|p| !p.is_empty())
-        .cloned()
+        .map(String::as_str)
         .collect::<Vec<_>>()
         .join(sep)
 }
