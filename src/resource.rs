@@ -53,19 +53,13 @@ fn identity(root: &Node) -> Result<(String, String), NotAResource> {
 impl Resource {
     /// Builds a resource from a parsed document, applying the CLI's normalisation.
     pub fn from_document(
-        root: Node,
+        mut root: Node,
         source: Option<Source>,
         doc_index: usize,
     ) -> Result<Self, NotAResource> {
-        let (api_version, kind) = identity(&root)?;
-        Ok(Self::read(
-            root,
-            api_version,
-            kind,
-            source,
-            doc_index,
-            false,
-        ))
+        // The normalisation changes no string, so the identity read after it is the same.
+        normalise(&mut root);
+        Self::from_parsed(root, source, doc_index)
     }
 
     /// [`Resource::from_document`] for a document read with [`READING`], whose values are
@@ -76,7 +70,7 @@ impl Resource {
         doc_index: usize,
     ) -> Result<Self, NotAResource> {
         let (api_version, kind) = identity(&root)?;
-        Ok(Self::read(root, api_version, kind, source, doc_index, true))
+        Ok(Self::read(root, api_version, kind, source, doc_index))
     }
 
     /// This resource with its tree replaced by `root` (a patched copy), normalised and with
@@ -84,14 +78,11 @@ impl Resource {
     /// kind) keeps the old identity. The old tree is not copied.
     pub fn with_root(&self, root: Node) -> Self {
         match identity(&root) {
-            Ok((api_version, kind)) => Self::read(
-                root,
-                api_version,
-                kind,
-                self.source.clone(),
-                self.doc_index,
-                false,
-            ),
+            Ok((api_version, kind)) => {
+                let mut root = root;
+                normalise(&mut root);
+                Self::read(root, api_version, kind, self.source.clone(), self.doc_index)
+            }
             Err(_) => Self {
                 root,
                 api_version: self.api_version.clone(),
@@ -104,17 +95,15 @@ impl Resource {
         }
     }
 
+    /// A resource from a normalised tree and its identity: the default namespace filled in,
+    /// name and namespace read.
     fn read(
         mut root: Node,
         api_version: String,
         kind: String,
         source: Option<Source>,
         doc_index: usize,
-        normalised: bool,
     ) -> Self {
-        if !normalised {
-            normalise(&mut root);
-        }
         let cluster_scoped = is_cluster_scoped(group_of(&api_version), &kind);
         if !cluster_scoped {
             set_default_namespace(&mut root);
