@@ -142,9 +142,7 @@ pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, Va
     }
     // perf: a string that is one variable without braces inside (`{{ request.object.x }}`,
     // most conditions) is the one match the scan below would find, and its typed result.
-    if let Some(inner) = s.strip_prefix("{{").and_then(|r| r.strip_suffix("}}"))
-        && !inner.bytes().any(|b| b == b'{' || b == b'}')
-    {
+    if lone_variable(s).is_some() {
         return resolve(s, ctx, path).map(|(val, _)| val);
     }
     let mut text = s.to_owned();
@@ -227,23 +225,33 @@ fn find_all(re: &Regex, text: &str) -> Vec<String> {
 /// `replaceBracesAndTrimSpaces`: drops every `{{`/`}}`, trims, and detects `{{- ...}}`.
 fn strip_braces(v: &str) -> (Cow<'_, str>, bool) {
     // perf: `{{ expr }}` with no other brace is the common case: no replacing, no copy.
-    match v.strip_prefix("{{").and_then(|r| r.strip_suffix("}}")) {
-        Some(inner) if memchr::memchr2(b'{', b'}', inner.as_bytes()).is_none() => {
-            let inner = inner.trim();
-            match inner.strip_prefix('-') {
-                Some(rest) => (Cow::Borrowed(rest.trim()), true),
-                None => (Cow::Borrowed(inner), false),
-            }
+    match lone_variable(v) {
+        Some(inner) => {
+            let (expr, shallow) = trim_shallow(inner);
+            (Cow::Borrowed(expr), shallow)
         }
-        _ => {
+        None => {
             let replaced = v.replace("{{", "").replace("}}", "");
-            let inner = replaced.trim();
-            match inner.strip_prefix('-') {
-                Some(rest) => (Cow::Owned(rest.trim().to_owned()), true),
-                None => (Cow::Owned(inner.to_owned()), false),
-            }
+            let (expr, shallow) = trim_shallow(&replaced);
+            (Cow::Owned(expr.to_owned()), shallow)
         }
     }
+}
+
+/// A variable's text without its braces, trimmed, and whether it is `{{- … }}` (shallow).
+fn trim_shallow(inner: &str) -> (&str, bool) {
+    let inner = inner.trim();
+    match inner.strip_prefix('-') {
+        Some(rest) => (rest.trim(), true),
+        None => (inner, false),
+    }
+}
+
+/// The inside of `v` when it is one `{{ … }}` with no other brace in it.
+fn lone_variable(v: &str) -> Option<&str> {
+    v.strip_prefix("{{")
+        .and_then(|r| r.strip_suffix("}}"))
+        .filter(|inner| memchr::memchr2(b'{', b'}', inner.as_bytes()).is_none())
 }
 
 /// `{{@}}`: the path after any `foreach` segment, minus its first two segments, prefixed
