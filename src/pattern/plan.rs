@@ -43,23 +43,49 @@ impl Plan {
     }
 }
 
-/// The plan of one pattern map.
+/// The plan of one pattern map: its keys in visiting order, each with what the walk needs
+/// of it. perf: one array read front to back; a step's anchor and value plan sit beside its
+/// entry index (docs/PERFORMANCE.md).
 #[derive(Clone, Debug)]
 pub(crate) struct MapPlan {
-    /// Each entry's anchor: its kind and the byte range of the inner key.
-    anchors: Vec<Option<(AnchorKind, Range<usize>)>>,
-    /// Condition and existence keys in entry order: recorded in the registry on each visit.
-    pub(crate) recorded: Vec<usize>,
-    /// Phase one: condition, equality, negation and existence keys, in byte order.
-    pub(crate) phase_one: Vec<usize>,
-    /// Phase two in visiting order: global anchors and keys holding anchors in reverse byte
-    /// order, then the other keys in byte order (`getSortedNestedAnchorResource`).
-    pub(crate) phase_two: Vec<usize>,
+    /// Phase one (condition, equality, negation and existence keys, in byte order), then
+    /// phase two: global anchors and keys holding anchors in reverse byte order, then the
+    /// other keys in byte order (`getSortedNestedAnchorResource`).
+    steps: Vec<Step>,
+    /// How many of `steps` are phase one.
+    phase_one: usize,
+    /// Condition and existence keys in entry order, as positions in `steps`: recorded in the
+    /// registry on each visit.
+    recorded: Vec<usize>,
     /// The entry `getPatternValue("metadata")` finds, for wildcard expansion.
     pub(crate) metadata: Option<usize>,
-    /// The entries' value plans; empty for a map planned during a walk (whose values are
-    /// then planned as the walk meets them).
-    children: Vec<Plan>,
+}
+
+/// One key of a pattern map.
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    /// The entry's position in the map.
+    pub(crate) entry: usize,
+    /// The entry's anchor: its kind and the byte range of the inner key.
+    anchor: Option<(AnchorKind, u32, u32)>,
+    /// The plan of the entry's value; `None` for a map planned during a walk (whose values
+    /// are then planned as the walk meets them).
+    child: Option<Plan>,
+}
+
+impl Step {
+    /// The step's anchor, `key` being its entry's key.
+    pub(crate) fn anchor<'k>(&self, key: &'k str) -> Option<Anchor<'k>> {
+        self.anchor.map(|(kind, start, end)| Anchor {
+            kind,
+            key: &key[start as usize..end as usize],
+        })
+    }
+
+    /// The plan of the entry's value, when the map was planned with its values.
+    pub(crate) fn child(&self) -> Option<&Plan> {
+        self.child.as_ref()
+    }
 }
 
 impl MapPlan {
@@ -77,17 +103,19 @@ impl MapPlan {
             })
             .collect();
         let kind = |i: usize| anchors[i].as_ref().map(|(k, _)| *k);
+        let by_key = |a: &usize, b: &usize| entries[*a].key.cmp(&entries[*b].key);
+        let (mut order, mut plain): (Vec<usize>, Vec<usize>) =
+            (0..entries.len()).partition(|&i| kind(i).is_some_and(AnchorKind::is_phase_one));
+        order.sort_unstable_by(by_key);
+        plain.sort_unstable_by(by_key);
+        let phase_one = order.len();
+        let front = |i: usize| kind(i) == Some(AnchorKind::Global) || has_nested_anchors(value(i));
+        order.extend(plain.iter().rev().copied().filter(|&i| front(i)));
+        order.extend(plain.iter().copied().filter(|&i| !front(i)));
         let recorded = (0..entries.len())
             .filter(|&i| matches!(kind(i), Some(AnchorKind::Condition | AnchorKind::Existence)))
+            .filter_map(|i| order.iter().position(|&o| o == i))
             .collect();
-        let by_key = |a: &usize, b: &usize| entries[*a].key.cmp(&entries[*b].key);
-        let (mut phase_one, mut plain): (Vec<usize>, Vec<usize>) =
-            (0..entries.len()).partition(|&i| kind(i).is_some_and(AnchorKind::is_phase_one));
-        phase_one.sort_unstable_by(by_key);
-        plain.sort_unstable_by(by_key);
-        let front = |i: usize| kind(i) == Some(AnchorKind::Global) || has_nested_anchors(value(i));
-        let mut phase_two: Vec<usize> = plain.iter().rev().copied().filter(|&i| front(i)).collect();
-        phase_two.extend(plain.iter().copied().filter(|&i| !front(i)));
         // `getPatternValue("metadata")`, from the anchors just parsed.
         let metadata = (0..entries.len()).find(|&i| {
             entries[i].key == "metadata"
@@ -95,32 +123,39 @@ impl MapPlan {
                     .as_ref()
                     .is_some_and(|(_, r)| &entries[i].key[r.clone()] == "metadata")
         });
-        let children = if deep {
-            (0..entries.len()).map(|i| Plan::of(value(i))).collect()
-        } else {
-            Vec::new()
-        };
+        // Keys are YAML scalars, far below 4 GiB.
+        let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let steps = order
+            .iter()
+            .map(|&i| Step {
+                entry: i,
+                anchor: anchors[i]
+                    .as_ref()
+                    .map(|(k, r)| (*k, to_u32(r.start), to_u32(r.end))),
+                child: deep.then(|| Plan::of(value(i))),
+            })
+            .collect();
         MapPlan {
-            anchors,
-            recorded,
+            steps,
             phase_one,
-            phase_two,
+            recorded,
             metadata,
-            children,
         }
     }
 
-    /// Entry `i`'s anchor, `key` being that entry's key.
-    pub(crate) fn anchor<'k>(&self, i: usize, key: &'k str) -> Option<Anchor<'k>> {
-        self.anchors[i].as_ref().map(|(kind, range)| Anchor {
-            kind: *kind,
-            key: &key[range.clone()],
-        })
+    /// Phase one's steps.
+    pub(crate) fn phase_one(&self) -> &[Step] {
+        &self.steps[..self.phase_one]
     }
 
-    /// The plan of entry `i`'s value, when the map was planned with its values.
-    pub(crate) fn child(&self, i: usize) -> Option<&Plan> {
-        self.children.get(i)
+    /// Phase two's steps.
+    pub(crate) fn phase_two(&self) -> &[Step] {
+        &self.steps[self.phase_one..]
+    }
+
+    /// The condition and existence keys' steps, in entry order.
+    pub(crate) fn recorded(&self) -> impl Iterator<Item = &Step> {
+        self.recorded.iter().map(|&s| &self.steps[s])
     }
 }
 

@@ -187,19 +187,19 @@ impl Walker {
             None => plan,
         };
         // Conditional and existence keys are recorded as they are met (`CheckAnchorInResource`).
-        for &i in &plan.recorded {
-            if let Some(a) = plan.anchor(i, &entries[i].key) {
-                self.registry
-                    .record(&entries[i].key, rm.contains_key(a.key));
+        for step in plan.recorded() {
+            let key = &entries[step.entry].key;
+            if let Some(a) = step.anchor(key) {
+                self.registry.record(key, rm.contains_key(a.key));
             }
         }
 
         // Phase 1: anchors in byte order: conditions, equality, negation, existence.
         let mut skips: Vec<Failure> = Vec::new();
         let mut applied = 0usize;
-        for &i in &plan.phase_one {
-            let key = &entries[i].key;
-            match self.handle(key, plan.anchor(i, key), value(i), plan.child(i), rm, path) {
+        for step in plan.phase_one() {
+            let (i, key) = (step.entry, &entries[step.entry].key);
+            match self.handle(key, step.anchor(key), value(i), step.child(), rm, path) {
                 Ok(()) => applied += 1,
                 Err(f) if f.is_skip() => skips.push(f),
                 Err(f) => {
@@ -215,9 +215,9 @@ impl Walker {
 
         // Phase 2: global anchors and keys holding anchors, then the rest; the first non-Ok
         // result wins.
-        for &i in &plan.phase_two {
-            let key = &entries[i].key;
-            self.handle(key, plan.anchor(i, key), value(i), plan.child(i), rm, path)?;
+        for step in plan.phase_two() {
+            let (i, key) = (step.entry, &entries[step.entry].key);
+            self.handle(key, step.anchor(key), value(i), step.child(), rm, path)?;
         }
         Ok(())
     }
