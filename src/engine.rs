@@ -19,10 +19,13 @@ pub struct Engine {
     /// The policies with mutate rules, with what was found about their rules (the mutate
     /// phase visits no other).
     mutating: Vec<crate::mutate::Mutating>,
-    /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`],
-    /// keyed as [`Engine::kind_plan`] says).
-    kind_plans: RwLock<HashMap<String, Arc<KindPlan>, foldhash::fast::FixedState>>,
+    /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`]):
+    /// by kind, then by apiVersion (looked up without building a key).
+    kind_plans: RwLock<KindPlans>,
 }
+
+/// [`KindPlan`]s by kind, then by apiVersion.
+type KindPlans = HashMap<String, Vec<(String, Arc<KindPlan>)>, foldhash::fast::FixedState>;
 
 /// The policies and rules the validate phase can apply to resources of one apiVersion and
 /// kind, found the first time they are met. perf: a resource then visits only those, instead
@@ -40,8 +43,9 @@ enum PolicyPlan {
     Cel,
     /// The positions, in `Policy::validate_rules(kind)`, of the validate rules that may
     /// select the resources, each with whether it selects them all
-    /// ([`matching::selects_kind`]: then it is not matched per resource).
-    Rules(Vec<(usize, bool)>),
+    /// ([`matching::selects_kind`]: then it is not matched per resource); and where the
+    /// policy keeps the kind's rule list ([`Policy::kind_slot`]).
+    Rules(Vec<(usize, bool)>, Option<usize>),
 }
 
 impl KindPlan {
@@ -58,8 +62,9 @@ impl KindPlan {
                 if cel_policy(p).is_some() {
                     return (i, PolicyPlan::Cel);
                 }
+                let slot = p.kind_slot(kind);
                 let rules = p
-                    .validate_rules(kind)
+                    .validate_rules_in(slot, kind)
                     .iter()
                     .enumerate()
                     .filter(|(_, r)| matches!(r.body, RuleBody::Validate(_)))
@@ -77,7 +82,7 @@ impl KindPlan {
                         },
                     )
                     .collect();
-                (i, PolicyPlan::Rules(rules))
+                (i, PolicyPlan::Rules(rules, slot))
             })
             .collect();
         KindPlan { policies }
@@ -96,19 +101,19 @@ impl Engine {
 
     /// The [`KindPlan`] of a resource's apiVersion and kind, made on first use.
     fn kind_plan(&self, resource: &Resource) -> Arc<KindPlan> {
-        let (api_version, kind) = (&resource.api_version, &resource.kind);
-        // `<length of apiVersion>:<apiVersion><kind>`: no two pairs share a key.
-        let mut key = String::with_capacity(api_version.len() + kind.len() + 8);
-        key.push_str(&api_version.len().to_string());
-        key.push(':');
-        key.push_str(api_version);
-        key.push_str(kind);
+        let (api_version, kind) = (resource.api_version.as_str(), resource.kind.as_str());
+        let find = |plans: &[(String, Arc<KindPlan>)]| {
+            plans
+                .iter()
+                .find(|(v, _)| v == api_version)
+                .map(|(_, p)| Arc::clone(p))
+        };
         let read = self
             .kind_plans
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(plan) = read.get(&key) {
-            return Arc::clone(plan);
+        if let Some(plan) = read.get(kind).and_then(|ps| find(ps)) {
+            return plan;
         }
         drop(read);
         let plan = Arc::new(KindPlan::new(&self.policies, api_version, kind));
@@ -116,7 +121,13 @@ impl Engine {
             .kind_plans
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(write.entry(key).or_insert(plan))
+        let plans = write.entry(kind.to_owned()).or_default();
+        // Another thread may have made it meanwhile: the first one made is kept.
+        if let Some(made) = find(plans) {
+            return made;
+        }
+        plans.push((api_version.to_owned(), Arc::clone(&plan)));
+        plan
     }
 
     /// The PolicyExceptions every rule is checked against (exceptions.md).
@@ -153,32 +164,31 @@ impl Engine {
         // One variable context for all rules of this resource (validate/shared.rs).
         let mut contexts = validate::Contexts::new(resource, request);
         let plan = self.kind_plan(resource);
-        plan.policies
-            .iter()
-            .filter_map(|(i, policy_plan)| {
-                let p = &self.policies[*i];
-                let rules = match policy_plan {
-                    PolicyPlan::Rules(rules) => validate_policy(
-                        p,
-                        rules,
-                        resource,
-                        request,
-                        &self.exceptions,
-                        &mut contexts,
-                    ),
-                    PolicyPlan::Cel => {
-                        let cel = cel_policy(p)?;
-                        if p.kind == PolicyKind::NamespacedValidatingPolicy
-                            && p.namespace.as_deref() != Some(resource.namespace.as_str())
-                        {
-                            return None;
-                        }
-                        crate::vpol::evaluate::evaluate(cel, resource, request)?
+        let mut out = Vec::with_capacity(plan.policies.len());
+        out.extend(plan.policies.iter().filter_map(|(i, policy_plan)| {
+            let p = &self.policies[*i];
+            let rules = match policy_plan {
+                PolicyPlan::Rules(rules, slot) => validate_policy(
+                    p,
+                    (rules, *slot),
+                    resource,
+                    request,
+                    &self.exceptions,
+                    &mut contexts,
+                ),
+                PolicyPlan::Cel => {
+                    let cel = cel_policy(p)?;
+                    if p.kind == PolicyKind::NamespacedValidatingPolicy
+                        && p.namespace.as_deref() != Some(resource.namespace.as_str())
+                    {
+                        return None;
                     }
-                };
-                Some(PolicyResponse { policy: *i, rules })
-            })
-            .collect()
+                    crate::vpol::evaluate::evaluate(cel, resource, request)?
+                }
+            };
+            Some(PolicyResponse { policy: *i, rules })
+        }));
+        out
     }
 
     /// The generate phase for one trigger resource (crate::generate): one response per policy
@@ -210,7 +220,7 @@ fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
 /// The validate rules of `policy` at positions `rules` of its rules for the resource's kind.
 fn validate_policy<'r>(
     policy: &Policy,
-    rules: &[(usize, bool)],
+    (rules, slot): (&[(usize, bool)], Option<usize>),
     resource: &'r Resource,
     request: &Request,
     exceptions: &[PolicyException],
@@ -225,8 +235,8 @@ fn validate_policy<'r>(
     }
     let mut out = Vec::new();
     // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).
-    let all = policy.validate_rules(&resource.kind);
-    for &(j, selected) in rules {
+    let all = policy.validate_rules_in(slot, &resource.kind);
+    for (k, &(j, selected)) in rules.iter().enumerate() {
         let rule = &all[j];
         if !selected && !matching::rule_matches(rule, resource, request) {
             continue;
@@ -239,6 +249,10 @@ fn validate_policy<'r>(
         resp.failure_action = policy.rule_action(rule);
         exempt_existing_violation(policy, rule, resource, request, &mut resp);
         let applied = matches!(resp.status, Status::Pass | Status::Fail);
+        if out.is_empty() {
+            // perf: room for the rules left, once (docs/PERFORMANCE.md).
+            out.reserve_exact(rules.len() - k);
+        }
         out.push(resp);
         // applyRules: One stops after the first pass or fail (match.md §3.4).
         if policy.apply_one && applied {

@@ -189,8 +189,19 @@ impl Policy {
     /// (`ComputeRules(policy, kind)`, match.md §8.3): the rules generated for that kind alone
     /// when it is one of the policy's autogen controllers, else the rules as written.
     pub fn validate_rules(&self, kind: &str) -> &[Rule] {
+        self.validate_rules_in(self.kind_slot(kind), kind)
+    }
+
+    /// Where `kind`'s rule list is kept, for [`Policy::validate_rules_in`]; `None` for a kind
+    /// outside the autogen controllers.
+    pub fn kind_slot(&self, kind: &str) -> Option<usize> {
+        self.autogen.by_kind.iter().position(|e| e.kind == kind)
+    }
+
+    /// [`Policy::validate_rules`] with the kind's slot found already.
+    pub fn validate_rules_in(&self, slot: Option<usize>, kind: &str) -> &[Rule] {
         let autogen = &self.autogen;
-        let Some(entry) = autogen.by_kind.iter().find(|e| e.kind == kind) else {
+        let Some(entry) = slot.and_then(|i| autogen.by_kind.get(i)) else {
             return &autogen.spec_rules;
         };
         let rules = entry.rules.get_or_init(|| {
