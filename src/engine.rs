@@ -360,7 +360,7 @@ fn validate_rule<'r>(
             Some(c) => validate::foreach_rule(&rule.name, message, &v.foreach, &resource.root, c)?,
             None => return None,
         },
-        ValidateCheck::PodSecurity(body) => {
+        ValidateCheck::PodSecurity(_, body) => {
             if request.operation == Operation::Delete {
                 return None;
             }

@@ -125,7 +125,7 @@ pub fn response(
         return None;
     }
     if let RuleBody::Validate(v) = &rule.body
-        && let ValidateCheck::PodSecurity(body) = &v.check
+        && let ValidateCheck::PodSecurity(body, _) = &v.check
     {
         return pss::response(&rule.name, body, resource, &applied);
     }

@@ -167,7 +167,7 @@ fn classify(key: &str, n: &Node, path: &str) -> FieldResult<ValidateCheck> {
         "foreach" => ValidateCheck::Foreach(n.clone()),
         "podSecurity" => {
             as_map(n, &format!("{path}.podSecurity"))?;
-            ValidateCheck::PodSecurity(n.clone())
+            ValidateCheck::PodSecurity(n.clone(), Box::new(crate::pss::Body::read(n)))
         }
         "cel" => {
             as_map(n, &format!("{path}.cel"))?;

@@ -169,7 +169,8 @@ pub enum ValidateCheck {
     AnyPattern(Vec<Node>),
     Deny(Node),
     Foreach(Node),
-    PodSecurity(Node),
+    /// The body as written, and as read for evaluation.
+    PodSecurity(Node, Box<crate::pss::Body>),
     /// `validate.cel`, compiled once (crate::vpol::cel_rule).
     Cel(std::sync::Arc<crate::vpol::cel_rule::CelRule>),
     Manifests(Node),

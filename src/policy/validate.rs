@@ -151,7 +151,7 @@ pub fn check_rules(ctx: &PolicyCtx, rules: &[Rule], computed: &[Rule]) -> Result
         filters::check_match_exclude(ctx, r, i)?;
         // ValidatePSaControlNames (validate.md §13.4).
         if let RuleBody::Validate(v) = &r.body
-            && let crate::policy::ValidateCheck::PodSecurity(body) = &v.check
+            && let crate::policy::ValidateCheck::PodSecurity(body, _) = &v.check
             && let Some((msg, node)) = crate::pss::policy_error(body, i)
         {
             return Err(Invalid::new(msg, node.span));

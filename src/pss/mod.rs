@@ -79,10 +79,13 @@ fn location(kind: &str) -> Option<PodLocation> {
     }
 }
 
-/// The rule body as written.
-struct Body {
+/// A `validate.podSecurity` body, read once when the policy is loaded.
+#[derive(Clone, Debug)]
+pub struct Body {
     level: String,
     version: String,
+    /// `version` parsed; `None` when it is neither `latest` nor `v1.x`.
+    parsed_version: Option<Version>,
     excludes: Vec<Exclude>,
 }
 
@@ -92,6 +95,13 @@ fn strings(n: Option<&Node>) -> Vec<String> {
         .iter()
         .filter_map(|s| s.as_str().map(str::to_owned))
         .collect()
+}
+
+impl Body {
+    /// Reads the rule's `validate.podSecurity` map.
+    pub fn read(body: &Node) -> Body {
+        parse_body(body)
+    }
 }
 
 fn parse_body(body: &Node) -> Body {
@@ -116,9 +126,11 @@ fn parse_body(body: &Node) -> Body {
             values: strings(e.get("values")),
         })
         .collect();
+    let version = text("version");
     Body {
         level: text("level"),
-        version: text("version"),
+        parsed_version: Version::parse(&version),
+        version,
         excludes,
     }
 }
@@ -136,13 +148,14 @@ pub struct PodCache(Option<Result<pod::Pod, String>>);
 /// Evaluates a podSecurity rule (`body` = the `validate.podSecurity` map) on `resource`.
 /// DELETE requests are the caller's business (they give no response).
 pub fn validate(rule: &str, body: &Node, resource: &Resource) -> PssVerdict {
-    validate_with(rule, body, resource, &mut PodCache::default())
+    validate_with(rule, &parse_body(body), resource, &mut PodCache::default())
 }
 
-/// [`validate`] with the pod decoded at most once per `cache` (one cache per resource).
+/// [`validate`] of a body read at load ([`Body::read`]), with the pod decoded at most once
+/// per `cache` (one cache per resource).
 pub fn validate_with(
     rule: &str,
-    body: &Node,
+    body: &Body,
     resource: &Resource,
     cache: &mut PodCache,
 ) -> PssVerdict {
@@ -151,7 +164,6 @@ pub fn validate_with(
         message,
         path: None,
     };
-    let body = parse_body(body);
     let Some(loc) = location(&resource.kind) else {
         return error(
             "Error while getting new resource: could not find correct resource type".into(),
@@ -166,7 +178,7 @@ pub fn validate_with(
         Ok(p) => &*p,
         Err(e) => return error(format!("Error while getting new resource: {e}")),
     };
-    let Some(version) = Version::parse(&body.version) else {
+    let Some(version) = body.parsed_version else {
         return error(
             "failed to parse pod security api version: must be \"latest\" or \"v1.x\"".into(),
         );
