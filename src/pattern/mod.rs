@@ -66,6 +66,15 @@ pub(crate) enum Outcome {
 /// `MatchPattern`: walks `pattern` (with its plan, when it was planned) over `resource` and
 /// classifies the result.
 pub(crate) fn match_pattern(resource: &Value, pattern: &Value, plan: Option<&Plan>) -> Outcome {
+    if plan.is_some() && walk::surely_passes(resource, pattern, plan) {
+        debug_assert!(
+            Walker::default()
+                .element(resource, pattern, plan, &PathNode::root())
+                .is_ok(),
+            "surely_passes said Ok where the walk fails"
+        );
+        return Outcome::Pass;
+    }
     let mut walker = Walker::default();
     let Err(failure) = walker.element(resource, pattern, plan, &PathNode::root()) else {
         return Outcome::Pass;

@@ -59,6 +59,8 @@ pub(crate) struct MapPlan {
     recorded: Vec<usize>,
     /// The entry `getPatternValue("metadata")` finds, for wildcard expansion.
     pub(crate) metadata: Option<usize>,
+    /// Whether that expansion can change the pattern ([`super::wildcards::may_rewrite`]).
+    pub(crate) rewrites: bool,
 }
 
 /// One key of a pattern map.
@@ -123,6 +125,7 @@ impl MapPlan {
                     .as_ref()
                     .is_some_and(|(_, r)| &entries[i].key[r.clone()] == "metadata")
         });
+        let rewrites = metadata.is_some_and(|i| super::wildcards::may_rewrite(value(i)));
         // Keys are YAML scalars, far below 4 GiB.
         let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         let steps = order
@@ -140,7 +143,13 @@ impl MapPlan {
             phase_one,
             recorded,
             metadata,
+            rewrites,
         }
+    }
+
+    /// Every step, in visiting order.
+    pub(crate) fn steps(&self) -> &[Step] {
+        &self.steps
     }
 
     /// Phase one's steps.

@@ -421,6 +421,91 @@ impl Walker {
     }
 }
 
+/// perf: whether the walk of `pattern` over `resource` ([`Walker::element`]) is certainly
+/// `Ok`, found without building paths, errors or skip lists. It follows the walk where every
+/// step is a plain yes or no — plain keys, `"*"`, equality, negation, condition and global
+/// anchors, arrays, scalars — and gives up (`false`) on anything else: a failure, an
+/// existence or add anchor, a map without a plan, a metadata expansion that may rewrite the
+/// pattern. `false` means "not known": the full walk then decides, and it is `Ok` whenever
+/// this is `true`. Most rules pass on most resources, and skip the full walk
+/// (docs/PERFORMANCE.md).
+pub(crate) fn surely_passes(resource: &Value, pattern: &Value, plan: Option<&Plan>) -> bool {
+    match pattern {
+        Value::Map(pm) => match (resource, plan) {
+            (Value::Map(rm), Some(Plan::Map(mp))) => map_passes(rm, pm, mp),
+            _ => false,
+        },
+        Value::Seq(pa) => match resource {
+            Value::Seq(ra) => array_passes(resource, ra, pa, plan.and_then(Plan::items)),
+            _ => false,
+        },
+        _ => {
+            let matches = |v: &Value| match plan {
+                Some(Plan::String(p)) => p.matches(v),
+                _ => scalar_match(v, pattern),
+            };
+            match resource {
+                Value::Seq(items) => items.iter().all(|i| matches(&i.value)),
+                _ => matches(resource),
+            }
+        }
+    }
+}
+
+/// [`surely_passes`] for `Walker::map`: every key, in any order (all must be `Ok`).
+fn map_passes(rm: &Map, pm: &Map, plan: &MapPlan) -> bool {
+    if plan.rewrites {
+        return false;
+    }
+    let entries = pm.entries();
+    plan.steps().iter().all(|step| {
+        let entry = &entries[step.entry];
+        let (pattern, child) = (&entry.value.value, step.child());
+        let Some(anchor) = step.anchor(&entry.key) else {
+            // `defaultHandler`.
+            let value = rm.get(&entry.key).map_or(&NULL, |n| &n.value);
+            if matches!(pattern, Value::Str(s) if s == "*") {
+                return *value != Value::Null;
+            }
+            return surely_passes(value, pattern, child);
+        };
+        let present = rm.get(anchor.key);
+        match anchor.kind {
+            AnchorKind::Equality | AnchorKind::Global => {
+                present.is_none_or(|v| surely_passes(&v.value, pattern, child))
+            }
+            AnchorKind::Condition => {
+                present.is_some_and(|v| surely_passes(&v.value, pattern, child))
+            }
+            AnchorKind::Negation => present.is_none(),
+            AnchorKind::Existence | AnchorKind::AddIfNotPresent => false,
+        }
+    })
+}
+
+/// [`surely_passes`] for `Walker::array`: every element `Ok` (the walk also passes some
+/// arrays with skipped elements; those are left to it).
+fn array_passes(resource: &Value, ra: &[Node], pa: &[Node], plans: Option<&[Plan]>) -> bool {
+    let plan = |j: usize| plans.and_then(|ps| ps.get(j));
+    let Some(first) = pa.first() else {
+        return false;
+    };
+    match &first.value {
+        Value::Map(_) => ra
+            .iter()
+            .all(|item| surely_passes(&item.value, &first.value, plan(0))),
+        Value::Seq(_) => {
+            ra.len() >= pa.len()
+                && ra
+                    .iter()
+                    .zip(pa)
+                    .enumerate()
+                    .all(|(i, (item, p))| surely_passes(&item.value, &p.value, plan(i)))
+        }
+        scalar => surely_passes(resource, scalar, None),
+    }
+}
+
 /// A `*PatternError` skip combining `skips` (multierr joins messages with `"; "`).
 fn aggregate(skips: &[Failure]) -> Failure {
     let message = skips

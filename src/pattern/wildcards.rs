@@ -55,6 +55,15 @@ fn tag_map<'m>(tag: &str, data: &'m Value) -> Option<(usize, &'m Map)> {
     }
 }
 
+/// Whether [`expand_in_metadata`] can ever change the pattern `metadata` value `meta`: only a
+/// labels or annotations map holding a wildcard key or a non-string value is rewritten, so
+/// otherwise the expansion leaves it as written for every resource.
+pub(crate) fn may_rewrite(meta: &Value) -> bool {
+    ["labels", "annotations"]
+        .iter()
+        .any(|tag| tag_map(tag, meta).is_some_and(|(_, p)| needs_rewrite(p)))
+}
+
 /// Whether expanding this pattern tag map can change it at all.
 fn needs_rewrite(pattern: &Map) -> bool {
     pattern

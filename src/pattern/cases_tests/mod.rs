@@ -122,3 +122,85 @@ fn walk_edges() {
         ("eq-null", r#"{"=(a)": {b: 1}}"#, "{a: null}", Fail("/a/")),
     ]);
 }
+
+/// The walk's shortcut for certain passes (`walk::surely_passes`, docs/PERFORMANCE.md) says
+/// yes only where the full walk is `Ok`, and says it for the plain keys and simple anchors it
+/// is meant for (else it would buy nothing); it leaves everything else to the walk.
+#[test]
+fn certain_passes_are_found_and_only_those() {
+    use super::Plan;
+    use super::path::PathNode;
+    use super::walk::{Walker, surely_passes};
+    let rows: &[(&str, &str, &str, bool)] = &[
+        ("plain", "{a: {b: '?*'}}", "{a: {b: x, c: y}}", true),
+        ("star", "{a: '*'}", "{a: 1}", true),
+        ("star-null", "{a: '*'}", "{a: null}", false),
+        ("scalar-list", "{a: '>1'}", "{a: [2, 3]}", true),
+        (
+            "array-of-maps",
+            "{a: [{b: 1}]}",
+            "{a: [{b: 1}, {b: 1, c: 2}]}",
+            true,
+        ),
+        (
+            "array-one-fails",
+            "{a: [{b: 1}]}",
+            "{a: [{b: 1}, {b: 2}]}",
+            false,
+        ),
+        ("equality-absent", "{'=(a)': {b: 1}}", "{c: 1}", true),
+        ("equality-present", "{'=(a)': {b: 1}}", "{a: {b: 1}}", true),
+        ("equality-fails", "{'=(a)': {b: 1}}", "{a: {b: 2}}", false),
+        ("negation-absent", "{'X(a)': null}", "{b: 1}", true),
+        ("negation-present", "{'X(a)': null}", "{a: 1}", false),
+        ("global-absent", "{'<(a)': 1, b: 2}", "{b: 2}", true),
+        ("condition-holds", "{'(a)': 1, b: 2}", "{a: 1, b: 2}", true),
+        ("condition-absent", "{'(a)': 1, b: 2}", "{b: 2}", false),
+        // A skipped element still passes the walk; the shortcut leaves it to the walk.
+        (
+            "condition-skips",
+            "{a: [{'(name)': x, v: 1}]}",
+            "{a: [{name: x, v: 1}, {name: z}]}",
+            false,
+        ),
+        ("existence", "{'^(a)': [{b: 1}]}", "{a: [{b: 1}]}", false),
+        ("add-anchor", "{'+(a)': 1}", "{a: 1}", false),
+        ("structure", "{a: {b: 1}}", "{a: [1]}", false),
+        (
+            "label-wildcard",
+            "{metadata: {labels: {'app*': '?*'}}}",
+            "{metadata: {labels: {app: x}}}",
+            false,
+        ),
+        (
+            "label-plain",
+            "{metadata: {labels: {app: '?*'}}}",
+            "{metadata: {labels: {app: x}}}",
+            true,
+        ),
+    ];
+    for &(id, pattern, res, expected) in rows {
+        let (resource, pattern) = (resource(res), yaml(pattern));
+        let plan = Plan::of(&pattern.value);
+        let sure = surely_passes(&resource.value, &pattern.value, Some(&plan));
+        assert_eq!(sure, expected, "{id}");
+        let walk = Walker::default().element(
+            &resource.value,
+            &pattern.value,
+            Some(&plan),
+            &PathNode::root(),
+        );
+        if sure {
+            assert!(
+                walk.is_ok(),
+                "{id}: the walk fails where the shortcut passed"
+            );
+        }
+        if id == "condition-skips" {
+            assert!(
+                walk.is_ok(),
+                "{id}: the walk passes with a skipped element: {walk:?}"
+            );
+        }
+    }
+}
