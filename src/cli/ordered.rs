@@ -12,8 +12,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 
-/// Results that may wait for an earlier, slower input, per worker thread.
-const WINDOW_PER_THREAD: usize = 4;
+/// Results that may wait for an earlier, slower input, per worker thread. perf: with 4, a
+/// worker soon stood waiting while the calling thread, which also hands results on, worked
+/// through a larger input (`-j2` on 2,000 files: 1.66x faster than `-j1`; with 16, 1.94x;
+/// docs/PERFORMANCE.md). A waiting result is a file's rendered output or its findings.
+const WINDOW_PER_THREAD: usize = 16;
 
 /// Maps `work` over `items` on as many threads as the rayon pool has (`-j`) and gives each
 /// result to `sink`, on the calling thread, in the order of `items`.
