@@ -8,6 +8,7 @@
 mod foreach;
 mod shared;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::conditions::{deny_verdict, evaluate_block};
@@ -129,22 +130,24 @@ pub(crate) fn preconditions_block(pre: &Node, ctx: &mut Context) -> bool {
 }
 
 /// The rule message with variables substituted; `Err` holds the substitution error.
-pub(crate) fn rule_message(
-    message: Option<&str>,
+pub(crate) fn rule_message<'m>(
+    message: Option<&'m str>,
     ctx: Option<&mut Context>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<Cow<'m, str>>, String> {
+    // perf: a message without variables is borrowed (most rules pass, and a pass does not
+    // show it).
     let (Some(m), Some(ctx)) = (message, ctx) else {
-        return Ok(message.map(str::to_owned));
+        return Ok(message.map(Cow::Borrowed));
     };
     if !m.contains("{{") {
-        return Ok(Some(m.to_owned()));
+        return Ok(Some(Cow::Borrowed(m)));
     }
     match substitute_str(m, ctx, "") {
         Ok(Node {
             value: Value::Str(s),
             ..
-        }) => Ok(Some(s)),
-        Ok(n) => Ok(Some(crate::jmespath::value::go_sprint(&n))),
+        }) => Ok(Some(Cow::Owned(s))),
+        Ok(n) => Ok(Some(Cow::Owned(crate::jmespath::value::go_sprint(&n)))),
         Err(e) => Err(e.message),
     }
 }
