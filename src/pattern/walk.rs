@@ -132,16 +132,7 @@ impl Walker {
                 self.array(resource, ra, pa, plan.and_then(Plan::items), path)
             }
             _ => {
-                let matches = |v: &Value| match plan {
-                    Some(Plan::String(p)) => p.matches(v),
-                    _ => scalar_match(v, pattern),
-                };
-                let ok = match resource {
-                    // A scalar pattern applies to every element; the failure names the array.
-                    Value::Seq(items) => items.iter().all(|i| matches(&i.value)),
-                    _ => matches(resource),
-                };
-                if ok {
+                if scalar_ok(resource, pattern, plan) {
                     return Ok(());
                 }
                 let msg = format!(
@@ -439,16 +430,21 @@ pub(crate) fn surely_passes(resource: &Value, pattern: &Value, plan: Option<&Pla
             Value::Seq(ra) => array_passes(resource, ra, pa, plan.and_then(Plan::items)),
             _ => false,
         },
-        _ => {
-            let matches = |v: &Value| match plan {
-                Some(Plan::String(p)) => p.matches(v),
-                _ => scalar_match(v, pattern),
-            };
-            match resource {
-                Value::Seq(items) => items.iter().all(|i| matches(&i.value)),
-                _ => matches(resource),
-            }
-        }
+        _ => scalar_ok(resource, pattern, plan),
+    }
+}
+
+/// Whether `resource` satisfies the scalar `pattern` (with its parsed string pattern, when
+/// planned). A scalar pattern applies to every element of an array (a failure then names the
+/// array).
+fn scalar_ok(resource: &Value, pattern: &Value, plan: Option<&Plan>) -> bool {
+    let matches = |v: &Value| match plan {
+        Some(Plan::String(p)) => p.matches(v),
+        _ => scalar_match(v, pattern),
+    };
+    match resource {
+        Value::Seq(items) => items.iter().all(|i| matches(&i.value)),
+        _ => matches(resource),
     }
 }
 
