@@ -17,8 +17,8 @@ pub struct Pattern {
 enum How {
     Literal,
     Anything,
-    /// `*` is the only wildcard ([`stars_match`]).
-    Stars,
+    /// `*` is the only wildcard ([`stars_match`]); the position of the first.
+    Stars(usize),
     Ascii,
     Unicode(WildMatch),
 }
@@ -30,7 +30,7 @@ impl Pattern {
         } else if text.bytes().all(|b| b == b'*') {
             How::Anything
         } else if !text.contains('?') {
-            How::Stars
+            How::Stars(text.find('*').unwrap_or(0))
         } else if text.is_ascii() {
             How::Ascii
         } else {
@@ -46,7 +46,7 @@ impl Pattern {
         match &self.how {
             How::Literal => self.text == s,
             How::Anything => true,
-            How::Stars => matches(&self.text, s),
+            How::Stars(first) => stars_match(self.text.as_bytes(), *first, s.as_bytes()),
             How::Ascii if s.is_ascii() => ascii_matches(self.text.as_bytes(), s.as_bytes()),
             How::Ascii => WildMatch::new(&self.text).matches(s),
             How::Unicode(w) => w.matches(s),
