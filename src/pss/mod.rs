@@ -100,38 +100,34 @@ fn strings(n: Option<&Node>) -> Vec<String> {
 impl Body {
     /// Reads the rule's `validate.podSecurity` map.
     pub fn read(body: &Node) -> Body {
-        parse_body(body)
-    }
-}
-
-fn parse_body(body: &Node) -> Body {
-    let text = |k: &str| body.get(k).and_then(Node::as_str).unwrap_or("").to_owned();
-    let excludes = body
-        .get("exclude")
-        .and_then(Node::as_seq)
-        .unwrap_or(&[])
-        .iter()
-        .map(|e| Exclude {
-            control_name: e
-                .get("controlName")
-                .and_then(Node::as_str)
-                .unwrap_or("")
-                .into(),
-            images: strings(e.get("images")),
-            restricted_field: e
-                .get("restrictedField")
-                .and_then(Node::as_str)
-                .unwrap_or("")
-                .into(),
-            values: strings(e.get("values")),
-        })
-        .collect();
-    let version = text("version");
-    Body {
-        level: text("level"),
-        parsed_version: Version::parse(&version),
-        version,
-        excludes,
+        let text = |k: &str| body.get(k).and_then(Node::as_str).unwrap_or("").to_owned();
+        let excludes = body
+            .get("exclude")
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .map(|e| Exclude {
+                control_name: e
+                    .get("controlName")
+                    .and_then(Node::as_str)
+                    .unwrap_or("")
+                    .into(),
+                images: strings(e.get("images")),
+                restricted_field: e
+                    .get("restrictedField")
+                    .and_then(Node::as_str)
+                    .unwrap_or("")
+                    .into(),
+                values: strings(e.get("values")),
+            })
+            .collect();
+        let version = text("version");
+        Body {
+            level: text("level"),
+            parsed_version: Version::parse(&version),
+            version,
+            excludes,
+        }
     }
 }
 
@@ -148,7 +144,7 @@ pub struct PodCache(Option<Result<pod::Pod, String>>);
 /// Evaluates a podSecurity rule (`body` = the `validate.podSecurity` map) on `resource`.
 /// DELETE requests are the caller's business (they give no response).
 pub fn validate(rule: &str, body: &Node, resource: &Resource) -> PssVerdict {
-    validate_with(rule, &parse_body(body), resource, &mut PodCache::default())
+    validate_with(rule, &Body::read(body), resource, &mut PodCache::default())
 }
 
 /// [`validate`] of a body read at load ([`Body::read`]), with the pod decoded at most once
