@@ -20,10 +20,16 @@ const HANG: Duration = Duration::from_secs(120);
 /// Peak resident memory any hostile case may reach (300 MB).
 const MAX_RSS_KB: u64 = 300 * 1000;
 
-const GOOD_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  containers:\n  - name: a\n    image: nginx:1.27\n    resources: {limits: {cpu: 100m, memory: 64Mi}}\n";
+// Each part of the hostile-input review has its module; the runner and helpers above them are
+// shared.
+mod eval;
+mod fs;
+mod input;
+
+pub(crate) const GOOD_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  containers:\n  - name: a\n    image: nginx:1.27\n    resources: {limits: {cpu: 100m, memory: 64Mi}}\n";
 
 /// Runs kpol with the bounds above.
-fn kpol(args: &[&str]) -> Output {
+pub(crate) fn kpol(args: &[&str]) -> Output {
     let bin = std::env::var_os("KPOL_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_kpol").into());
     let mut child = Command::new(bin)
         .args(args)
@@ -78,7 +84,7 @@ fn kpol(args: &[&str]) -> Output {
 }
 
 /// `kpol check` of a path with the resource-limits policy: exit code and standard output.
-fn limits_check(path: &Path) -> (Option<i32>, String) {
+pub(crate) fn limits_check(path: &Path) -> (Option<i32>, String) {
     let o = kpol(&[
         "check",
         "-p",
@@ -92,7 +98,7 @@ fn limits_check(path: &Path) -> (Option<i32>, String) {
 }
 
 /// `kpol check` of the sample debug Pod with one policy: exit code and standard output.
-fn policy_on_debug_pod(policy: &str) -> (Option<i32>, String) {
+pub(crate) fn policy_on_debug_pod(policy: &str) -> (Option<i32>, String) {
     let o = kpol(&["check", "-p", policy, "testdata/sample/debug-pod.yaml"]);
     (
         o.status.code(),
@@ -101,7 +107,7 @@ fn policy_on_debug_pod(policy: &str) -> (Option<i32>, String) {
 }
 
 /// `VmHWM` of a running process (Linux); `None` elsewhere or once it has exited.
-fn peak_rss_kb(pid: u32) -> Option<u64> {
+pub(crate) fn peak_rss_kb(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
@@ -109,7 +115,7 @@ fn peak_rss_kb(pid: u32) -> Option<u64> {
 
 /// Checks `bad` beside a good Pod with the resource-limits policy: exit 2, the message, and the
 /// good Pod still evaluated (one pass).
-fn assert_reported_beside_good(bad: &Path, expected: &[&str]) {
+pub(crate) fn assert_reported_beside_good(bad: &Path, expected: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.yaml");
     std::fs::write(&good, GOOD_POD).unwrap();

@@ -1,0 +1,4 @@
+//! Evaluation budgets: substitution, JMESPath, CEL and foreach on hostile policies and resources.
+
+#[allow(unused_imports)]
+use super::*;
