@@ -13,6 +13,7 @@ use super::functions::{Arg, call};
 use super::ir::Ir;
 use super::value::{self, deep_equal, is_false};
 use super::{Error, MAX_DEPTH};
+use crate::variables::budget;
 use crate::yaml::{Node, Value};
 
 pub(crate) type Val<'a> = Cow<'a, Node>;
@@ -98,6 +99,7 @@ pub(crate) fn eval_in<'a>(
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }
+    budget::work(1).map_err(over_budget)?;
     let d = depth + 1;
     match ir {
         Ir::Identity => Ok(Cow::Borrowed(data)),
@@ -119,7 +121,10 @@ pub(crate) fn eval_in<'a>(
             }
             _ => null(),
         }),
-        Ir::Literal(n) => Ok(Cow::Owned(n.clone())),
+        Ir::Literal(n) => {
+            charge(n)?;
+            Ok(Cow::Owned(n.clone()))
+        }
         Ir::Sub(lhs, rhs) => {
             let left = eval_in(lhs, data, d, lent)?;
             apply(rhs, left, d, lent)
@@ -139,7 +144,7 @@ pub(crate) fn eval_in<'a>(
             for item in &items {
                 let v = lenient(eval(rhs, item, d))?;
                 if !v.is_null() {
-                    out.push(v.into_owned());
+                    out.push(own(v)?);
                 }
             }
             Ok(Cow::Owned(value::seq(out)))
@@ -154,7 +159,7 @@ pub(crate) fn eval_in<'a>(
                 if !is_false(&c) {
                     let v = lenient(eval(rhs, item, d))?;
                     if !v.is_null() {
-                        pass.push(v.into_owned());
+                        pass.push(own(v)?);
                     }
                 }
             }
@@ -163,14 +168,18 @@ pub(crate) fn eval_in<'a>(
         Ir::Flatten(_) | Ir::ObjectValues(_) | Ir::MultiList(_) => {
             // At this node's own depth: `items_of` is its evaluation.
             Ok(match items_of(ir, data, depth, lent)? {
-                Some(items) => {
-                    Cow::Owned(value::seq(items.into_iter().map(Cow::into_owned).collect()))
-                }
+                Some(items) => Cow::Owned(value::seq(
+                    items.into_iter().map(own).collect::<Result<_, _>>()?,
+                )),
                 None => null(),
             })
         }
         Ir::Slice(start, stop, step) => Ok(match &data.value {
-            Value::Seq(items) => Cow::Owned(value::seq(slice(items, *start, *stop, *step)?)),
+            Value::Seq(items) => {
+                let out = slice(items, *start, *stop, *step)?;
+                out.iter().try_for_each(charge)?;
+                Cow::Owned(value::seq(out))
+            }
             _ => null(),
         }),
         Ir::MultiHash(elems) => {
@@ -179,7 +188,7 @@ pub(crate) fn eval_in<'a>(
             }
             let mut out = Vec::with_capacity(elems.len());
             for (k, e) in elems {
-                out.push((k.clone(), lenient(eval_in(e, data, d, lent))?.into_owned()));
+                out.push((k.clone(), own(lenient(eval_in(e, data, d, lent))?)?));
             }
             Ok(Cow::Owned(value::map(out)))
         }
@@ -214,7 +223,9 @@ pub(crate) fn eval_in<'a>(
                     _ => resolved.push(Arg::Val(lenient(eval_in(a, data, d, lent))?)),
                 }
             }
-            call(func, &resolved, d).map(Cow::Owned)
+            let out = call(func, &resolved, d)?;
+            charge(&out)?;
+            Ok(Cow::Owned(out))
         }
         // An expression reference outside a function call has no JSON value.
         Ir::ExpRef(_) => Ok(null()),
@@ -292,6 +303,49 @@ fn items_of<'a>(
         },
         _ => Ok(split(eval_in(ir, data, depth, lent)?)),
     }
+}
+
+fn over_budget(e: budget::Exceeded) -> Error {
+    Error::Eval(e.to_string())
+}
+
+/// Charges what building `n` costs to the evaluation budget: its nodes and text.
+fn charge(n: &Node) -> Result<(), Error> {
+    budget::bytes(weight(n)).map_err(over_budget)
+}
+
+/// A value made owned; a borrowed one is copied, and the copy charged.
+fn own(v: Val<'_>) -> Result<Node, Error> {
+    match v {
+        Cow::Borrowed(n) => {
+            charge(n)?;
+            Ok(n.clone())
+        }
+        Cow::Owned(n) => Ok(n),
+    }
+}
+
+/// Bytes a copy of `n` takes, roughly: a node each, plus its strings (no recursion: values
+/// can nest deeply).
+fn weight(n: &Node) -> u64 {
+    const NODE: u64 = std::mem::size_of::<Node>() as u64;
+    let mut total = 0u64;
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        total = total.saturating_add(NODE);
+        match &n.value {
+            Value::Str(s) => total = total.saturating_add(s.len() as u64),
+            Value::Seq(items) => stack.extend(items.iter()),
+            Value::Map(m) => {
+                for e in m.entries() {
+                    total = total.saturating_add(e.key.len() as u64);
+                    stack.push(&e.value);
+                }
+            }
+            _ => {}
+        }
+    }
+    total
 }
 
 fn too_deep() -> Error {

@@ -40,6 +40,11 @@ pub use interp::Lent;
 const MAX_EXPR_LEN: usize = 64 * 1024;
 /// Deepest nesting of brackets, parentheses and prefix operators accepted before parsing.
 const MAX_NESTING: usize = 128;
+/// Longest chain of links (`.`, `|`, `||`, `&&`, comparisons) in one operand, summed over
+/// the enclosing brackets, accepted before parsing: the parsed tree of `a.a.a…` is as deep as
+/// the chain, and the parser's tree is dropped recursively (a 30,000-link chain overflowed a
+/// 2 MiB worker stack). Longer chains than [`MAX_DEPTH`] are refused after parsing anyway.
+const MAX_CHAIN: usize = 1024;
 /// Deepest evaluation recursion (the compiled tree is at most this deep too).
 pub(crate) const MAX_DEPTH: u32 = 128;
 
@@ -87,7 +92,7 @@ impl Expr {
         if text.len() > MAX_EXPR_LEN {
             return Err(Error::Syntax("expression too long".to_owned()));
         }
-        if nesting(text) > MAX_NESTING {
+        if nesting(text) > MAX_NESTING || chain(text) > MAX_CHAIN {
             return Err(Error::Syntax("expression nested too deeply".to_owned()));
         }
         let ast = ::jmespath::parse(text).map_err(|e| Error::Syntax(e.to_string()))?;
@@ -135,12 +140,14 @@ impl Expr {
 
     /// Evaluates against `data`. The result borrows from `data` where it can.
     pub fn search<'a>(&self, data: &'a Node) -> Result<Cow<'a, Node>, Error> {
+        let _budget = crate::variables::budget::Scope::enter();
         interp::eval(&self.ir, data, 0)
     }
 
     /// [`Expr::search`] with fields lent to one map node of `data` (see [`Lent`]); only
     /// sound when the expression does not [`expose`](Expr::exposes) that map.
     pub fn search_lent<'a>(&self, data: &'a Node, lent: &Lent<'a>) -> Result<Cow<'a, Node>, Error> {
+        let _budget = crate::variables::budget::Scope::enter();
         interp::eval_in(&self.ir, data, 0, lent)
     }
 
@@ -191,6 +198,47 @@ fn nesting(text: &str) -> usize {
             prefix_run = 0;
         }
         max = max.max(depth + prefix_run);
+    }
+    max
+}
+
+/// An upper bound of the parsed tree's depth from chains: the links of each operand (commas
+/// start a new one) summed over the open brackets, plus the brackets.
+fn chain(text: &str) -> usize {
+    let mut levels: Vec<usize> = vec![0];
+    let mut max = 0;
+    let mut in_quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = in_quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                in_quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => in_quote = Some(c),
+            '(' | '[' | '{' => levels.push(0),
+            ')' | ']' | '}' if levels.len() > 1 => {
+                levels.pop();
+            }
+            ',' => {
+                if let Some(l) = levels.last_mut() {
+                    *l = 0;
+                }
+            }
+            '.' | '|' | '&' | '=' | '<' | '>' => {
+                if let Some(l) = levels.last_mut() {
+                    *l += 1;
+                }
+            }
+            _ => {}
+        }
+        max = max.max(levels.len() + levels.iter().sum::<usize>());
     }
     max
 }

@@ -618,3 +618,31 @@ fn whatever_compiles_is_not_too_deep_to_evaluate() {
         assert!(x.search(&data()).is_ok(), "{e}");
     }
 }
+
+#[test]
+fn long_chains_are_refused_before_parsing() {
+    let e = Expr::compile(&format!("a{}", ".a".repeat(5_000))).unwrap_err();
+    assert!(e.to_string().contains("nested too deeply"), "{e}");
+    let e = Expr::compile(&vec!["a"; 5_000].join(" || ")).unwrap_err();
+    assert!(e.to_string().contains("nested too deeply"), "{e}");
+    // Long lists are not chains.
+    assert!(Expr::compile(&format!("[{}]", vec!["a.b"; 2_000].join(", "))).is_ok());
+}
+
+#[test]
+fn growing_values_hit_the_evaluation_budget() {
+    let data = Node::from_json(&serde_json::json!({}));
+    let mut e = "'aa'".to_owned();
+    for _ in 0..40 {
+        e = format!("replace_all({e}, 'a', 'aa')");
+    }
+    let err = Expr::compile(&e).unwrap().search(&data).unwrap_err();
+    assert!(
+        err.to_string().contains("evaluation budget exceeded"),
+        "{err}"
+    );
+    // Copies made by multi-selects double per pipe stage.
+    let e = format!("`\"{}\"`{}", "x".repeat(1000), " | [@, @]".repeat(40));
+    let err = Expr::compile(&e).unwrap().search(&data).unwrap_err();
+    assert!(err.to_string().contains("MiB built"), "{err}");
+}

@@ -15,6 +15,7 @@
 //! assert_eq!(out.to_json(), serde_json::json!({"x": 3, "y": "n=3"}));
 //! ```
 
+pub mod budget;
 mod checkpoint;
 mod context;
 mod entries;

@@ -33,16 +33,27 @@ pub(super) fn equal_fold(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
 pub(super) fn replace(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
     let (s, old, new) = (arg_str(n, a, 0)?, arg_str(n, a, 1)?, arg_str(n, a, 2)?);
     let count = arg_f64(n, a, 3)? as i64;
-    Ok(value::string(go_replace(s, old, new, count)))
+    Ok(value::string(go_replace(s, old, new, count)?))
 }
 
 /// Go `strings.Replace`: `n < 0` replaces all; an empty `old` matches before every rune and
 /// at the end.
-fn go_replace(s: &str, old: &str, new: &str, n: i64) -> String {
+/// The text it would build is charged to the evaluation budget first (nested calls grow it
+/// geometrically).
+fn go_replace(s: &str, old: &str, new: &str, n: i64) -> Result<String, Error> {
     if n == 0 || old == new && !old.is_empty() {
-        return s.to_owned();
+        return Ok(s.to_owned());
     }
     let limit = if n < 0 { usize::MAX } else { n as usize };
+    let hits = if old.is_empty() {
+        s.chars().count().saturating_add(1)
+    } else {
+        s.matches(old).count()
+    }
+    .min(limit);
+    let grown = hits.saturating_mul(new.len().saturating_sub(old.len()));
+    crate::variables::budget::bytes(s.len().saturating_add(grown) as u64)
+        .map_err(|e| Error::Eval(e.to_string()))?;
     if old.is_empty() {
         let mut out = String::new();
         let mut done = 0;
@@ -56,14 +67,14 @@ fn go_replace(s: &str, old: &str, new: &str, n: i64) -> String {
         if done < limit {
             out.push_str(new);
         }
-        return out;
+        return Ok(out);
     }
-    s.replacen(old, new, limit)
+    Ok(s.replacen(old, new, limit))
 }
 
 pub(super) fn replace_all(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
     let (s, old, new) = (arg_str(n, a, 0)?, arg_str(n, a, 1)?, arg_str(n, a, 2)?);
-    Ok(value::string(go_replace(s, old, new, -1)))
+    Ok(value::string(go_replace(s, old, new, -1)?))
 }
 
 pub(super) fn to_upper(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
@@ -351,8 +362,8 @@ mod tests {
         assert_eq!(go_clean("/../../"), "/");
         assert_eq!(go_clean("a/b/../c/./d/"), "a/c/d");
         assert_eq!(go_clean("../a"), "../a");
-        assert_eq!(go_replace("aaa", "a", "b", 2), "bba");
-        assert_eq!(go_replace("ab", "", "-", -1), "-a-b-");
+        assert_eq!(go_replace("aaa", "a", "b", 2).unwrap(), "bba");
+        assert_eq!(go_replace("ab", "", "-", -1).unwrap(), "-a-b-");
         assert_eq!(url_hostname("https://user@10.0.0.1:8443/x"), "10.0.0.1");
         assert_eq!(url_hostname("http://[::1]:80/"), "::1");
     }
