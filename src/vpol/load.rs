@@ -10,10 +10,10 @@ use super::autogen;
 use super::constraints::Constraints;
 use super::{Binding, CelKind, CelPolicy, Validation, Variant};
 use crate::cel::{Program, compile, syntax_diagnostic};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::matching::{MatchBlock, ResourceFilter};
 use crate::policy::{Autogen, FailureAction, Policy, PolicyKind, Rule, RuleBody};
-use crate::source::Source;
+use crate::source::{Source, Span};
 use crate::yaml::Node;
 
 /// Compiles expressions, collecting syntax-error diagnostics (for the policy as written only).
@@ -36,7 +36,8 @@ impl Compiler<'_> {
         let (program, err) = compile(&text, node.span);
         if let Some(e) = err {
             self.errors.push(format!("{field}: {}", e.message));
-            if self.rewrite.is_none() {
+            // A field that is not a string is reported by its type ([`shape_errors`]).
+            if self.rewrite.is_none() && node.as_str().is_some() {
                 let what = format!("{} {field}", self.what);
                 self.diagnostics
                     .push(syntax_diagnostic(self.source, node.span, &what, &text, &e));
@@ -102,6 +103,87 @@ impl Compiler<'_> {
     }
 }
 
+/// The fields of `spec` a CEL policy is made of, checked for their type (Kyverno's and the
+/// API server's schema): `(what is wrong, where)` for each one that is not what it must be.
+/// A policy with any is invalid, never a pass (issue #19).
+fn shape_errors(spec: &Node) -> Vec<(String, Span)> {
+    let mut out = Vec::new();
+    if spec.is_null() {
+        return out;
+    }
+    if spec.as_map().is_none() {
+        out.push((
+            format!("spec must be a map, not {}", spec.value.type_name()),
+            spec.span,
+        ));
+        return out;
+    }
+    if let Some(m) = spec.get("matchConstraints")
+        && !m.is_null()
+        && m.as_map().is_none()
+    {
+        out.push((
+            format!(
+                "matchConstraints must be a map, not {}",
+                m.value.type_name()
+            ),
+            m.span,
+        ));
+    }
+    // Each list, and the string fields of its items (required ones first).
+    let lists: [(&str, &[&str], &[&str]); 4] = [
+        ("matchConditions", &["name", "expression"], &[]),
+        ("variables", &["name", "expression"], &[]),
+        (
+            "validations",
+            &["expression"],
+            &["message", "messageExpression", "reason"],
+        ),
+        ("auditAnnotations", &["key", "valueExpression"], &[]),
+    ];
+    for (key, required, optional) in lists {
+        let Some(list) = spec.get(key).filter(|n| !n.is_null()) else {
+            continue;
+        };
+        let Some(items) = list.as_seq() else {
+            out.push((
+                format!("{key} must be a list, not {}", list.value.type_name()),
+                list.span,
+            ));
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            if item.as_map().is_none() {
+                out.push((
+                    format!("{key}[{i}] must be a map, not {}", item.value.type_name()),
+                    item.span,
+                ));
+                continue;
+            }
+            for field in required.iter().chain(optional) {
+                match item.get(field) {
+                    None if required.contains(field) => {
+                        out.push((format!("{key}[{i}].{field} is required"), item.span))
+                    }
+                    Some(v)
+                        if v.as_str().is_none() && (!v.is_null() || required.contains(field)) =>
+                    {
+                        out.push((
+                            format!(
+                                "{key}[{i}].{field} must be a string, not {}",
+                                v.value.type_name()
+                            ),
+                            v.span,
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
 fn seq(n: Option<&Node>) -> &[Node] {
     n.and_then(Node::as_seq).unwrap_or(&[])
 }
@@ -139,6 +221,14 @@ pub fn load(
         errors: Vec::new(),
     };
     let mut broken = None;
+    for (what, span) in shape_errors(&spec) {
+        c.diagnostics.push(Diagnostic::error(
+            Code::InvalidPolicy,
+            format!("{kind_str} {name}: {what}"),
+            Some(Location::at(source, span)),
+        ));
+        broken.get_or_insert_with(|| format!("invalid policy: {what}"));
+    }
     let constraints = match spec.get("matchConstraints").map(Constraints::read) {
         Some(Ok(m)) => Some(m),
         Some(Err(e)) => {

@@ -119,3 +119,68 @@ fn ten_thousand_variables_in_one_string_are_linear() {
     // About 2.4 s in a debug build (10,000 variables in each of two strings).
     assert!(secs < 30.0, "took {secs:.1} s");
 }
+
+/// `validations: 5` is an invalid policy at the value; the policy's evaluations are errors,
+/// never a pass.
+#[test]
+fn validations_that_are_not_a_list_are_an_invalid_policy() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/hostile/validations-not-a-list-policy.yaml",
+        "testdata/sample/debug-pod.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("error[invalid-policy]: ValidatingPolicy five: validations must be a list, not number\n --> testdata/hostile/validations-not-a-list-policy.yaml:13:16"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 0, fail: 0, warn: 0, error: 1,"),
+        "{text}"
+    );
+}
+
+/// The other fields of the CEL kinds, wrong-typed, in a ValidatingAdmissionPolicy.
+#[test]
+fn wrong_typed_cel_policy_fields_are_invalid_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("vap.yaml");
+    std::fs::write(
+        &p,
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: vap}\nspec:\n  matchConstraints: [1]\n  matchConditions: {a: 1}\n  variables:\n  - name: v\n    expression: 7\n  validations:\n  - message: no expression\n  auditAnnotations: \"x\"\n",
+    )
+    .unwrap();
+    let o = kpol(&[
+        "check",
+        "-p",
+        p.to_str().unwrap(),
+        "testdata/sample/debug-pod.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(!text.contains("CEL syntax error"), "{text}");
+    for (what, at) in [
+        ("matchConstraints must be a map, not array", "vap.yaml:5:21"),
+        (
+            "matchConditions must be a list, not object",
+            "vap.yaml:6:20",
+        ),
+        (
+            "variables[0].expression must be a string, not number",
+            "vap.yaml:9:17",
+        ),
+        ("validations[0].expression is required", "vap.yaml:11:5"),
+        (
+            "auditAnnotations must be a list, not string",
+            "vap.yaml:12:21",
+        ),
+    ] {
+        assert!(
+            text.contains(&format!("ValidatingAdmissionPolicy vap: {what}\n")),
+            "{what}: {text}"
+        );
+        assert!(text.contains(at), "{at}: {text}");
+    }
+}
