@@ -67,10 +67,59 @@ pub fn compile_node(node: &Node) -> (Program, Option<SyntaxError>) {
     compile(text, node.span)
 }
 
+/// Deepest expression tree accepted: the interpreter recurses once per level (about 20 KiB
+/// of stack a level in a debug build; a 2 MiB worker stack overflowed between 40 and 100
+/// levels). cel-go refuses expressions nested beyond 250 levels (`maxRecursionDepth`); the
+/// policies of the Kyverno library stay below 20.
+pub const MAX_DEPTH: usize = 32;
+/// Longest operator/selector chain, summed over open brackets (weighted: the parser recurses
+/// several rules deep per bracket), accepted before parsing at all.
+const MAX_CHAIN: usize = 1000;
+/// Stack of the thread the parser runs on: its recursion is bounded by [`MAX_CHAIN`] and does
+/// not depend on the calling thread's stack (a rayon worker's is 2 MiB).
+const PARSER_STACK: usize = 256 * 1024 * 1024;
+
+fn too_deep(what: &str) -> SyntaxError {
+    SyntaxError {
+        line: 1,
+        column: 0,
+        message: format!("expression {what} too deeply (more than {MAX_DEPTH} levels)"),
+    }
+}
+
 fn parse(text: &str) -> Result<IdedExpr, SyntaxError> {
-    let parsed = super::env::env().parser().parse_with_source_info(text);
+    if chain(text) > MAX_CHAIN {
+        return Err(too_deep("nested"));
+    }
+    let parse_with = || super::env::env().parser().parse_with_source_info(text);
+    // perf: short expressions cannot recurse deeply; only longer ones get their own thread.
+    let parsed = if text.len() < 256 {
+        parse_with()
+    } else {
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(PARSER_STACK)
+                .spawn_scoped(s, parse_with)
+                .ok()
+                .and_then(|h| h.join().ok())
+        })
+        .ok_or_else(|| SyntaxError {
+            line: 1,
+            column: 0,
+            message: "the CEL parser could not run".to_owned(),
+        })?
+    };
     match parsed {
         Ok((mut expr, _)) => {
+            if depth(&expr) > MAX_DEPTH {
+                // Dropped on the parser's own large stack, not this one.
+                std::thread::scope(|s| {
+                    let _ = std::thread::Builder::new()
+                        .stack_size(PARSER_STACK)
+                        .spawn_scoped(s, move || drop(expr));
+                });
+                return Err(too_deep("nested"));
+            }
             let mut next_id = u64::MAX / 2;
             instrument(&mut expr, &mut next_id);
             Ok(expr)
@@ -85,6 +134,113 @@ fn parse(text: &str) -> Result<IdedExpr, SyntaxError> {
             })
         }
     }
+}
+
+/// An upper bound of the parser's recursion from the text alone: operator runs and selector
+/// dots of each operand (commas start a new one), summed over the open brackets, each bracket
+/// weighted 4; string literals skipped.
+fn chain(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut levels: Vec<usize> = vec![0];
+    let mut sum = 0usize;
+    let mut max = 0;
+    let mut i = 0;
+    let mut prev_op = false;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\'' || c == b'"' {
+            let triple = b.get(i..i + 3).is_some_and(|t| t == [c, c, c]);
+            let q = if triple { 3 } else { 1 };
+            let mut j = i + q;
+            while j < b.len() && !(b[j] == c && (!triple || b.get(j..j + 3) == Some(&[c, c, c]))) {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            i = j + q;
+            prev_op = false;
+            continue;
+        }
+        let op = b"+-*/%=!<>&|?".contains(&c);
+        match c {
+            b'(' | b'[' | b'{' => {
+                levels.push(0);
+                sum += 4;
+            }
+            b')' | b']' | b'}' if levels.len() > 1 => {
+                sum -= 4 + levels.pop().unwrap_or(0);
+            }
+            b',' => {
+                if let Some(l) = levels.last_mut() {
+                    sum -= *l;
+                    *l = 0;
+                }
+            }
+            b'.' => {
+                if let Some(l) = levels.last_mut() {
+                    *l += 1;
+                    sum += 1;
+                }
+            }
+            _ if op && !prev_op => {
+                if let Some(l) = levels.last_mut() {
+                    *l += 1;
+                    sum += 1;
+                }
+            }
+            _ => {}
+        }
+        prev_op = op;
+        max = max.max(sum);
+        i += 1;
+    }
+    max
+}
+
+/// The depth of a parsed expression (counted without recursion).
+fn depth(e: &IdedExpr) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(e, 1usize)];
+    while let Some((e, d)) = stack.pop() {
+        max = max.max(d);
+        let d = d + 1;
+        match &e.expr {
+            Expr::Call(c) => {
+                if let Some(t) = c.target.as_deref() {
+                    stack.push((t, d));
+                }
+                stack.extend(c.args.iter().map(|a| (a, d)));
+            }
+            Expr::Comprehension(c) => {
+                for x in [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ] {
+                    stack.push((x, d));
+                }
+            }
+            Expr::List(l) => stack.extend(l.elements.iter().map(|a| (a, d))),
+            Expr::Map(m) => {
+                for entry in &m.entries {
+                    if let cel::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
+                        stack.push((&me.key, d));
+                        stack.push((&me.value, d));
+                    }
+                }
+            }
+            Expr::Struct(st) => {
+                for entry in &st.entries {
+                    if let cel::common::ast::EntryExpr::StructField(f) = &entry.expr {
+                        stack.push((&f.value, d));
+                    }
+                }
+            }
+            Expr::Select(sel) => stack.push((&sel.operand, d)),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// Wraps the range of every comprehension that iterates (not `cel.bind`'s empty one) in
@@ -189,4 +345,44 @@ pub fn syntax_diagnostic(
         format!("{what}: CEL syntax error: {}", e.message),
         Some(loc),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_chains_are_syntax_errors_at_the_start() {
+        for text in [
+            vec!["1"; 5_000].join("+"),
+            vec!["'a'"; 5_000].join(" + "),
+            format!("object{}", ".a".repeat(5_000)),
+            vec!["1"; 40].join("+"),
+            "(".repeat(40) + "1" + &")".repeat(40),
+        ] {
+            let (p, e) = compile(&text, Span::EMPTY);
+            let e = e.unwrap_or_else(|| panic!("accepted {}", &text[..40]));
+            assert_eq!((e.line, e.column), (1, 0));
+            assert!(e.message.contains("nested too deeply"), "{}", e.message);
+            assert!(p.expr.is_err());
+        }
+    }
+
+    /// The deepest expression accepted evaluates on a 2 MiB stack (a rayon worker's) in any
+    /// build.
+    #[test]
+    fn the_deepest_accepted_expression_evaluates_on_a_worker_stack() {
+        let text = vec!["1"; MAX_DEPTH - 1].join("+");
+        let ok = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                let (p, e) = compile(&text, Span::EMPTY);
+                assert!(e.is_none(), "{e:?}");
+                crate::cel::eval::Activation::new().eval(&p)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(ok, Ok(cel::Value::Int(MAX_DEPTH as i64 - 1)));
+    }
 }

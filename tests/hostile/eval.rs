@@ -184,3 +184,55 @@ fn wrong_typed_cel_policy_fields_are_invalid_at_their_line() {
         assert!(text.contains(at), "{at}: {text}");
     }
 }
+
+/// A ValidatingPolicy whose expression is a 5,000-term chain: invalid-policy at the
+/// expression's line:column at load, the same at `-j1` and `-j2` (no stack overflow on a
+/// worker), and the other policy still applied.
+#[test]
+fn long_cel_chain_is_an_invalid_policy_at_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("chain.yaml");
+    let chain = vec!["1"; 5_000].join("+");
+    std::fs::write(
+        &p,
+        format!(
+            "apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {{name: chain}}\nspec:\n  matchConstraints:\n    resourceRules:\n    - {{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}}\n  validations:\n  - expression: \"{chain} > 0\"\n"
+        ),
+    )
+    .unwrap();
+    let good = dir.path().join("good.yaml");
+    std::fs::write(&good, GOOD_POD).unwrap();
+    let mut outputs = Vec::new();
+    for j in ["-j1", "-j2"] {
+        let o = kpol(&[
+            "check",
+            j,
+            "-p",
+            p.to_str().unwrap(),
+            "-p",
+            "policies/require-resource-limits.yaml",
+            "testdata/sample/debug-pod.yaml",
+            good.to_str().unwrap(),
+        ]);
+        let text = stdout(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{j}: {}",
+            &text[..text.len().min(2000)]
+        );
+        let diag = text
+            .lines()
+            .find(|l| l.starts_with("error[invalid-policy]"))
+            .unwrap_or_else(|| panic!("{j}: {text}"));
+        assert!(diag.contains("nested too deeply"), "{diag}");
+        assert!(text.contains("chain.yaml:9:18"), "{j}: {text}");
+        // Both Pods pass the other policy; the broken one is an error for each.
+        assert!(
+            text.contains("pass: 2, fail: 0, warn: 0, error: 2,"),
+            "{j}: {text}"
+        );
+        outputs.push(text);
+    }
+    assert_eq!(outputs[0], outputs[1]);
+}
