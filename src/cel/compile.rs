@@ -11,6 +11,8 @@ use crate::yaml::Node;
 
 /// The function every comprehension's range goes through (see [`super::budget`]).
 pub const BUDGET: &str = "__kpolBudget__";
+/// The function every `+` goes through: what it builds is charged ([`super::eval`]).
+pub const SIZE: &str = "__kpolSize__";
 
 /// One compiled expression.
 #[derive(Debug)]
@@ -88,12 +90,13 @@ fn too_deep(what: &str) -> SyntaxError {
 }
 
 fn parse(text: &str) -> Result<IdedExpr, SyntaxError> {
-    if chain(text) > MAX_CHAIN {
+    let chain = chain(text);
+    if chain > MAX_CHAIN {
         return Err(too_deep("nested"));
     }
     let parse_with = || super::env::env().parser().parse_with_source_info(text);
-    // perf: short expressions cannot recurse deeply; only longer ones get their own thread.
-    let parsed = if text.len() < 256 {
+    // perf: shallow expressions (most) parse here; deeper ones on their own thread.
+    let parsed = if chain < 12 {
         parse_with()
     } else {
         std::thread::scope(|s| {
@@ -244,16 +247,45 @@ fn depth(e: &IdedExpr) -> usize {
 }
 
 /// Wraps the range of every comprehension that iterates (not `cel.bind`'s empty one) in
-/// `__kpolBudget__(…)`, so the iterations of one evaluation are counted and capped.
+/// `__kpolBudget__(…)`, so the iterations of one evaluation are counted and capped, and every
+/// `+` in `__kpolSize__(…)`, so what it builds is.
 fn instrument(e: &mut IdedExpr, next_id: &mut u64) {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
+    // Each entry: whether its parent is a `+` (only the top of a chain `a + b + c` is wrapped:
+    // what a chain builds is bounded by its operands, and a wrapper per `+` would double the
+    // interpreter's recursion).
+    let mut stack = vec![(e, false)];
+    while let Some((e, in_sum)) = stack.pop() {
+        let is_sum = matches!(&e.expr, Expr::Call(c) if c.func_name == "_+_");
+        if is_sum && in_sum {
+            if let Expr::Call(c) = &mut e.expr {
+                stack.extend(c.args.iter_mut().map(|a| (a, true)));
+            }
+            continue;
+        }
+        if is_sum {
+            let inner = std::mem::take(e);
+            *next_id += 1;
+            *e = IdedExpr {
+                id: *next_id,
+                expr: Expr::Call(CallExpr {
+                    func_name: SIZE.to_owned(),
+                    target: None,
+                    args: vec![inner],
+                }),
+            };
+            if let Expr::Call(w) = &mut e.expr
+                && let Some(Expr::Call(c)) = w.args.first_mut().map(|a| &mut a.expr)
+            {
+                stack.extend(c.args.iter_mut().map(|a| (a, true)));
+            }
+            continue;
+        }
         match &mut e.expr {
             Expr::Call(c) => {
                 if let Some(t) = c.target.as_deref_mut() {
-                    stack.push(t);
+                    stack.push((t, false));
                 }
-                stack.extend(c.args.iter_mut());
+                stack.extend(c.args.iter_mut().map(|a| (a, false)));
             }
             Expr::Comprehension(c) => {
                 if c.iter_var != "#unused" {
@@ -269,29 +301,29 @@ fn instrument(e: &mut IdedExpr, next_id: &mut u64) {
                     };
                 }
                 let c = &mut **c;
-                stack.push(&mut c.iter_range);
-                stack.push(&mut c.accu_init);
-                stack.push(&mut c.loop_cond);
-                stack.push(&mut c.loop_step);
-                stack.push(&mut c.result);
+                stack.push((&mut c.iter_range, false));
+                stack.push((&mut c.accu_init, false));
+                stack.push((&mut c.loop_cond, false));
+                stack.push((&mut c.loop_step, false));
+                stack.push((&mut c.result, false));
             }
-            Expr::List(l) => stack.extend(l.elements.iter_mut()),
+            Expr::List(l) => stack.extend(l.elements.iter_mut().map(|a| (a, false))),
             Expr::Map(m) => {
                 for entry in &mut m.entries {
                     if let cel::common::ast::EntryExpr::MapEntry(me) = &mut entry.expr {
-                        stack.push(&mut me.key);
-                        stack.push(&mut me.value);
+                        stack.push((&mut me.key, false));
+                        stack.push((&mut me.value, false));
                     }
                 }
             }
             Expr::Struct(s) => {
                 for entry in &mut s.entries {
                     if let cel::common::ast::EntryExpr::StructField(f) = &mut entry.expr {
-                        stack.push(&mut f.value);
+                        stack.push((&mut f.value, false));
                     }
                 }
             }
-            Expr::Select(s) => stack.push(&mut s.operand),
+            Expr::Select(s) => stack.push((&mut s.operand, false)),
             _ => {}
         }
     }
@@ -358,7 +390,6 @@ mod tests {
             vec!["'a'"; 5_000].join(" + "),
             format!("object{}", ".a".repeat(5_000)),
             vec!["1"; 40].join("+"),
-            "(".repeat(40) + "1" + &")".repeat(40),
         ] {
             let (p, e) = compile(&text, Span::EMPTY);
             let e = e.unwrap_or_else(|| panic!("accepted {}", &text[..40]));
@@ -366,6 +397,9 @@ mod tests {
             assert!(e.message.contains("nested too deeply"), "{}", e.message);
             assert!(p.expr.is_err());
         }
+        // Parentheses make no tree: parsed on the parser's thread, accepted.
+        let (_, e) = compile(&("(".repeat(60) + "1" + &")".repeat(60)), Span::EMPTY);
+        assert!(e.is_none(), "{e:?}");
     }
 
     /// The deepest expression accepted evaluates on a 2 MiB stack (a rayon worker's) in any

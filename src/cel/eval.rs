@@ -1,43 +1,44 @@
 //! Evaluating compiled expressions: binding the top-level variables (`object`, `request`, …)
 //! in a scope of the shared root context, `variables.<name>` computed in declaration order,
-//! and a per-evaluation iteration budget so that no expression runs unbounded.
-
-use std::cell::Cell;
+//! and the evaluation budget (crate::variables::budget) so that no expression runs unbounded:
+//! comprehension iterations and what `+` builds are charged to it.
 
 use cel::{ExecutionError, Value};
 
 use super::compile::Program;
 use super::convert::map_of;
+use crate::variables::budget;
 
-/// Comprehension iterations one expression may run (all nesting levels together). Kubernetes
-/// caps the cost of one expression too (`PerCallLimit`); policies seen in practice stay far
-/// below this.
-pub const ITERATION_BUDGET: u64 = 1_000_000;
+/// Work units one comprehension iteration costs: an iteration of the interpreter costs about
+/// ten JMESPath nodes, so one rule evaluation runs at most 1,000,000 iterations (the
+/// per-expression cap kpol had before the shared budget).
+pub const ITERATION_COST: u64 = 10;
 
-thread_local! {
-    static BUDGET_LEFT: Cell<u64> = const { Cell::new(ITERATION_BUDGET) };
-}
-
-/// `__kpolBudget__(range)`: charges the range's size to the budget, then hands it back.
+/// `__kpolBudget__(range)`: charges the range's size to the evaluation budget (a work unit
+/// per iteration, crate::variables::budget), then hands it back.
 pub(super) fn charge(range: Value) -> Result<Value, ExecutionError> {
     let n = match &range {
         Value::List(l) => l.len() as u64,
         Value::Map(m) => m.map.len() as u64,
         _ => 0,
     };
-    BUDGET_LEFT.with(|b| {
-        let left = b.get();
-        if n > left {
-            b.set(0);
-            Err(ExecutionError::function_error(
-                "comprehension",
-                format!("evaluation budget of {ITERATION_BUDGET} iterations exceeded"),
-            ))
-        } else {
-            b.set(left - n);
-            Ok(range)
-        }
-    })
+    budget::work(n.saturating_mul(ITERATION_COST))
+        .map_err(|e| ExecutionError::function_error("comprehension", e.to_string()))?;
+    Ok(range)
+}
+
+/// `__kpolSize__(value)`: charges what an operator or function built (strings and bytes by
+/// length, lists and maps by entries: their elements are shared) to the evaluation budget.
+pub(super) fn charge_size(v: Value) -> Result<Value, ExecutionError> {
+    let n = match &v {
+        Value::String(s) => s.len(),
+        Value::Bytes(b) => b.len(),
+        Value::List(l) => l.len() * 16,
+        Value::Map(m) => m.map.len() * 32,
+        _ => 0,
+    };
+    budget::bytes(n as u64).map_err(|e| ExecutionError::function_error("_+_", e.to_string()))?;
+    Ok(v)
 }
 
 /// The top-level variables of one evaluation, and the `variables` computed from them.
@@ -80,7 +81,7 @@ impl Activation {
         for (name, value) in &self.vars {
             scope.add_variable_from_value(*name, value.clone());
         }
-        BUDGET_LEFT.with(|b| b.set(ITERATION_BUDGET));
+        let _budget = budget::Scope::enter();
         Value::resolve(expr, &scope).map_err(|e| self.explain(e))
     }
 
@@ -161,6 +162,21 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("budget"), "{e}");
+    }
+
+    #[test]
+    fn variables_doubling_each_other_hit_the_budget() {
+        let mut defs = vec![("v0".to_owned(), compile("'xxxxxxxx'", Span::EMPTY).0)];
+        for i in 1..40 {
+            let text = format!("variables.v{0} + variables.v{0}", i - 1);
+            defs.push((format!("v{i}"), compile(&text, Span::EMPTY).0));
+        }
+        let (last, _) = compile("size(variables.v39) > 0", Span::EMPTY);
+        let _scope = budget::Scope::enter();
+        let mut a = Activation::new();
+        a.bind_variables(defs.iter().map(|(n, p)| (n.as_str(), p)));
+        let e = a.eval(&last).unwrap_err();
+        assert!(e.contains("MiB built in one rule evaluation"), "{e}");
     }
 
     #[test]

@@ -49,6 +49,7 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function(OR_VALUE_COMPAT, or_value_compat);
     let _ = ctx.add_function(BOUNDED_RANGE, bounded_range);
     let _ = ctx.add_function(super::compile::BUDGET, super::eval::charge);
+    let _ = ctx.add_function(super::compile::SIZE, super::eval::charge_size);
     let _ = ctx.add_function("jsonpatch.escapeKey", escape_key);
     let _ = ctx.add_function("parseServiceAccount", parse_service_account);
     let _ = ctx.add_function("user.parseServiceAccount", parse_service_account);

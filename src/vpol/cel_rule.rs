@@ -96,6 +96,7 @@ pub fn evaluate(
     resource: &Resource,
     request: &Request,
 ) -> (Status, String, Option<&'static str>) {
+    let _budget = crate::variables::budget::Scope::enter();
     if rule.uses_params {
         return (
             Status::Error,

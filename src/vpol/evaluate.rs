@@ -18,6 +18,9 @@ pub fn evaluate(
     resource: &Resource,
     request: &Request,
 ) -> Option<Vec<RuleResponse>> {
+    // One evaluation budget for the policy on this resource: its variables and validations
+    // together (crate::variables::budget).
+    let _budget = crate::variables::budget::Scope::enter();
     match policy.kind {
         CelKind::ValidatingAdmissionPolicy => Some(evaluate_vap(policy, resource, request)),
         _ => evaluate_vpol(policy, resource, request),

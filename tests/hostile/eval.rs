@@ -76,7 +76,7 @@ fn jmespath_growth_is_a_rule_error_and_the_rest_goes_on() {
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("error[grow/grow]"), "{text}");
     assert!(
-        text.contains("evaluation budget exceeded: more than 64 MiB built"),
+        text.contains("evaluation budget exceeded: more than 16 MiB built"),
         "{text}"
     );
     assert!(
@@ -235,4 +235,44 @@ fn long_cel_chain_is_an_invalid_policy_at_any_thread_count() {
         outputs.push(text);
     }
     assert_eq!(outputs[0], outputs[1]);
+}
+
+/// A ValidatingPolicy whose 40 variables each double the one before: the policy is an error
+/// naming the budget for each Pod, in bounded memory; the other policy still applies.
+#[test]
+fn cel_variables_doubling_each_other_hit_the_budget() {
+    let mut vars = String::from("  - {name: v0, expression: \"'xxxxxxxx'\"}\n");
+    for i in 1..40 {
+        vars.push_str(&format!(
+            "  - {{name: v{i}, expression: \"variables.v{0} + variables.v{0}\"}}\n",
+            i - 1
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("double.yaml");
+    std::fs::write(
+        &p,
+        format!(
+            "apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {{name: double}}\nspec:\n  matchConstraints:\n    resourceRules:\n    - {{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}}\n  variables:\n{vars}  validations:\n  - expression: \"size(variables.v39) > 0\"\n"
+        ),
+    )
+    .unwrap();
+    let good = dir.path().join("good.yaml");
+    std::fs::write(&good, GOOD_POD).unwrap();
+    let o = kpol(&[
+        "check",
+        "-p",
+        p.to_str().unwrap(),
+        "-p",
+        "policies/require-resource-limits.yaml",
+        good.to_str().unwrap(),
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("error[double/]"), "{text}");
+    assert!(text.contains("MiB built in one rule evaluation"), "{text}");
+    assert!(
+        text.contains("pass: 1, fail: 0, warn: 0, error: 1,"),
+        "{text}"
+    );
 }
