@@ -156,7 +156,12 @@ pub fn run(args: CheckArgs) -> u8 {
     };
 
     let renderer = render::renderer(settings.format);
-    let mut out = match render::open(settings.output.as_deref()) {
+    let mut out = match render::open(
+        settings.output.as_deref(),
+        super::write::Links {
+            follow: settings.follow_symlinks,
+        },
+    ) {
         Ok(out) => out,
         Err(e) => {
             eprintln!("kpol: cannot write output: {e}");

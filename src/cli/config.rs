@@ -61,6 +61,8 @@ pub struct Settings {
     pub userinfo: Option<PathBuf>,
     pub format: CheckFormat,
     pub output: Option<PathBuf>,
+    /// `--follow-symlinks`: `-o FILE` may be a symbolic link.
+    pub follow_symlinks: bool,
     pub audit_warn: bool,
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: bool,
@@ -102,6 +104,7 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         userinfo: args.userinfo,
         format: args.format.or(config.format).unwrap_or(CheckFormat::Human),
         output: args.output.or(config.output),
+        follow_symlinks: args.follow_symlinks,
         audit_warn: args.audit_warn || config.audit_warn.unwrap_or(false),
         warn_exit_code: args.warn_exit_code.or(config.warn_exit_code),
         warn_no_pass: args.warn_no_pass || config.warn_no_pass.unwrap_or(false),

@@ -16,10 +16,11 @@ use kpol::report::Status;
 use kpol::request::Request;
 
 use super::args::MutateArgs;
-use super::discover::{Input, discover, exclude_set, io_reason};
+use super::discover::{Input, discover, exclude_set};
 use super::exit;
 use super::policies;
 use super::render::print_diagnostic_line;
+use super::write;
 
 pub fn run(args: MutateArgs) -> u8 {
     let exclude = match exclude_set(&args.exclude) {
@@ -36,6 +37,9 @@ pub fn run(args: MutateArgs) -> u8 {
     diagnostics.extend(set.diagnostics);
     let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
     let request = Request::default();
+    let links = write::Links {
+        follow: args.follow_symlinks,
+    };
     let results: Vec<(Input, Result<FileMutation, Diagnostic>)> = inputs
         .into_par_iter()
         .map(|input| {
@@ -77,7 +81,8 @@ pub fn run(args: MutateArgs) -> u8 {
         } else if args.write {
             match input {
                 Input::File(path) if fm.changed() => {
-                    if let Err(d) = write_atomic(path, &fm.text, Some(fm.source.text())) {
+                    let expected = Some(fm.source.text().as_bytes());
+                    if let Err(d) = write::replace(path, fm.text.as_bytes(), expected, links) {
                         diagnostics.push(d);
                         incomplete = true;
                     }
@@ -89,11 +94,13 @@ pub fn run(args: MutateArgs) -> u8 {
         } else if args.check {
             Ok(())
         } else if let Some(dir) = &args.output {
-            let target = match input {
-                Input::File(path) => dir.join(mirror_path(path, &args.paths)),
-                Input::Stdin => dir.join("stdin.yaml"),
+            let rel = match input {
+                Input::File(path) => mirror_path(path, &args.paths),
+                Input::Stdin => PathBuf::from("stdin.yaml"),
             };
-            if let Err(d) = write_new(&target, &fm.text) {
+            let written = write::confined_path(dir, &rel, links)
+                .and_then(|target| write::replace(&target, fm.text.as_bytes(), None, links));
+            if let Err(d) = written {
                 diagnostics.push(d);
                 incomplete = true;
             }
@@ -164,88 +171,4 @@ fn mirror_path(file: &Path, roots: &[PathBuf]) -> PathBuf {
     }
     file.file_name()
         .map_or_else(|| file.to_path_buf(), PathBuf::from)
-}
-
-fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error(
-        kpol::diagnostic::Code::Io,
-        format!("cannot {what} {}: {}", path.display(), io_reason(e)),
-        Some(kpol::diagnostic::Location::file(path.display().to_string())),
-    )
-}
-
-/// Writes a temporary file beside `path` and renames it over `path`; the original is intact
-/// whatever fails. With `expected`, the file must still hold what was read: one that was
-/// edited or deleted meanwhile is left alone (its new state is somebody else's work). A
-/// read-only file is refused (a rename would replace it whatever its mode), and the new file
-/// keeps the old one's permissions.
-fn write_atomic(path: &Path, text: &str, expected: Option<&str>) -> Result<(), Diagnostic> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "kpol".to_owned(), |n| n.to_string_lossy().into_owned());
-    // A fixed name beside the file: a temporary left by a crash is reused, never piled up.
-    let tmp = dir.join(format!(".{name}.kpol.tmp"));
-    let result = (|| {
-        if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
-            return Err(std::io::Error::other("the file is read-only"));
-        }
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        if let Some(expected) = expected {
-            match std::fs::read(path) {
-                Ok(now) if now == expected.as_bytes() => {}
-                Ok(_) => return Err(std::io::Error::other("it changed since kpol read it")),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(std::io::Error::other("it was removed since kpol read it"));
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        if tmp.is_file() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        io_error(path, "write", &e)
-    })
-}
-
-fn write_new(path: &Path, text: &str) -> Result<(), Diagnostic> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, "create", &e))?;
-    }
-    write_atomic(path, text, None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A file edited or deleted between reading and writing is left as it is now.
-    #[test]
-    fn write_refuses_files_changed_or_removed_since_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.yaml");
-        std::fs::write(&p, "new: edit\n").unwrap();
-        let e = write_atomic(&p, "patched\n", Some("old\n")).unwrap_err();
-        assert!(e.message.contains("changed since"), "{}", e.message);
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new: edit\n");
-        std::fs::remove_file(&p).unwrap();
-        let e = write_atomic(&p, "patched\n", Some("old\n")).unwrap_err();
-        assert!(e.message.contains("removed since"), "{}", e.message);
-        assert!(!p.exists());
-        assert!(!dir.path().join(".a.yaml.kpol.tmp").exists());
-        std::fs::write(&p, "old\n").unwrap();
-        write_atomic(&p, "patched\n", Some("old\n")).unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "patched\n");
-    }
 }

@@ -1,4 +1,166 @@
 //! Writes and reads on the file system: links, FIFOs, where output may go.
 
-#[allow(unused_imports)]
 use super::*;
+
+/// A ConfigMap the embedded `add-default-labels` policy changes.
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn is_link(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// The fixed temporary name earlier versions wrote through, planted as a link to a file
+/// outside: `--write` neither follows nor replaces it, and the file outside is untouched.
+#[cfg(unix)]
+#[test]
+fn a_planted_temporary_link_does_not_redirect_a_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, outside) = (tmp.path().join("repo"), tmp.path().join("outside"));
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let victim = outside.join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::write(repo.join("a.yaml"), CM).unwrap();
+    std::os::unix::fs::symlink(&victim, repo.join(".a.yaml.kpol.tmp")).unwrap();
+    let o = kpol(&["mutate", "--write", s(&repo.join("a.yaml"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(read(&victim), "precious\n");
+    assert!(is_link(&repo.join(".a.yaml.kpol.tmp")));
+    assert!(read(&repo.join("a.yaml")).contains("managed-by: kpol"));
+}
+
+/// `--write` onto a symbolic link is refused (exit 2) while the other files are written;
+/// `--follow-symlinks` replaces the file it points to and keeps the link.
+#[cfg(unix)]
+#[test]
+fn write_onto_a_symlinked_target_is_refused_the_rest_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let target = tmp.path().join("target.yaml");
+    std::fs::write(&target, CM).unwrap();
+    std::os::unix::fs::symlink(&target, repo.join("link.yaml")).unwrap();
+    std::fs::write(repo.join("other.yaml"), CM).unwrap();
+    let (link, other) = (repo.join("link.yaml"), repo.join("other.yaml"));
+    let o = kpol(&["mutate", "--write", s(&link), s(&other)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("cannot write {}: it is a symbolic link", s(&link))),
+        "{err}"
+    );
+    assert_eq!(read(&target), CM);
+    assert!(read(&other).contains("managed-by: kpol"));
+    let o = kpol(&["mutate", "--write", "--follow-symlinks", s(&link)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(read(&target).contains("managed-by: kpol"));
+    assert!(is_link(&link));
+}
+
+/// `kpol check -o FILE` onto a symbolic link is refused; the file it points to is untouched.
+#[cfg(unix)]
+#[test]
+fn check_output_onto_a_symlink_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good.yaml");
+    std::fs::write(&good, GOOD_POD).unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let report = tmp.path().join("report.json");
+    std::os::unix::fs::symlink(&victim, &report).unwrap();
+    let o = kpol(&["check", "--format", "json", "-o", s(&report), s(&good)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(read(&victim), "precious\n");
+}
+
+/// `kpol mutate -o DIR` and `kpol generate -o DIR` do not write through a directory link
+/// planted inside DIR.
+#[cfg(unix)]
+#[test]
+fn output_dirs_are_not_written_through_links() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (input, out, outside) = (
+        tmp.path().join("in"),
+        tmp.path().join("out"),
+        tmp.path().join("outside"),
+    );
+    for d in [&input.join("sub"), &out, &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(input.join("sub/cm.yaml"), CM).unwrap();
+    std::fs::write(input.join("top.yaml"), CM).unwrap();
+    std::os::unix::fs::symlink(&outside, out.join("sub")).unwrap();
+    let o = kpol(&["mutate", s(&input), "-o", s(&out)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(read(&out.join("top.yaml")).contains("managed-by: kpol"));
+}
+
+/// `--write` keeps a file's mode; a hard-linked file is reported and left whole (both names
+/// keep the old bytes) while the others are written.
+#[cfg(unix)]
+#[test]
+fn write_keeps_mode_and_reports_hard_links() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let (moded, linked) = (
+        tmp.path().join("moded.yaml"),
+        tmp.path().join("linked.yaml"),
+    );
+    std::fs::write(&moded, CM).unwrap();
+    std::fs::set_permissions(&moded, std::fs::Permissions::from_mode(0o751)).unwrap();
+    std::fs::write(&linked, CM).unwrap();
+    let twin = tmp.path().join("twin.txt");
+    std::fs::hard_link(&linked, &twin).unwrap();
+    let o = kpol(&["mutate", "--write", s(tmp.path())]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("cannot write {}: it has 2 hard links", s(&linked))),
+        "{err}"
+    );
+    assert_eq!((read(&linked), read(&twin)), (CM.to_owned(), CM.to_owned()));
+    assert!(read(&moded).contains("managed-by: kpol"));
+    let mode = std::fs::metadata(&moded).unwrap().permissions().mode();
+    assert_eq!(mode & 0o7777, 0o751);
+}
+
+/// A file mixing CRLF and LF lines: `--write` changes only the inserted line; every other
+/// line keeps its bytes, line ending included.
+#[test]
+fn mixed_line_endings_keep_untouched_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("cm.yaml");
+    let body = "apiVersion: v1\r\nkind: ConfigMap\nmetadata:\r\n  name: c # note\r\n  labels:\n    a: b\r\ndata:\n  k: v\r\n";
+    std::fs::write(&p, body).unwrap();
+    let o = kpol(&["mutate", "--write", s(&p)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let after = std::fs::read(&p).unwrap();
+    let lines = |b: &[u8]| -> Vec<Vec<u8>> {
+        b.split_inclusive(|&c| c == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let (old, new) = (lines(body.as_bytes()), lines(&after));
+    let added: Vec<_> = new.iter().filter(|l| !old.contains(l)).collect();
+    assert_eq!(added.len(), 1, "{:?}", String::from_utf8_lossy(&after));
+    assert!(String::from_utf8_lossy(added[0]).contains("managed-by: kpol"));
+    let kept: Vec<_> = new.iter().filter(|l| old.contains(l)).cloned().collect();
+    assert_eq!(kept, old);
+}
