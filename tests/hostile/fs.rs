@@ -112,6 +112,65 @@ fn output_dirs_are_not_written_through_links() {
     assert!(read(&out.join("top.yaml")).contains("managed-by: kpol"));
 }
 
+/// A directory link that leaves the root given on the command line is neither read nor
+/// written through (`-v` notes it); a link inside the root still works.
+#[cfg(unix)]
+#[test]
+fn a_directory_link_leaving_the_root_is_not_read_nor_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, outside) = (tmp.path().join("root"), tmp.path().join("outside"));
+    std::fs::create_dir_all(root.join("real")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(root.join("real/good.yaml"), GOOD_POD).unwrap();
+    std::fs::write(outside.join("secret.yaml"), CM).unwrap();
+    std::fs::write(outside.join("single.yaml"), CM).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("escape")).unwrap();
+    std::os::unix::fs::symlink(outside.join("single.yaml"), root.join("file-link.yaml")).unwrap();
+    std::os::unix::fs::symlink(root.join("real"), root.join("inner")).unwrap();
+    let o = kpol(&[
+        "check",
+        "-v",
+        "-p",
+        "policies/require-resource-limits.yaml",
+        s(&root),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    // real/good.yaml and inner/good.yaml (the link inside the root).
+    assert!(text.contains("pass: 2,"), "{text}");
+    assert!(!text.contains("secret.yaml:"), "{text}");
+    assert!(text.contains("escape"), "{text}");
+    assert!(text.contains("leaves"), "{text}");
+    assert!(text.contains("file-link.yaml"), "{text}");
+    // Without the inner link (two names for one file would be written twice).
+    std::fs::remove_file(root.join("inner")).unwrap();
+    let o = kpol(&["mutate", "--write", s(&root)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(read(&root.join("real/good.yaml")).contains("managed-by: kpol"));
+    assert_eq!(read(&outside.join("secret.yaml")), CM);
+    assert_eq!(read(&outside.join("single.yaml")), CM);
+    // Named explicitly, a file link is read.
+    let o = kpol(&["mutate", "--check", s(&root.join("file-link.yaml"))]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+/// An explicitly named FIFO (no writer) is an error at once instead of a blocked run; the good
+/// file is still checked. `-` stays standard input.
+#[cfg(unix)]
+#[test]
+fn an_explicit_fifo_is_refused_quickly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("pipe.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo is needed");
+    let start = Instant::now();
+    assert_reported_beside_good(&fifo, &["error[io]", "pipe.yaml", "not a regular file"]);
+    assert!(start.elapsed() < Duration::from_secs(60));
+    let o = kpol(&["mutate", "--check", s(&fifo)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+}
+
 /// `--write` keeps a file's mode; a hard-linked file is reported and left whole (both names
 /// keep the old bytes) while the others are written.
 #[cfg(unix)]
