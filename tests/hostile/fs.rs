@@ -223,3 +223,61 @@ fn mixed_line_endings_keep_untouched_lines() {
     let kept: Vec<_> = new.iter().filter(|l| old.contains(l)).cloned().collect();
     assert_eq!(kept, old);
 }
+
+/// A checked tree's `.kpol.yaml` cannot send the report outside its directory: `output`
+/// with `..`, absolute, or through a link is refused naming the config file (exit 2), and
+/// nothing is written there. An explicit `-o` stays the user's choice.
+#[cfg(unix)]
+#[test]
+fn config_output_outside_the_repository_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("a/b/repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("good.yaml"), GOOD_POD).unwrap();
+    std::os::unix::fs::symlink(tmp.path(), repo.join("up")).unwrap();
+    let config = repo.join(".kpol.yaml");
+    let escape = tmp.path().join("x");
+    for output in ["../../x", escape.to_str().unwrap(), "up/x"] {
+        std::fs::write(&config, format!("output: {output}\n")).unwrap();
+        let o = kpol(&["check", "--config", s(&config), s(&repo.join("good.yaml"))]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{output}: {err}");
+        assert!(err.contains(".kpol.yaml:1:9"), "{output}: {err}");
+        assert!(err.contains("output"), "{output}: {err}");
+        assert!(!escape.exists(), "{output}");
+    }
+    std::fs::write(&config, "output: reports/kpol.txt\n").unwrap();
+    std::fs::create_dir_all(repo.join("reports")).unwrap();
+    let o = kpol(&["check", "--config", s(&config), s(&repo.join("good.yaml"))]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(repo.join("reports/kpol.txt").is_file());
+    let o = kpol(&[
+        "check",
+        "--config",
+        s(&config),
+        "-o",
+        s(&escape),
+        s(&repo.join("good.yaml")),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(escape.is_file());
+}
+
+/// Excludes that leave nothing to check, or a tree without manifests, are not a green run.
+#[test]
+fn nothing_to_check_is_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("good.yaml"), GOOD_POD).unwrap();
+    let o = kpol(&["check", "--exclude", "*.yaml", s(tmp.path())]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("nothing to check"), "{text}");
+    assert!(text.contains("--exclude"), "{text}");
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "x").unwrap();
+    let o = kpol(&["check", s(&empty)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("nothing to check"), "{text}");
+}
