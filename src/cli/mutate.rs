@@ -4,9 +4,8 @@
 //! outside the patched nodes changes.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-
-use rayon::prelude::*;
 
 use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::engine::Engine;
@@ -14,10 +13,12 @@ use kpol::mutate::file::{FileMutation, mutate_file};
 use kpol::mutate::udiff;
 use kpol::report::Status;
 use kpol::request::Request;
+use kpol::source::Source;
 
 use super::args::MutateArgs;
 use super::discover::{Input, discover, exclude_set};
 use super::exit;
+use super::ordered;
 use super::policies;
 use super::render::print_diagnostic_line;
 use super::write;
@@ -40,66 +41,57 @@ pub fn run(args: MutateArgs) -> u8 {
     let links = write::Links {
         follow: args.follow_symlinks,
     };
-    let results: Vec<(Input, Result<FileMutation, Diagnostic>)> = inputs
-        .into_par_iter()
-        .map(|input| {
-            let r = policies::read(&input, max_bytes)
-                .map(|text| mutate_file(&engine, &request, &input.display(), text));
-            (input, r)
-        })
-        .collect();
-
+    // Each input is read, mutated and (for --diff) diffed by a worker, and handed on in input
+    // order as soon as it and every earlier one are done (src/cli/ordered.rs): memory stays
+    // flat in the number of files (docs/PERFORMANCE.md).
+    let work = |input: &Input| mutate_one(&engine, &request, input, max_bytes, &args);
     let mut incomplete = false;
     let mut errors = false;
     let mut would_change = Vec::new();
     let mut stdout = std::io::stdout().lock();
-    let mut last_printed: Option<String> = None;
-    for (input, result) in &results {
-        let fm = match result {
-            Ok(fm) => fm,
-            Err(d) => {
-                diagnostics.push(d.clone());
-                continue;
-            }
+    // Whether the previous printed file ended without a line break (None: nothing printed).
+    let mut last_unterminated: Option<bool> = None;
+    ordered::for_each_until(&inputs, work, |done| {
+        let Done {
+            input,
+            diagnostics: diags,
+            mutated,
+        } = done;
+        diagnostics.extend(diags);
+        let Some(m) = mutated else {
+            return ControlFlow::Continue(());
         };
-        diagnostics.extend(fm.diagnostics.iter().cloned());
-        report_findings(fm);
-        errors |= fm.has_errors();
-        if fm.changed() {
+        for line in &m.rule_errors {
+            eprintln!("{line}");
+        }
+        errors |= m.has_errors;
+        if m.changed {
             would_change.push(input.display());
         }
-        let out = if args.diff {
-            let display = input.display();
-            let name = display.trim_start_matches("./").trim_start_matches('/');
-            let d = udiff::unified(
-                fm.source.text(),
-                &fm.text,
-                &format!("a/{name}"),
-                &format!("b/{name}"),
-            );
+        let out = if let Some(d) = &m.diff {
             write!(stdout, "{d}")
         } else if args.write {
-            match input {
-                Input::File(path) if fm.changed() => {
-                    let expected = Some(fm.source.text().as_bytes());
-                    if let Err(d) = write::replace(path, fm.text.as_bytes(), expected, links) {
+            match &input {
+                Input::File(path) if m.changed => {
+                    let expected = Some(m.source.text().as_bytes());
+                    if let Err(d) = write::replace(path, m.text.as_bytes(), expected, links) {
                         diagnostics.push(d);
                         incomplete = true;
                     }
                     Ok(())
                 }
-                Input::Stdin => write!(stdout, "{}", fm.text),
+                Input::Stdin => write!(stdout, "{}", m.text),
                 Input::File(_) => Ok(()),
             }
         } else if args.check {
             Ok(())
         } else if let Some(dir) = &args.output {
-            let rel = match input {
+            let rel = match &input {
                 Input::File(path) => mirror_path(path, &args.paths),
                 Input::Stdin => PathBuf::from("stdin.yaml"),
             };
             let written = write::confined_path(dir, &rel, links)
-                .and_then(|target| write::replace(&target, fm.text.as_bytes(), None, links));
+                .and_then(|target| write::replace(&target, m.text.as_bytes(), None, links));
             if let Err(d) = written {
                 diagnostics.push(d);
                 incomplete = true;
@@ -107,20 +99,22 @@ pub fn run(args: MutateArgs) -> u8 {
             Ok(())
         } else {
             // Files are joined as documents of one stream.
-            let sep = match &last_printed {
+            let sep = match last_unterminated {
                 None => "",
-                Some(prev) if !prev.ends_with('\n') && !prev.is_empty() => "\n---\n",
-                Some(_) if fm.text.starts_with("---") => "",
-                Some(_) => "---\n",
+                Some(true) => "\n---\n",
+                Some(false) if m.text.starts_with("---") => "",
+                Some(false) => "---\n",
             };
-            last_printed = Some(fm.text.clone());
-            write!(stdout, "{sep}{}", fm.text)
+            last_unterminated = Some(!m.text.ends_with('\n') && !m.text.is_empty());
+            write!(stdout, "{sep}{}", m.text)
         };
+        // A closed pipe is the reader's choice: the run stops there.
         if out.is_err() {
-            // A closed pipe is the reader's choice.
-            break;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
-    }
+    });
     let _ = stdout.flush();
     for d in &diagnostics {
         print_diagnostic_line(d);
@@ -140,24 +134,90 @@ pub fn run(args: MutateArgs) -> u8 {
     }
 }
 
-/// Rule errors on standard error, with the rule and the resource's line.
-fn report_findings(fm: &FileMutation) {
-    for f in &fm.findings {
-        if f.response.status != Status::Error {
-            continue;
+/// What a worker hands on for one input.
+struct Done {
+    input: Input,
+    /// Problems reading the file, or applying a patch to its text.
+    diagnostics: Vec<Diagnostic>,
+    /// `None` when the file could not be read.
+    mutated: Option<Mutated>,
+}
+
+/// The part of a file's mutation the output needs (not the resources themselves).
+struct Mutated {
+    source: Source,
+    /// The new text (empty for `--check` and `--diff`, which do not need it).
+    text: String,
+    changed: bool,
+    has_errors: bool,
+    /// Rule error lines for standard error.
+    rule_errors: Vec<String>,
+    /// The unified diff, for `--diff`.
+    diff: Option<String>,
+}
+
+fn mutate_one(
+    engine: &Engine,
+    request: &Request,
+    input: &Input,
+    max_bytes: u64,
+    args: &MutateArgs,
+) -> Done {
+    let fm = match policies::read(input, max_bytes) {
+        Ok(text) => mutate_file(engine, request, &input.display(), text),
+        Err(d) => {
+            return Done {
+                input: input.clone(),
+                diagnostics: vec![d],
+                mutated: None,
+            };
         }
-        let pos = f
-            .start
-            .map_or(String::new(), |lc| format!(":{}:{}", lc.line, lc.column));
-        eprintln!(
-            "{}{pos}: error: {} {}/{}: {}",
-            fm.source.name(),
-            f.resource,
-            f.policy,
-            f.response.rule,
-            f.response.message
-        );
+    };
+    let changed = fm.changed();
+    let diff = args.diff.then(|| {
+        let display = input.display();
+        let name = display.trim_start_matches("./").trim_start_matches('/');
+        udiff::unified(
+            fm.source.text(),
+            &fm.text,
+            &format!("a/{name}"),
+            &format!("b/{name}"),
+        )
+    });
+    let needs_text = !(args.diff || args.check);
+    Done {
+        input: input.clone(),
+        mutated: Some(Mutated {
+            changed,
+            has_errors: fm.has_errors(),
+            rule_errors: rule_errors(&fm),
+            diff,
+            text: if needs_text { fm.text } else { String::new() },
+            source: fm.source,
+        }),
+        diagnostics: fm.diagnostics,
     }
+}
+
+/// Rule errors for standard error, with the rule and the resource's line.
+fn rule_errors(fm: &FileMutation) -> Vec<String> {
+    fm.findings
+        .iter()
+        .filter(|f| f.response.status == Status::Error)
+        .map(|f| {
+            let pos = f
+                .start
+                .map_or(String::new(), |lc| format!(":{}:{}", lc.line, lc.column));
+            format!(
+                "{}{pos}: error: {} {}/{}: {}",
+                fm.source.name(),
+                f.resource,
+                f.policy,
+                f.response.rule,
+                f.response.message
+            )
+        })
+        .collect()
 }
 
 /// The path of `file` relative to the input argument it was found under.
