@@ -157,24 +157,23 @@ fn output_dir_mirrors_the_input_tree() {
     assert!(out.contains("managed-by: kpol"), "{out}");
 }
 
-/// `--write` on a file it cannot replace leaves the original and exits 2: here the temporary
-/// file's name is taken by a directory (works for root too).
+/// `--write` on a file it cannot replace leaves the original and exits 2: here the file has a
+/// second hard link, which a rename would split from it (works for root too).
 #[test]
 fn write_failure_keeps_the_original() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("cm.yaml");
     let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
     std::fs::write(&file, body).unwrap();
-    std::fs::create_dir(tmp.path().join(".cm.yaml.kpol.tmp")).unwrap();
+    std::fs::hard_link(&file, tmp.path().join("twin.yaml.bak")).unwrap();
     let o = kpol_in(tmp.path(), &["mutate", "--write", "cm.yaml"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), body);
     assert!(
-        text(&o.stderr).contains("cannot write"),
+        text(&o.stderr).contains("cannot write cm.yaml: it has 2 hard links"),
         "{}",
         text(&o.stderr)
     );
-    assert!(tmp.path().join(".cm.yaml.kpol.tmp").is_dir());
 }
 
 /// `--write` refuses a read-only file (a rename would replace it), reads and patches the
@@ -198,15 +197,16 @@ fn write_refuses_a_read_only_file() {
     assert!(open.contains("managed-by: kpol"), "{open}");
 }
 
-/// A write interrupted before its rename (a crash, a kill) leaves only the temporary file
-/// beside an intact original; the next `--write` reuses that name and completes.
+/// Whatever an interrupted run (a crash, a kill) or anybody else left beside a file, even at
+/// the fixed name earlier versions used, is neither reused nor in the way: the temporary has a
+/// fresh random name, and only the rename touches the target.
 #[test]
-fn a_write_interrupted_before_the_rename_is_completed_by_the_next_run() {
+fn leftovers_beside_a_file_are_not_reused() {
     let tmp = tempfile::tempdir().unwrap();
     let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
     std::fs::write(tmp.path().join("cm.yaml"), body).unwrap();
-    // What an interrupted run leaves: half a temporary file.
     std::fs::write(tmp.path().join(".cm.yaml.kpol.tmp"), "apiVersion: v1\nki").unwrap();
+    std::fs::create_dir(tmp.path().join(".cm.yaml.x.kpol.tmp")).unwrap();
     let o = kpol_in(tmp.path(), &["mutate", "--write", "cm.yaml"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let now = std::fs::read_to_string(tmp.path().join("cm.yaml")).unwrap();
@@ -215,7 +215,19 @@ fn a_write_interrupted_before_the_rename_is_completed_by_the_next_run() {
         "{now}"
     );
     assert!(now.contains("managed-by: kpol"), "{now}");
-    assert!(!tmp.path().join(".cm.yaml.kpol.tmp").exists());
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join(".cm.yaml.kpol.tmp")).unwrap(),
+        "apiVersion: v1\nki"
+    );
+    let mut names: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [".cm.yaml.kpol.tmp", ".cm.yaml.x.kpol.tmp", "cm.yaml"]
+    );
 }
 
 /// `kpol check` validates the resource as the mutate rules leave it.

@@ -262,11 +262,9 @@ fn warn_exit_code_and_warn_no_pass_follow_kyverno() {
     // Nothing passed (no rule matched a Service): --warn-no-pass uses the warn exit code.
     let none = [
         "check",
-        "testdata/sample/debug-pod.yaml",
+        "testdata/mutate/json6902/resource.yaml",
         "-p",
         "policies/disallow-latest-tag.yaml",
-        "--exclude",
-        "**/debug-pod.yaml",
     ];
     assert_eq!(
         run(with(&none, &["--warn-no-pass", "--warn-exit-code", "4"]))

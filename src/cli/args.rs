@@ -91,6 +91,10 @@ pub struct CheckArgs {
     #[arg(long)]
     pub warn_no_pass: bool,
 
+    /// Write `-o FILE` even when it is a symbolic link (by default a link there is refused).
+    #[arg(long)]
+    pub follow_symlinks: bool,
+
     /// Read settings from this file instead of searching for .kpol.yaml.
     #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
     pub config: Option<PathBuf>,
@@ -205,8 +209,9 @@ pub struct MutateArgs {
     pub diff: bool,
 
     /// Apply the patches to the files in place (only changed files are touched; comments and
-    /// formatting outside the patched nodes are kept byte-for-byte; a read-only file, or one
-    /// changed since it was read, is left as it is and the run exits 2).
+    /// formatting outside the patched nodes are kept byte-for-byte; a read-only file, a symbolic
+    /// link, a file with other hard links, or one changed since it was read, is left as it is
+    /// and the run exits 2).
     #[arg(long, conflicts_with_all = ["check", "output"])]
     pub write: bool,
 
@@ -217,6 +222,12 @@ pub struct MutateArgs {
     /// Write the (patched) files into DIR, mirroring the input tree.
     #[arg(short, long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
+
+    /// Write through symbolic links: a `--write` target that is a link (the file it points to
+    /// is replaced) and links to directories inside `-o DIR`. By default they are refused
+    /// (exit 2, the other files still written).
+    #[arg(long)]
+    pub follow_symlinks: bool,
 
     /// Refuse inputs larger than this many MiB.
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
@@ -249,6 +260,10 @@ pub struct GenerateArgs {
     /// (`<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`) instead of printing.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+
+    /// Write through symbolic links found inside the output directory (refused by default).
+    #[arg(long)]
+    pub follow_symlinks: bool,
 
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = GenerateFormat::Yaml)]

@@ -136,7 +136,11 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     };
     let (inputs, diags) = discover(&settings.paths, &exclude);
+    let failed = diags.iter().any(|d| d.severity == Severity::Error);
     diagnostics.extend(diags);
+    if inputs.is_empty() && !failed {
+        diagnostics.push(nothing_to_check(&settings));
+    }
     let max_bytes = settings.max_bytes;
     let set = policies::load(&settings.policies, &settings.exceptions, max_bytes);
     diagnostics.extend(set.diagnostics);
@@ -156,7 +160,12 @@ pub fn run(args: CheckArgs) -> u8 {
     };
 
     let renderer = render::renderer(settings.format);
-    let mut out = match render::open(settings.output.as_deref()) {
+    let mut out = match render::open(
+        settings.output.as_deref(),
+        super::write::Links {
+            follow: settings.follow_symlinks,
+        },
+    ) {
         Ok(out) => out,
         Err(e) => {
             eprintln!("kpol: cannot write output: {e}");
@@ -257,6 +266,28 @@ pub fn run(args: CheckArgs) -> u8 {
         eprintln!("{note}");
     }
     code
+}
+
+/// The error of a run that found no input: excludes that removed every file, or paths
+/// without a manifest, are not a clean check.
+fn nothing_to_check(settings: &config::Settings) -> Diagnostic {
+    let paths: Vec<String> = settings
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let excluded = !settings.exclude.is_empty()
+        && exclude_set(&[]).is_ok_and(|none| !discover(&settings.paths, &none).0.is_empty());
+    let why = if excluded {
+        "every file found matches an exclude (--exclude, or exclude of .kpol.yaml)"
+    } else {
+        "no .yaml, .yml or .json file found"
+    };
+    Diagnostic::error(
+        Code::Io,
+        format!("nothing to check in {}: {why}", paths.join(", ")),
+        None,
+    )
 }
 
 fn policy_info(p: &kpol::policy::Policy) -> PolicyInfo {

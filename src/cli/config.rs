@@ -2,7 +2,8 @@
 //! the nearest directory above it. Flags override it; an unknown key is an error pointing at
 //! its line and column (docs/CONFIG.md).
 //!
-//! Paths in the file are relative to the file's directory.
+//! Paths in the file are relative to the file's directory. `output` must stay inside it: the
+//! config belongs to the tree being checked, which may not choose where kpol writes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,6 +42,9 @@ pub struct Config {
     pub values: Option<PathBuf>,
     pub format: Option<CheckFormat>,
     pub output: Option<PathBuf>,
+    /// Why `output` may not be used: it leaves the config file's directory. Raised only when
+    /// no `-o` overrides it.
+    pub output_refused: Option<Diagnostic>,
     pub audit_warn: Option<bool>,
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: Option<bool>,
@@ -61,6 +65,8 @@ pub struct Settings {
     pub userinfo: Option<PathBuf>,
     pub format: CheckFormat,
     pub output: Option<PathBuf>,
+    /// `--follow-symlinks`: `-o FILE` may be a symbolic link.
+    pub follow_symlinks: bool,
     pub audit_warn: bool,
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: bool,
@@ -101,7 +107,12 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         set: args.set,
         userinfo: args.userinfo,
         format: args.format.or(config.format).unwrap_or(CheckFormat::Human),
-        output: args.output.or(config.output),
+        output: match (args.output, config.output_refused) {
+            (Some(flag), _) => Some(flag),
+            (None, Some(refused)) => return Err(refused),
+            (None, None) => config.output,
+        },
+        follow_symlinks: args.follow_symlinks,
         audit_warn: args.audit_warn || config.audit_warn.unwrap_or(false),
         warn_exit_code: args.warn_exit_code.or(config.warn_exit_code),
         warn_no_pass: args.warn_no_pass || config.warn_no_pass.unwrap_or(false),
@@ -197,7 +208,17 @@ pub fn parse(source: &SourceFile, base: &Path) -> Result<Config, Diagnostic> {
         .map(|g| join(base, &g).display().to_string())
         .collect();
     config.values = string(source, map, "values")?.map(path);
-    config.output = string(source, map, "output")?.map(path);
+    if let Some(out) = string(source, map, "output")? {
+        let span = map.get("output").map_or(root.span, |n| n.span);
+        config.output_refused = confine(base, &out).err().map(|why| {
+            error(
+                source,
+                span,
+                format!("output '{out}' {why}; refused (an explicit -o may write anywhere)"),
+            )
+        });
+        config.output = Some(path(out));
+    }
     if let Some(f) = string(source, map, "format")? {
         let span = map.get("format").map_or(root.span, |n| n.span);
         config.format = Some(
@@ -221,6 +242,48 @@ pub fn parse(source: &SourceFile, base: &Path) -> Result<Config, Diagnostic> {
         })?);
     }
     Ok(config)
+}
+
+/// A checked tree's config may only write inside its own directory: `output` must be
+/// relative, without `..`, and no symbolic link on the way may lead outside.
+fn confine(base: &Path, out: &str) -> Result<(), String> {
+    use std::path::Component;
+    let rel = Path::new(out);
+    if rel.has_root() || rel.is_absolute() {
+        return Err("is absolute, outside the config file's directory".into());
+    }
+    if rel
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err("leaves the config file's directory".into());
+    }
+    let dir = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    let Ok(real_dir) = std::fs::canonicalize(dir) else {
+        return Ok(());
+    };
+    let mut at = dir.to_path_buf();
+    for c in rel.components() {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let inside = std::fs::canonicalize(&at).is_ok_and(|r| r.starts_with(&real_dir));
+                if !inside {
+                    return Err(format!(
+                        "leads outside the config file's directory through the symbolic link {}",
+                        at.display()
+                    ));
+                }
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(())
 }
 
 fn join(base: &Path, p: &str) -> PathBuf {

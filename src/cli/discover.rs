@@ -2,7 +2,9 @@
 //!
 //! Directories are walked recursively in file-name order; hidden entries (`.name`) are skipped;
 //! only `.yaml`, `.yml` and `.json` files are taken from directories (a file named explicitly is
-//! always taken). Symbolic links are followed, and a link back to an ancestor is reported once,
+//! always taken, unless it is not a regular file: a FIFO or a device is refused, never opened).
+//! Symbolic links are followed while they stay inside the directory given: one that leaves it
+//! is not followed (a note, shown at `-v`), and a link back to an ancestor is reported once,
 //! never walked forever. `--exclude` globs apply to every path found.
 
 use std::path::{Path, PathBuf};
@@ -84,17 +86,45 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> (Vec<Input>, Vec<Diagno
             }
         };
         if !meta.is_dir() {
-            if !exclude.is_match(path) {
+            if exclude.is_match(path) {
+                continue;
+            }
+            // Opening a FIFO with no writer would block the run; a device is no manifest.
+            if meta.is_file() {
                 inputs.push(Input::File(path.clone()));
+            } else {
+                diags.push(Diagnostic::error(
+                    Code::Io,
+                    format!(
+                        "cannot read {}: not a regular file ({}); kpol reads files, \
+                         directories and `-` (standard input)",
+                        path.display(),
+                        file_kind(&meta)
+                    ),
+                    Some(Location::file(path.display().to_string())),
+                ));
             }
             continue;
         }
+        // Links are followed only while they stay inside the root as given (resolved).
+        let root = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let mut left_root = Vec::new();
         let walker = walkdir::WalkDir::new(path)
             .follow_links(true)
             .sort_by_file_name()
             .into_iter()
             .filter_entry(|e| {
-                e.depth() == 0 || !(is_hidden(e.file_name()) || exclude.is_match(e.path()))
+                if e.depth() == 0 {
+                    return true;
+                }
+                if is_hidden(e.file_name()) || exclude.is_match(e.path()) {
+                    return false;
+                }
+                if e.path_is_symlink() && !inside(&root, e.path()) {
+                    left_root.push(e.path().to_path_buf());
+                    return false;
+                }
+                true
             });
         for entry in walker {
             match entry {
@@ -123,11 +153,47 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> (Vec<Input>, Vec<Diagno
                 }
             }
         }
+        for link in left_root {
+            diags.push(Diagnostic::info(
+                Code::Io,
+                format!(
+                    "{}: symbolic link not followed: it leaves {} (name it to check it)",
+                    link.display(),
+                    path.display()
+                ),
+                Some(Location::file(link.display().to_string())),
+            ));
+        }
     }
     // Sorted and de-duplicated, so that output never depends on argument order quirks.
     let mut seen = std::collections::HashSet::new();
     inputs.retain(|i| seen.insert(i.clone()));
     (inputs, diags)
+}
+
+/// Whether the link at `link` resolves to a path inside `root` (resolved already). A link
+/// that does not resolve (dangling) is kept, and reported by the walk as it was before.
+fn inside(root: &Path, link: &Path) -> bool {
+    std::fs::canonicalize(link).map_or(true, |real| real.starts_with(root))
+}
+
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a named pipe";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    let _ = meta;
+    "not a file or directory"
 }
 
 /// A short reason without Rust's `(os error N)` suffix.
@@ -197,5 +263,44 @@ mod tests {
         let (inputs, diags) = discover(&[d.to_path_buf()], &exclude_set(&[]).unwrap());
         assert_eq!(inputs.len(), 1);
         assert!(diags.iter().any(|d| d.message.contains("loop")));
+    }
+
+    /// A link leaving the root is not followed (an info note), one inside it is; the file
+    /// behind an outside link is not taken.
+    #[cfg(unix)]
+    #[test]
+    fn links_leaving_the_root_are_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("real/a.yaml"), "a: 1\n").unwrap();
+        std::fs::write(outside.join("b.yaml"), "a: 1\n").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("out-dir")).unwrap();
+        std::os::unix::fs::symlink(outside.join("b.yaml"), root.join("out-file.yaml")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("in-dir")).unwrap();
+        let (inputs, diags) = discover(std::slice::from_ref(&root), &exclude_set(&[]).unwrap());
+        assert_eq!(
+            inputs,
+            [
+                Input::File(root.join("in-dir/a.yaml")),
+                Input::File(root.join("real/a.yaml"))
+            ]
+        );
+        assert_eq!(diags.len(), 2, "{diags:?}");
+        assert!(
+            diags
+                .iter()
+                .all(|d| d.severity == kpol::diagnostic::Severity::Info)
+        );
+        assert!(diags[0].message.contains("out-dir"), "{}", diags[0].message);
+        assert!(
+            diags[1].message.contains("out-file.yaml"),
+            "{}",
+            diags[1].message
+        );
+        // Named explicitly, the outside file is taken.
+        let (inputs, _) = discover(&[root.join("out-file.yaml")], &exclude_set(&[]).unwrap());
+        assert_eq!(inputs.len(), 1);
     }
 }

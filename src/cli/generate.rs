@@ -115,7 +115,13 @@ pub fn run(args: GenerateArgs) -> u8 {
         print_diagnostic_line(d);
     }
     let written = match (&args.output_dir, args.format) {
-        (Some(dir), _) => write_dir(dir, &out),
+        (Some(dir), _) => write_dir(
+            dir,
+            &out,
+            super::write::Links {
+                follow: args.follow_symlinks,
+            },
+        ),
         (None, GenerateFormat::Json) => print_json(&out),
         (None, GenerateFormat::Yaml) => print_yaml(&out),
     };
@@ -280,7 +286,7 @@ fn segment(s: &str) -> String {
 
 /// `DIR/<namespace or _cluster>/<kind>[.<group>]/<name>.yaml`; the first resource of an
 /// identity wins, a later one is reported.
-fn write_dir(dir: &Path, out: &Output) -> std::io::Result<()> {
+fn write_dir(dir: &Path, out: &Output, links: super::write::Links) -> std::io::Result<()> {
     let mut seen: Vec<std::path::PathBuf> = Vec::new();
     for item in &out.generated {
         let r = &item.resource;
@@ -306,10 +312,12 @@ fn write_dir(dir: &Path, out: &Output) -> std::io::Result<()> {
             );
             continue;
         }
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, header(item) + &yaml_out::to_yaml(r))?;
+        // A link planted inside DIR is not written through (unless --follow-symlinks).
+        let text = header(item) + &yaml_out::to_yaml(r);
+        let rel = path.strip_prefix(dir).unwrap_or(&path);
+        super::write::confined_path(dir, rel, links)
+            .and_then(|p| super::write::replace(&p, text.as_bytes(), None, links))
+            .map_err(|d| std::io::Error::other(d.message))?;
         println!("{}", path.display());
         seen.push(path);
     }

@@ -12,6 +12,7 @@ mod ordered;
 mod policies;
 mod render;
 mod test;
+mod write;
 
 use std::process::ExitCode;
 

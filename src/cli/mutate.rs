@@ -4,9 +4,8 @@
 //! outside the patched nodes changes.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-
-use rayon::prelude::*;
 
 use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::engine::Engine;
@@ -14,12 +13,15 @@ use kpol::mutate::file::{FileMutation, mutate_file};
 use kpol::mutate::udiff;
 use kpol::report::Status;
 use kpol::request::Request;
+use kpol::source::Source;
 
 use super::args::MutateArgs;
-use super::discover::{Input, discover, exclude_set, io_reason};
+use super::discover::{Input, discover, exclude_set};
 use super::exit;
+use super::ordered;
 use super::policies;
 use super::render::print_diagnostic_line;
+use super::write;
 
 pub fn run(args: MutateArgs) -> u8 {
     let exclude = match exclude_set(&args.exclude) {
@@ -36,84 +38,83 @@ pub fn run(args: MutateArgs) -> u8 {
     diagnostics.extend(set.diagnostics);
     let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
     let request = Request::default();
-    let results: Vec<(Input, Result<FileMutation, Diagnostic>)> = inputs
-        .into_par_iter()
-        .map(|input| {
-            let r = policies::read(&input, max_bytes)
-                .map(|text| mutate_file(&engine, &request, &input.display(), text));
-            (input, r)
-        })
-        .collect();
-
+    let links = write::Links {
+        follow: args.follow_symlinks,
+    };
+    // Each input is read, mutated and (for --diff) diffed by a worker, and handed on in input
+    // order as soon as it and every earlier one are done (src/cli/ordered.rs): memory stays
+    // flat in the number of files (docs/PERFORMANCE.md).
+    let work = |input: &Input| mutate_one(&engine, &request, input, max_bytes, &args);
     let mut incomplete = false;
     let mut errors = false;
     let mut would_change = Vec::new();
     let mut stdout = std::io::stdout().lock();
-    let mut last_printed: Option<String> = None;
-    for (input, result) in &results {
-        let fm = match result {
-            Ok(fm) => fm,
-            Err(d) => {
-                diagnostics.push(d.clone());
-                continue;
-            }
+    // Whether the previous printed file ended without a line break (None: nothing printed).
+    let mut last_unterminated: Option<bool> = None;
+    ordered::for_each_until(&inputs, work, |done| {
+        let Done {
+            input,
+            diagnostics: diags,
+            mutated,
+        } = done;
+        diagnostics.extend(diags);
+        let Some(m) = mutated else {
+            return ControlFlow::Continue(());
         };
-        diagnostics.extend(fm.diagnostics.iter().cloned());
-        report_findings(fm);
-        errors |= fm.has_errors();
-        if fm.changed() {
+        for line in &m.rule_errors {
+            eprintln!("{line}");
+        }
+        errors |= m.has_errors;
+        if m.changed {
             would_change.push(input.display());
         }
-        let out = if args.diff {
-            let display = input.display();
-            let name = display.trim_start_matches("./").trim_start_matches('/');
-            let d = udiff::unified(
-                fm.source.text(),
-                &fm.text,
-                &format!("a/{name}"),
-                &format!("b/{name}"),
-            );
+        let out = if let Some(d) = &m.diff {
             write!(stdout, "{d}")
         } else if args.write {
-            match input {
-                Input::File(path) if fm.changed() => {
-                    if let Err(d) = write_atomic(path, &fm.text, Some(fm.source.text())) {
+            match &input {
+                Input::File(path) if m.changed => {
+                    let expected = Some(m.source.text().as_bytes());
+                    if let Err(d) = write::replace(path, m.text.as_bytes(), expected, links) {
                         diagnostics.push(d);
                         incomplete = true;
                     }
                     Ok(())
                 }
-                Input::Stdin => write!(stdout, "{}", fm.text),
+                Input::Stdin => write!(stdout, "{}", m.text),
                 Input::File(_) => Ok(()),
             }
         } else if args.check {
             Ok(())
         } else if let Some(dir) = &args.output {
-            let target = match input {
-                Input::File(path) => dir.join(mirror_path(path, &args.paths)),
-                Input::Stdin => dir.join("stdin.yaml"),
+            let rel = match &input {
+                Input::File(path) => mirror_path(path, &args.paths),
+                Input::Stdin => PathBuf::from("stdin.yaml"),
             };
-            if let Err(d) = write_new(&target, &fm.text) {
+            let written = write::confined_path(dir, &rel, links)
+                .and_then(|target| write::replace(&target, m.text.as_bytes(), None, links));
+            if let Err(d) = written {
                 diagnostics.push(d);
                 incomplete = true;
             }
             Ok(())
         } else {
             // Files are joined as documents of one stream.
-            let sep = match &last_printed {
+            let sep = match last_unterminated {
                 None => "",
-                Some(prev) if !prev.ends_with('\n') && !prev.is_empty() => "\n---\n",
-                Some(_) if fm.text.starts_with("---") => "",
-                Some(_) => "---\n",
+                Some(true) => "\n---\n",
+                Some(false) if m.text.starts_with("---") => "",
+                Some(false) => "---\n",
             };
-            last_printed = Some(fm.text.clone());
-            write!(stdout, "{sep}{}", fm.text)
+            last_unterminated = Some(!m.text.ends_with('\n') && !m.text.is_empty());
+            write!(stdout, "{sep}{}", m.text)
         };
+        // A closed pipe is the reader's choice: the run stops there.
         if out.is_err() {
-            // A closed pipe is the reader's choice.
-            break;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
-    }
+    });
     let _ = stdout.flush();
     for d in &diagnostics {
         print_diagnostic_line(d);
@@ -133,24 +134,90 @@ pub fn run(args: MutateArgs) -> u8 {
     }
 }
 
-/// Rule errors on standard error, with the rule and the resource's line.
-fn report_findings(fm: &FileMutation) {
-    for f in &fm.findings {
-        if f.response.status != Status::Error {
-            continue;
+/// What a worker hands on for one input.
+struct Done {
+    input: Input,
+    /// Problems reading the file, or applying a patch to its text.
+    diagnostics: Vec<Diagnostic>,
+    /// `None` when the file could not be read.
+    mutated: Option<Mutated>,
+}
+
+/// The part of a file's mutation the output needs (not the resources themselves).
+struct Mutated {
+    source: Source,
+    /// The new text (empty for `--check` and `--diff`, which do not need it).
+    text: String,
+    changed: bool,
+    has_errors: bool,
+    /// Rule error lines for standard error.
+    rule_errors: Vec<String>,
+    /// The unified diff, for `--diff`.
+    diff: Option<String>,
+}
+
+fn mutate_one(
+    engine: &Engine,
+    request: &Request,
+    input: &Input,
+    max_bytes: u64,
+    args: &MutateArgs,
+) -> Done {
+    let fm = match policies::read(input, max_bytes) {
+        Ok(text) => mutate_file(engine, request, &input.display(), text),
+        Err(d) => {
+            return Done {
+                input: input.clone(),
+                diagnostics: vec![d],
+                mutated: None,
+            };
         }
-        let pos = f
-            .start
-            .map_or(String::new(), |lc| format!(":{}:{}", lc.line, lc.column));
-        eprintln!(
-            "{}{pos}: error: {} {}/{}: {}",
-            fm.source.name(),
-            f.resource,
-            f.policy,
-            f.response.rule,
-            f.response.message
-        );
+    };
+    let changed = fm.changed();
+    let diff = args.diff.then(|| {
+        let display = input.display();
+        let name = display.trim_start_matches("./").trim_start_matches('/');
+        udiff::unified(
+            fm.source.text(),
+            &fm.text,
+            &format!("a/{name}"),
+            &format!("b/{name}"),
+        )
+    });
+    let needs_text = !(args.diff || args.check);
+    Done {
+        input: input.clone(),
+        mutated: Some(Mutated {
+            changed,
+            has_errors: fm.has_errors(),
+            rule_errors: rule_errors(&fm),
+            diff,
+            text: if needs_text { fm.text } else { String::new() },
+            source: fm.source,
+        }),
+        diagnostics: fm.diagnostics,
     }
+}
+
+/// Rule errors for standard error, with the rule and the resource's line.
+fn rule_errors(fm: &FileMutation) -> Vec<String> {
+    fm.findings
+        .iter()
+        .filter(|f| f.response.status == Status::Error)
+        .map(|f| {
+            let pos = f
+                .start
+                .map_or(String::new(), |lc| format!(":{}:{}", lc.line, lc.column));
+            format!(
+                "{}{pos}: error: {} {}/{}: {}",
+                fm.source.name(),
+                f.resource,
+                f.policy,
+                f.response.rule,
+                f.response.message
+            )
+        })
+        .collect()
 }
 
 /// The path of `file` relative to the input argument it was found under.
@@ -164,88 +231,4 @@ fn mirror_path(file: &Path, roots: &[PathBuf]) -> PathBuf {
     }
     file.file_name()
         .map_or_else(|| file.to_path_buf(), PathBuf::from)
-}
-
-fn io_error(path: &Path, what: &str, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error(
-        kpol::diagnostic::Code::Io,
-        format!("cannot {what} {}: {}", path.display(), io_reason(e)),
-        Some(kpol::diagnostic::Location::file(path.display().to_string())),
-    )
-}
-
-/// Writes a temporary file beside `path` and renames it over `path`; the original is intact
-/// whatever fails. With `expected`, the file must still hold what was read: one that was
-/// edited or deleted meanwhile is left alone (its new state is somebody else's work). A
-/// read-only file is refused (a rename would replace it whatever its mode), and the new file
-/// keeps the old one's permissions.
-fn write_atomic(path: &Path, text: &str, expected: Option<&str>) -> Result<(), Diagnostic> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "kpol".to_owned(), |n| n.to_string_lossy().into_owned());
-    // A fixed name beside the file: a temporary left by a crash is reused, never piled up.
-    let tmp = dir.join(format!(".{name}.kpol.tmp"));
-    let result = (|| {
-        if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
-            return Err(std::io::Error::other("the file is read-only"));
-        }
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        if let Some(expected) = expected {
-            match std::fs::read(path) {
-                Ok(now) if now == expected.as_bytes() => {}
-                Ok(_) => return Err(std::io::Error::other("it changed since kpol read it")),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(std::io::Error::other("it was removed since kpol read it"));
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        if tmp.is_file() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        io_error(path, "write", &e)
-    })
-}
-
-fn write_new(path: &Path, text: &str) -> Result<(), Diagnostic> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, "create", &e))?;
-    }
-    write_atomic(path, text, None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A file edited or deleted between reading and writing is left as it is now.
-    #[test]
-    fn write_refuses_files_changed_or_removed_since_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.yaml");
-        std::fs::write(&p, "new: edit\n").unwrap();
-        let e = write_atomic(&p, "patched\n", Some("old\n")).unwrap_err();
-        assert!(e.message.contains("changed since"), "{}", e.message);
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new: edit\n");
-        std::fs::remove_file(&p).unwrap();
-        let e = write_atomic(&p, "patched\n", Some("old\n")).unwrap_err();
-        assert!(e.message.contains("removed since"), "{}", e.message);
-        assert!(!p.exists());
-        assert!(!dir.path().join(".a.yaml.kpol.tmp").exists());
-        std::fs::write(&p, "old\n").unwrap();
-        write_atomic(&p, "patched\n", Some("old\n")).unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "patched\n");
-    }
 }

@@ -9,6 +9,7 @@
 //! resources), where a blocked worker could hold up the very job it waits for.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 
@@ -20,20 +21,36 @@ const WINDOW_PER_THREAD: usize = 16;
 
 /// Maps `work` over `items` on as many threads as the rayon pool has (`-j`) and gives each
 /// result to `sink`, on the calling thread, in the order of `items`.
-pub fn for_each<T, R>(items: &[T], work: impl Fn(&T) -> R + Sync, sink: impl FnMut(R))
+pub fn for_each<T, R>(items: &[T], work: impl Fn(&T) -> R + Sync, mut sink: impl FnMut(R))
 where
+    T: Sync,
+    R: Send,
+{
+    for_each_on(rayon::current_num_threads(), items, work, |r| {
+        sink(r);
+        ControlFlow::Continue(())
+    });
+}
+
+/// [`for_each`] until `sink` breaks (a closed pipe): no result is handed on after that, and
+/// the workers stop once the inputs they were working on are done.
+pub fn for_each_until<T, R>(
+    items: &[T],
+    work: impl Fn(&T) -> R + Sync,
+    sink: impl FnMut(R) -> ControlFlow<()>,
+) where
     T: Sync,
     R: Send,
 {
     for_each_on(rayon::current_num_threads(), items, work, sink);
 }
 
-/// [`for_each`] on `threads` worker threads.
+/// [`for_each_until`] on `threads` worker threads.
 fn for_each_on<T, R>(
     threads: usize,
     items: &[T],
     work: impl Fn(&T) -> R + Sync,
-    mut sink: impl FnMut(R),
+    mut sink: impl FnMut(R) -> ControlFlow<()>,
 ) where
     T: Sync,
     R: Send,
@@ -41,7 +58,9 @@ fn for_each_on<T, R>(
     let threads = threads.clamp(1, items.len().max(1));
     if threads == 1 {
         for item in items {
-            sink(work(item));
+            if sink(work(item)).is_break() {
+                return;
+            }
         }
         return;
     }
@@ -77,7 +96,11 @@ fn for_each_on<T, R>(
                 pending.insert(i, result);
             }
             if let Some(result) = pending.remove(&wanted) {
-                sink(result);
+                if sink(result).is_break() {
+                    // Workers waiting on the window, or about to claim more, stop.
+                    gate.abort();
+                    break;
+                }
                 wanted += 1;
                 gate.advance(wanted);
                 continue;
@@ -166,7 +189,10 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_micros((200 - n) * 10));
                 n * 2
             };
-            for_each_on(threads, &items, slow_first, |r| seen.push(r));
+            for_each_on(threads, &items, slow_first, |r| {
+                seen.push(r);
+                ControlFlow::Continue(())
+            });
             let expected: Vec<u64> = items.iter().map(|n| n * 2).collect();
             assert_eq!(seen, expected, "{threads} threads");
         }
@@ -188,7 +214,10 @@ mod tests {
                 None
             }
         };
-        for_each_on(threads, &items, work, |r| first = first.or(r));
+        for_each_on(threads, &items, work, |r| {
+            first = first.or(r);
+            ControlFlow::Continue(())
+        });
         let ahead = first.unwrap_or_default();
         assert!(ahead > 0, "the others ran while the first was slow");
         assert!(
@@ -209,9 +238,38 @@ mod tests {
                     assert_ne!(n, 3, "input 3 fails");
                     n
                 },
-                |_| {},
+                |_| ControlFlow::Continue(()),
             );
         });
         assert!(outcome.is_err(), "the panic came back");
+    }
+
+    /// A sink that breaks gets nothing more, and the run ends without working through every
+    /// remaining input.
+    #[test]
+    fn a_breaking_sink_stops_the_run() {
+        let items: Vec<usize> = (0..10_000).collect();
+        for threads in [1, 3] {
+            let worked = AtomicUsize::new(0);
+            let mut seen = Vec::new();
+            let work = |&n: &usize| {
+                worked.fetch_add(1, Ordering::SeqCst);
+                n
+            };
+            for_each_on(threads, &items, work, |r| {
+                seen.push(r);
+                if r == 5 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            assert_eq!(seen, [0, 1, 2, 3, 4, 5], "{threads} threads");
+            let worked = worked.load(Ordering::SeqCst);
+            assert!(
+                worked <= 6 + threads * (WINDOW_PER_THREAD + 1),
+                "{worked} inputs worked on after the break"
+            );
+        }
     }
 }

@@ -193,15 +193,16 @@ fn a_directory_named_like_a_manifest_is_an_io_error() {
     let p = dir.path().join("not-a-file.yaml");
     std::fs::create_dir(&p).unwrap();
     std::fs::write(p.join("inner.txt"), "x").unwrap();
-    // Named explicitly, a directory is walked (and holds no manifest): no error, the good
-    // file still passes. Read as a file by name through a symlink-free path it is a directory.
+    // Named explicitly, a directory is walked, never read as a file; it holds no manifest,
+    // and a run with nothing to check is incomplete (exit 2), not clean.
     let o = kpol(&[
         "check",
         "-p",
         "policies/require-resource-limits.yaml",
         p.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("nothing to check"));
 }
 
 #[test]

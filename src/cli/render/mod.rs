@@ -74,9 +74,13 @@ pub fn renderer(format: Format) -> Box<dyn Render> {
 }
 
 /// Where a report goes: a file (created before the run starts) or standard output.
-pub fn open(output: Option<&std::path::Path>) -> io::Result<Box<dyn Write>> {
+pub fn open(
+    output: Option<&std::path::Path>,
+    links: super::write::Links,
+) -> io::Result<Box<dyn Write>> {
     Ok(match output {
-        Some(path) => Box::new(io::BufWriter::new(std::fs::File::create(path)?)),
+        // A symbolic link at FILE is refused unless the user follows links.
+        Some(path) => Box::new(io::BufWriter::new(super::write::open_report(path, links)?)),
         None => Box::new(io::BufWriter::new(io::stdout().lock())),
     })
 }
