@@ -146,6 +146,30 @@ impl Engine {
         crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
     }
 
+    /// [`Engine::mutate`] without the copy of the resource each policy left (only `kpol
+    /// test` compares those): the patched resource, `None` when no rule changed it, and the
+    /// responses. perf: `kpol mutate` keeps this per resource of a file, and a copy of a large
+    /// CRD per mutate policy of the library cost hundreds of MB.
+    pub fn mutate_responses(
+        &self,
+        resource: &Resource,
+        request: &Request,
+    ) -> (Option<Resource>, Vec<crate::mutate::PolicyMutation>) {
+        let (current, policies) = crate::mutate::run_policies(
+            resource,
+            &self.policies,
+            &self.mutating,
+            &self.exceptions,
+            request,
+            false,
+        );
+        let patched = match current {
+            std::borrow::Cow::Owned(r) => Some(r),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        (patched, policies)
+    }
+
     /// The resource as the mutate phase leaves it, `None` when unchanged
     /// ([`crate::mutate::mutated`]).
     pub fn mutated(&self, resource: &Resource, request: &Request) -> Option<Resource> {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{Mutation, edit, merge::value_eq};
+use super::{edit, merge::value_eq};
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::engine::Engine;
 use crate::manifest::read_manifests;
@@ -34,8 +34,8 @@ pub struct FileMutation {
     pub findings: Vec<MutateFinding>,
     /// Problems reading the file, or applying a patch to its text.
     pub diagnostics: Vec<Diagnostic>,
-    /// The mutation of each resource, in file order.
-    pub mutations: Vec<(Resource, Mutation)>,
+    /// Each resource in file order, with its patched copy when a rule changed it.
+    pub mutations: Vec<(Resource, Option<Resource>)>,
 }
 
 impl FileMutation {
@@ -59,9 +59,11 @@ pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String)
     let mut edits: Vec<Vec<edit::Edit>> = Vec::new();
     let mut mutations = Vec::new();
     for resource in manifests.resources {
-        let m = engine.mutate(&resource, request);
+        let (patched, policies) = engine.mutate_responses(&resource, request);
+        // Written back only when a rule passed, as `Mutation::changed` decides.
+        let patched = patched.filter(|_| super::any_rule_passed(&policies));
         let start = Some(source.line_col(resource.root.span.start));
-        for pm in &m.policies {
+        for pm in &policies {
             let policy = engine.policies()[pm.response.policy].key();
             for r in &pm.response.rules {
                 findings.push(MutateFinding {
@@ -73,8 +75,8 @@ pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String)
             }
         }
         let mut mine = Vec::new();
-        if m.changed() {
-            match edit::diff(source.text(), &resource.root, &m.resource.root) {
+        if let Some(patched) = &patched {
+            match edit::diff(source.text(), &resource.root, &patched.root) {
                 Ok(e) => mine = e,
                 Err(why) => diagnostics.push(Diagnostic::error(
                     Code::Io,
@@ -87,7 +89,7 @@ pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String)
             }
         }
         edits.push(mine);
-        mutations.push((resource, m));
+        mutations.push((resource, patched));
     }
     let text = settle(&source, edits, &mutations, &mut diagnostics);
     FileMutation {
@@ -105,7 +107,7 @@ pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String)
 fn settle(
     source: &Source,
     mut edits: Vec<Vec<edit::Edit>>,
-    mutations: &[(Resource, Mutation)],
+    mutations: &[(Resource, Option<Resource>)],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> String {
     let original = source.text();
@@ -135,11 +137,10 @@ fn settle(
         }
         let bad: Vec<usize> = (0..mutations.len())
             .filter(|&i| {
-                let (before, m) = &mutations[i];
-                let want = if edits[i].is_empty() {
-                    &before.root
-                } else {
-                    &m.resource.root
+                let (before, patched) = &mutations[i];
+                let want = match patched {
+                    Some(p) if !edits[i].is_empty() => &p.root,
+                    _ => &before.root,
                 };
                 !value_eq(&reread.resources[i].root.value, &want.value)
             })

@@ -56,11 +56,16 @@ pub struct Mutation {
 impl Mutation {
     /// Whether any rule changed the resource.
     pub fn changed(&self) -> bool {
-        self.policies
-            .iter()
-            .flat_map(|p| &p.response.rules)
-            .any(|r| r.status == Status::Pass)
+        any_rule_passed(&self.policies)
     }
+}
+
+/// Whether a rule of `policies` applied its patch (a mutate rule passes when it did).
+pub fn any_rule_passed(policies: &[PolicyMutation]) -> bool {
+    policies
+        .iter()
+        .flat_map(|p| &p.response.rules)
+        .any(|r| r.status == Status::Pass)
 }
 
 /// Runs every mutate policy over `resource`, in load order (mutate.md §2). Values-file
@@ -166,7 +171,7 @@ fn run(
 
 /// Every mutate policy (positions `mutating` of `policies`) over `resource`; the resource is
 /// copied only when a rule changes it.
-fn run_policies<'r>(
+pub(crate) fn run_policies<'r>(
     resource: &'r Resource,
     policies: &[Policy],
     mutating: &[Mutating],
