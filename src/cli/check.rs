@@ -11,7 +11,7 @@ use kpol::request::Request;
 use kpol::resource::Resource;
 use kpol::source::{LineCol, Source, SourceFile};
 use kpol::values::Values;
-use kpol::yaml::Limits;
+use kpol::yaml::{Limits, RunBudget};
 use std::io::Write as _;
 use std::sync::Arc;
 
@@ -357,6 +357,9 @@ fn set_values(items: &[String]) -> Vec<(String, kpol::yaml::Node)> {
     out
 }
 
+/// What all manifest files of the run (one per process) may make kpol build together.
+static RUN: RunBudget = RunBudget::standard();
+
 /// Files with this many resources or more are checked in parallel within the file.
 const SPLIT_AT_RESOURCES: usize = 16;
 
@@ -386,7 +389,7 @@ fn check_input(
         }
     };
     let source: Source = Arc::new(SourceFile::new(input.display(), text));
-    let manifests = read_manifests(&source, Limits::default());
+    let manifests = read_manifests(&source, Limits::default().with_run(&RUN));
     let check_resource = |resource: &Resource| {
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).

@@ -6,6 +6,6 @@ mod load;
 mod node;
 mod resolve;
 
-pub use load::{Document, Limits, Reading, YamlError, parse_documents, parse_reading};
+pub use load::{Document, Limits, Reading, RunBudget, YamlError, parse_documents, parse_reading};
 pub use node::{Entry, Map, Node, Value};
 pub(crate) use resolve::resolve_plain;
