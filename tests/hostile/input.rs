@@ -96,3 +96,47 @@ fn a_large_map_keeps_order_and_last_wins() {
         serde_json::json!(["dup", "k19999", 20_001, "last", "v19999"])
     );
 }
+
+/// A Pod inside a List inside a List is checked, and its finding points at its own line.
+#[test]
+fn a_pod_in_a_nested_list_is_found_at_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("nested-list.yaml");
+    std::fs::write(
+        &p,
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: nested}\n    spec:\n      containers:\n      - name: no-limits\n        image: nginx:1.27\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: outer}\n  spec:\n    containers:\n    - name: a\n      image: nginx:1.27\n      resources: {limits: {cpu: 100m, memory: 64Mi}}\n",
+    )
+    .unwrap();
+    let (code, text) = limits_check(&p);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("nested-list.yaml:12:9"), "{text}");
+    assert!(text.contains("resource: Pod default/nested"), "{text}");
+    assert!(text.contains("pass: 1, fail: 1,"), "{text}");
+}
+
+/// Lists nested past kpol's limit (32) are an error at the List too deep, with the run
+/// marked incomplete; the items above it and the other files are still checked.
+#[test]
+fn lists_nested_too_deep_are_refused_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("deep-list.yaml");
+    let mut text = String::new();
+    for d in 0..40 {
+        let pad = "  ".repeat(d);
+        if d > 0 {
+            text.push_str(&"  ".repeat(d - 1));
+            text.push_str("- ");
+        }
+        text.push_str(&format!("apiVersion: v1\n{pad}kind: List\n{pad}items:\n"));
+    }
+    std::fs::write(&p, text).unwrap();
+    // The 34th List, on line 3 × 33 + 1.
+    assert_reported_beside_good(
+        &p,
+        &[
+            "error[limit]",
+            "kind: List nested more than 32 levels deep",
+            "deep-list.yaml:100:",
+        ],
+    );
+}
