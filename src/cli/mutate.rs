@@ -121,7 +121,7 @@ pub fn run(args: MutateArgs) -> u8 {
     incomplete |= diagnostics.iter().any(|d| d.severity == Severity::Error);
     if args.check {
         for f in &would_change {
-            eprintln!("would change: {f}");
+            eprintln!("would change: {}", super::render::printable(f));
         }
     }
     if incomplete {
@@ -142,13 +142,14 @@ fn report_findings(fm: &FileMutation) {
         let pos = f
             .start
             .map_or(String::new(), |lc| format!(":{}:{}", lc.line, lc.column));
+        let p = super::render::printable;
         eprintln!(
             "{}{pos}: error: {} {}/{}: {}",
-            fm.source.name(),
-            f.resource,
-            f.policy,
-            f.response.rule,
-            f.response.message
+            p(fm.source.name()),
+            p(&f.resource),
+            p(&f.policy),
+            p(&f.response.rule),
+            p(&f.response.message)
         );
     }
 }
