@@ -165,34 +165,38 @@ impl Map {
 
     /// Inserts or replaces (last wins, in the first key's position, as go-yaml does).
     pub fn insert(&mut self, key: String, key_span: Span, value: Node) {
-        self.ensure_index();
-        if let Some(i) = self.position(&key) {
+        if self.index.is_none() && self.entries.len() < INDEX_FROM {
+            // perf: the small map, as before there was an index: one scan, one push.
+            if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
+                e.key_span = key_span;
+                e.value = value;
+                return;
+            }
+            self.entries.push(Entry {
+                key,
+                key_span,
+                value,
+            });
+            if self.entries.len() == INDEX_FROM {
+                self.reindex();
+            }
+            return;
+        }
+        let index = self
+            .index
+            .get_or_insert_with(|| Index::build(&self.entries));
+        if let Some(i) = index.find(&self.entries, &key) {
             let e = &mut self.entries[i];
             e.key_span = key_span;
             e.value = value;
             return;
         }
-        let i = self.entries.len();
-        match &mut self.index {
-            Some(index) => {
-                index.push(&self.entries, &key, i);
-                self.entries.push(Entry {
-                    key,
-                    key_span,
-                    value,
-                });
-            }
-            None => {
-                self.entries.push(Entry {
-                    key,
-                    key_span,
-                    value,
-                });
-                if self.entries.len() >= INDEX_FROM {
-                    self.reindex();
-                }
-            }
-        }
+        index.push(&self.entries, &key, self.entries.len());
+        self.entries.push(Entry {
+            key,
+            key_span,
+            value,
+        });
     }
 
     /// Inserts a new key at `index` (clamped to the end); an existing key is replaced where
