@@ -11,7 +11,6 @@ use kpol::request::Request;
 use kpol::resource::Resource;
 use kpol::source::{LineCol, Source, SourceFile};
 use kpol::values::Values;
-use kpol::yaml::Limits;
 use std::io::Write as _;
 use std::sync::Arc;
 
@@ -417,7 +416,7 @@ fn check_input(
         }
     };
     let source: Source = Arc::new(SourceFile::new(input.display(), text));
-    let manifests = read_manifests(&source, Limits::default());
+    let manifests = read_manifests(&source, super::discover::input_limits());
     let check_resource = |resource: &Resource| {
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).

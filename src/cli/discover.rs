@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use kpol::diagnostic::{Code, Diagnostic, Location};
+use kpol::yaml::{Limits, RunBudget};
 
 /// One input to read.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -29,6 +30,15 @@ impl Input {
                 .map_or_else(|| p.display().to_string(), str::to_owned),
         }
     }
+}
+
+/// What all files of the run (one per process) may make kpol build together.
+static RUN: RunBudget = RunBudget::standard();
+
+/// The YAML limits for reading an input or policy file: each file's own, and the run's
+/// shared budget.
+pub fn input_limits() -> Limits {
+    Limits::default().with_run(&RUN)
 }
 
 /// Builds the exclude matcher; a bad glob is an error diagnostic.

@@ -25,7 +25,6 @@ use kpol::report::Status;
 use kpol::request::Request;
 use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
-use kpol::yaml::Limits;
 
 use super::args::{GenerateArgs, GenerateFormat};
 use super::discover::{discover, exclude_set};
@@ -89,7 +88,7 @@ pub fn run(args: GenerateArgs) -> u8 {
         .map(|input| match policies::read(input, max_bytes) {
             Ok(text) => {
                 let source: Source = Arc::new(SourceFile::new(input.display(), text));
-                let m = read_manifests(&source, Limits::default());
+                let m = read_manifests(&source, super::discover::input_limits());
                 (m.resources, m.diagnostics)
             }
             Err(d) => (Vec::new(), vec![d]),

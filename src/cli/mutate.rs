@@ -122,7 +122,7 @@ pub fn run(args: MutateArgs) -> u8 {
     incomplete |= diagnostics.iter().any(|d| d.severity == Severity::Error);
     if args.check {
         for f in &would_change {
-            eprintln!("would change: {f}");
+            eprintln!("would change: {}", super::render::printable(f));
         }
     }
     if incomplete {
@@ -164,7 +164,13 @@ fn mutate_one(
     args: &MutateArgs,
 ) -> Done {
     let fm = match policies::read(input, max_bytes) {
-        Ok(text) => mutate_file(engine, request, &input.display(), text),
+        Ok(text) => mutate_file(
+            engine,
+            request,
+            &input.display(),
+            text,
+            super::discover::input_limits(),
+        ),
         Err(d) => {
             return Done {
                 input: input.clone(),
@@ -208,13 +214,14 @@ fn rule_errors(fm: &FileMutation) -> Vec<String> {
             let pos = f
                 .start
                 .map_or(String::new(), |lc| format!(":{}:{}", lc.line, lc.column));
+            let p = super::render::printable;
             format!(
                 "{}{pos}: error: {} {}/{}: {}",
-                fm.source.name(),
-                f.resource,
-                f.policy,
-                f.response.rule,
-                f.response.message
+                p(fm.source.name()),
+                p(&f.resource),
+                p(&f.policy),
+                p(&f.response.rule),
+                p(&f.response.message)
             )
         })
         .collect()

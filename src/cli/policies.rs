@@ -7,7 +7,7 @@ use kpol::diagnostic::{Code, Diagnostic, Location};
 use kpol::exception::PolicyException;
 use kpol::policy::{Policy, load_policies};
 use kpol::source::{SourceFile, Span};
-use kpol::yaml::{Limits, parse_documents};
+use kpol::yaml::parse_documents;
 
 use super::discover::{Input, discover, exclude_set, io_reason};
 
@@ -90,7 +90,7 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
     let mut exceptions = kpol::exception::Loaded::default();
     for (name, text) in texts {
         let source = Arc::new(SourceFile::new(name, text));
-        let docs = match parse_documents(source.text(), Limits::default()) {
+        let docs = match parse_documents(source.text(), super::discover::input_limits()) {
             Ok(d) => d,
             Err(e) => {
                 diagnostics.push(Diagnostic::error(
@@ -143,7 +143,7 @@ fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded
             }
         };
         let source = SourceFile::new(input.display(), text);
-        match parse_documents(source.text(), Limits::default()) {
+        match parse_documents(source.text(), super::discover::input_limits()) {
             Ok(docs) => out.extend(kpol::exception::load_documents(
                 &source,
                 docs.iter().map(|d| &d.root),

@@ -50,10 +50,17 @@ impl FileMutation {
     }
 }
 
-/// Mutates every resource of `text` (named `name`) with the engine's policies.
-pub fn mutate_file(engine: &Engine, request: &Request, name: &str, text: String) -> FileMutation {
+/// Mutates every resource of `text` (named `name`, read within `limits`) with the engine's
+/// policies.
+pub fn mutate_file(
+    engine: &Engine,
+    request: &Request,
+    name: &str,
+    text: String,
+    limits: Limits,
+) -> FileMutation {
     let source: Source = Arc::new(SourceFile::new(name, text));
-    let manifests = read_manifests(&source, Limits::default());
+    let manifests = read_manifests(&source, limits);
     let mut diagnostics = manifests.diagnostics;
     let mut findings = Vec::new();
     let mut edits: Vec<Vec<edit::Edit>> = Vec::new();

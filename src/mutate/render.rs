@@ -1,6 +1,7 @@
 //! YAML rendering of (parts of) a tree, for nodes a patch adds or replaces and for showing
 //! whole resources. Block style, two-space indentation, strings plain when they read back as
-//! the same string and double-quoted (JSON escapes) otherwise.
+//! the same string and double-quoted otherwise (JSON escapes, and YAML's for what JSON leaves:
+//! `crate::yaml::double_quoted`).
 
 use crate::yaml::{Node, Value, resolve_plain};
 
@@ -36,7 +37,7 @@ pub fn string(s: &str) -> String {
     if is_plain_safe(s) {
         s.to_owned()
     } else {
-        serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+        crate::yaml::double_quoted(s)
     }
 }
 
@@ -47,7 +48,16 @@ fn is_plain_safe(s: &str) -> bool {
     if "-?:,[]{}#&*!|>'\"%@` \t".contains(first) || s.ends_with([' ', '\t', ':']) {
         return false;
     }
-    if s.contains(": ") || s.contains(" #") || s.chars().any(|c| c.is_control()) {
+    if s.contains(": ")
+        || s.contains(" #")
+        || s.chars().any(|c| {
+            c.is_control()
+                || matches!(
+                    c,
+                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+                )
+        })
+    {
         return false;
     }
     matches!(resolve_plain(s), Value::Str(ref r) if r == s)
@@ -91,7 +101,7 @@ fn flow_styled(v: &Value, json: bool) -> String {
 }
 
 fn json_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+    crate::yaml::double_quoted(s)
 }
 
 /// Whether a value renders as an indented block (a non-empty collection).

@@ -2,8 +2,12 @@
 //!
 //! Reads as Kubernetes does (go-yaml v2 through sigs.k8s.io/yaml): YAML 1.1 scalars
 //! ([`super::resolve`]), `<<` merge keys, aliases expanded, duplicate keys last-wins, map keys
-//! stringified, empty and comment-only documents dropped. Aliases and nesting are bounded
-//! ([`Limits`]), so a hostile document costs an error, not the machine.
+//! stringified, empty and comment-only documents dropped. Aliases, documents and nesting are
+//! bounded per file and, with a [`RunBudget`], per run ([`Limits`]), so a hostile file costs an
+//! error, not the machine.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use granit_parser::{Event, Options, Parser, ScalarStyle};
 
@@ -11,15 +15,18 @@ use super::node::{Map, Node, Value};
 use super::resolve::{key_string, resolve_plain};
 use crate::source::{Span, to_u32};
 
-/// Bounds on what one file may make kpol build.
+/// Bounds on what one file (and, with [`Limits::run`], one run) may make kpol build.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Deepest nesting of maps and sequences.
     pub max_depth: usize,
-    /// Most nodes that alias expansion may copy in one document (a billion-laughs guard).
+    /// Most nodes that alias expansion may copy in one file, all its documents together (a
+    /// billion-laughs guard: a budget per document would let many documents multiply it).
     pub max_alias_nodes: usize,
-    /// Most documents in one stream.
+    /// Most documents in one file.
     pub max_documents: usize,
+    /// The budgets shared by every file of a run, where the caller keeps them.
+    pub run: Option<&'static RunBudget>,
 }
 
 impl Default for Limits {
@@ -28,7 +35,60 @@ impl Default for Limits {
             max_depth: 512,
             max_alias_nodes: 200_000,
             max_documents: 1_000_000,
+            run: None,
         }
+    }
+}
+
+impl Limits {
+    /// These limits, with `run`'s budgets over them.
+    pub fn with_run(self, run: &'static RunBudget) -> Self {
+        Self {
+            run: Some(run),
+            ..self
+        }
+    }
+}
+
+/// Budgets that all files of one run draw on, from any thread: alias-expanded nodes and
+/// documents. Spent, they refuse the file that asks for more (and every later one that does);
+/// what a refused file used stays spent.
+#[derive(Debug)]
+pub struct RunBudget {
+    max_alias_nodes: usize,
+    max_documents: usize,
+    alias_nodes: AtomicUsize,
+    documents: AtomicUsize,
+}
+
+impl RunBudget {
+    /// A run's budgets: `alias_nodes` copied nodes and `documents` documents in all.
+    pub const fn new(alias_nodes: usize, documents: usize) -> Self {
+        Self {
+            max_alias_nodes: alias_nodes,
+            max_documents: documents,
+            alias_nodes: AtomicUsize::new(alias_nodes),
+            documents: AtomicUsize::new(documents),
+        }
+    }
+
+    /// kpol's budgets for one run: ten files' worth of alias expansion, and two million
+    /// documents.
+    pub const fn standard() -> Self {
+        Self::new(2_000_000, 2_000_000)
+    }
+
+    /// The alias-expanded nodes the run may still copy.
+    pub fn alias_nodes_left(&self) -> usize {
+        self.alias_nodes.load(Ordering::Relaxed)
+    }
+
+    /// Takes `n` from `pool`; `false` (and nothing taken) when less is left.
+    fn take(pool: &AtomicUsize, n: usize) -> bool {
+        pool.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            left.checked_sub(n)
+        })
+        .is_ok()
     }
 }
 
@@ -116,6 +176,17 @@ pub fn parse_reading(
                         message: format!(
                             "more than {} documents in one file (kpol's limit)",
                             limits.max_documents
+                        ),
+                        offset: span.start,
+                    });
+                }
+                if let Some(run) = limits.run
+                    && !RunBudget::take(&run.documents, 1)
+                {
+                    return Err(YamlError {
+                        message: format!(
+                            "more than {} documents in this run (kpol's limit, all files together)",
+                            run.max_documents
                         ),
                         offset: span.start,
                     });
@@ -209,8 +280,10 @@ struct Open {
 struct Builder {
     limits: Limits,
     stack: Vec<Open>,
-    anchors: Vec<(usize, Node)>,
+    /// The current document's anchors by id (the latest definition of an id wins).
+    anchors: HashMap<usize, Node, foldhash::fast::FixedState>,
     root: Option<Node>,
+    /// What alias expansion may still copy in this file.
     alias_budget: usize,
     /// The scalar being placed is a plain `<<` (a merge key when in key position).
     plain_merge: bool,
@@ -223,7 +296,7 @@ impl Builder {
         Self {
             limits,
             stack: Vec::new(),
-            anchors: Vec::new(),
+            anchors: HashMap::default(),
             root: None,
             alias_budget: limits.max_alias_nodes,
             plain_merge: false,
@@ -231,11 +304,11 @@ impl Builder {
         }
     }
 
+    /// Starts a document. The alias budget is the file's: it is not renewed.
     fn reset(&mut self) {
         self.stack.clear();
         self.anchors.clear();
         self.root = None;
-        self.alias_budget = self.limits.max_alias_nodes;
     }
 
     fn take_root(&mut self) -> Option<Node> {
@@ -273,7 +346,7 @@ impl Builder {
     }
 
     fn alias(&mut self, id: usize, span: Span) -> Result<(), YamlError> {
-        let Some((_, target)) = self.anchors.iter().rev().find(|(a, _)| *a == id) else {
+        let Some(target) = self.anchors.get(&id) else {
             return Err(YamlError {
                 message: "unknown anchor referenced".to_owned(),
                 offset: span.start,
@@ -291,7 +364,7 @@ impl Builder {
             // Keeping the anchored node is a copy too: it counts against the same budget, so
             // nested anchors over aliases cannot multiply the work unseen.
             charge_copy(&mut self.alias_budget, &self.limits, &node, span)?;
-            self.anchors.push((anchor, node.clone()));
+            self.anchors.insert(anchor, node.clone());
         }
         let plain_merge = std::mem::take(&mut self.plain_merge);
         let reading = self.reading;
@@ -369,7 +442,8 @@ fn merge_into(map: &mut Map, value: Node, span: Span) -> Result<(), YamlError> {
     }
 }
 
-/// Charges a copy of `node` to a document's alias `budget`; an error at `span` once it is spent.
+/// Charges a copy of `node` to the file's alias `budget` and to the run's; an error at `span`
+/// once either is spent.
 fn charge_copy(
     budget: &mut usize,
     limits: &Limits,
@@ -380,8 +454,20 @@ fn charge_copy(
     if cost > *budget {
         return Err(YamlError {
             message: format!(
-                "alias expansion exceeds {} nodes (kpol's limit against alias bombs)",
+                "alias expansion exceeds {} nodes in one file (kpol's limit against alias bombs)",
                 limits.max_alias_nodes
+            ),
+            offset: span.start,
+        });
+    }
+    if let Some(run) = limits.run
+        && !RunBudget::take(&run.alias_nodes, cost)
+    {
+        return Err(YamlError {
+            message: format!(
+                "alias expansion exceeds {} nodes in this run (kpol's limit against alias bombs, \
+                 all files together)",
+                run.max_alias_nodes
             ),
             offset: span.start,
         });
@@ -457,5 +543,82 @@ mod tests {
         let docs = parse_documents("---\na: 1\n---\n---\n# c\n---\nb: 2\n", Limits::default())
             .unwrap_or_default();
         assert_eq!(docs.len(), 2);
+    }
+
+    /// A document whose aliases copy about `nodes` nodes (one anchored list of 100 scalars,
+    /// aliased `nodes / 100` times).
+    fn aliasing_doc(nodes: usize) -> String {
+        let mut text = String::from("a: &a [");
+        text.push_str(&vec!["x"; 99].join(", "));
+        text.push_str("]\nb:\n");
+        for _ in 0..nodes / 100 {
+            text.push_str("- *a\n");
+        }
+        text
+    }
+
+    #[test]
+    fn the_alias_budget_is_the_files_not_each_documents() {
+        // Each document alone is within the budget; three together are not.
+        let doc = aliasing_doc(80_000);
+        assert!(parse_documents(&doc, Limits::default()).is_ok());
+        let three = format!("{doc}---\n{doc}---\n{doc}");
+        let err = parse_documents(&three, Limits::default()).err();
+        let err = err.map(|e| (e.message, e.offset));
+        assert!(
+            err.as_ref().is_some_and(
+                |(m, _)| m.contains("alias expansion exceeds 200000 nodes in one file")
+            ),
+            "{err:?}"
+        );
+        // Refused in the third document, where the budget ran out.
+        let third = three.rfind("---").unwrap_or(0);
+        assert!(err.is_some_and(|(_, at)| at as usize > third));
+    }
+
+    #[test]
+    fn the_run_budget_is_shared_by_threads() {
+        // Eight files of 1,100 charged nodes (the anchored list and ten copies), read at once
+        // on eight threads, spend a budget of exactly 8 × 1,100: every draw is counted once.
+        let run: &'static RunBudget = Box::leak(Box::new(RunBudget::new(8 * 1_100, 100)));
+        let limits = Limits::default().with_run(run);
+        let doc = aliasing_doc(1_000);
+        let ok = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| parse_documents(&doc, limits).is_ok()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or(false))
+                .filter(|ok| *ok)
+                .count()
+        });
+        assert_eq!(ok, 8);
+        assert_eq!(run.alias_nodes_left(), 0);
+        let err = parse_documents(&doc, limits).err().map(|e| e.message);
+        assert!(
+            err.as_ref()
+                .is_some_and(|m| m.contains("exceeds 8800 nodes in this run")),
+            "{err:?}"
+        );
+        // A file without aliases still reads.
+        assert!(parse_documents("a: 1\n", limits).is_ok());
+    }
+
+    #[test]
+    fn the_run_counts_documents_across_files() {
+        let run: &'static RunBudget = Box::leak(Box::new(RunBudget::new(1_000, 5)));
+        let limits = Limits::default().with_run(run);
+        assert!(parse_documents("a: 1\n---\nb: 2\n---\nc: 3\n", limits).is_ok());
+        let err = parse_documents("a: 1\n---\nb: 2\n---\nc: 3\n", limits).err();
+        assert!(err.is_some_and(
+            |e| e.message.contains("more than 5 documents in this run") && e.offset == 14
+        ),);
+    }
+
+    #[test]
+    fn an_anchor_defined_again_is_aliased_at_its_latest_value() {
+        let v = one("a: &x 1\nb: *x\nc: &x 2\nd: *x\n");
+        assert_eq!(v, serde_json::json!({"a": 1, "b": 1, "c": 2, "d": 2}));
     }
 }

@@ -4,8 +4,10 @@
 
 mod load;
 mod node;
+mod quote;
 mod resolve;
 
-pub use load::{Document, Limits, Reading, YamlError, parse_documents, parse_reading};
+pub use load::{Document, Limits, Reading, RunBudget, YamlError, parse_documents, parse_reading};
 pub use node::{Entry, Map, Node, Value};
+pub use quote::double_quoted;
 pub(crate) use resolve::resolve_plain;

@@ -23,11 +23,79 @@ pub enum Value {
     Map(Map),
 }
 
-/// An ordered map with string keys. Lookups are linear: Kubernetes maps are small, and keeping
-/// source order makes output deterministic without sorting.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// An ordered map with string keys, in source order (output stays deterministic without
+/// sorting). Small maps, which Kubernetes maps almost all are, are searched linearly; from
+/// [`INDEX_FROM`] entries on a hash index of the keys keeps lookups and insertion constant
+/// time, so that a map of many keys (a large ConfigMap) builds in linear time.
+#[derive(Clone, Default)]
 pub struct Map {
     entries: Vec<Entry>,
+    /// Positions in `entries`, hashed by key; `None` below [`INDEX_FROM`] entries, and after
+    /// [`Map::entries_mut`] (which may rename keys) until the next change rebuilds it.
+    index: Option<Box<Index>>,
+}
+
+/// Entries from which a map keeps a hash index (perf: below it a linear scan of a few short
+/// keys is faster than hashing, and costs no memory).
+const INDEX_FROM: usize = 16;
+
+#[derive(Clone)]
+struct Index {
+    table: hashbrown::HashTable<u32>,
+    /// Seeded per map: keys come from files kpol does not trust.
+    hasher: foldhash::fast::RandomState,
+}
+
+impl Index {
+    fn hash(&self, key: &str) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.hasher, key)
+    }
+
+    fn build(entries: &[Entry]) -> Box<Self> {
+        let mut index = Box::new(Self {
+            table: hashbrown::HashTable::with_capacity(entries.len()),
+            hasher: foldhash::fast::RandomState::default(),
+        });
+        for (i, e) in entries.iter().enumerate() {
+            // A key renamed onto another one (through `entries_mut`) is found at its first
+            // place, as a linear scan finds it.
+            if index.find(entries, &e.key).is_none() {
+                index.push(entries, &e.key, i);
+            }
+        }
+        index
+    }
+
+    /// Records that `entries[i]` holds (or is about to hold) `key`, a key not indexed yet;
+    /// growing the table rehashes the entries indexed before.
+    fn push(&mut self, entries: &[Entry], key: &str, i: usize) {
+        let hash = self.hash(key);
+        let hasher = &self.hasher;
+        self.table
+            .insert_unique(hash, u32::try_from(i).unwrap_or(u32::MAX), |&j| {
+                std::hash::BuildHasher::hash_one(hasher, entries[j as usize].key.as_str())
+            });
+    }
+
+    fn find(&self, entries: &[Entry], key: &str) -> Option<usize> {
+        self.table
+            .find(self.hash(key), |&j| entries[j as usize].key == key)
+            .map(|&j| j as usize)
+    }
+}
+
+impl PartialEq for Map {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl std::fmt::Debug for Map {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Map")
+            .field("entries", &self.entries)
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +113,7 @@ impl Map {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             entries: Vec::with_capacity(n),
+            index: None,
         }
     }
 
@@ -56,61 +125,114 @@ impl Map {
         self.entries.is_empty()
     }
 
+    /// The position of `key`.
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.find(&self.entries, key),
+            None => self.entries.iter().position(|e| e.key == key),
+        }
+    }
+
+    /// Rebuilds the index after a change that moved entries or may have renamed keys.
+    fn reindex(&mut self) {
+        self.index = (self.entries.len() >= INDEX_FROM).then(|| Index::build(&self.entries));
+    }
+
+    /// The index again where [`Map::entries_mut`] dropped it.
+    fn ensure_index(&mut self) {
+        if self.index.is_none() && self.entries.len() >= INDEX_FROM {
+            self.reindex();
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&Node> {
         self.entry(key).map(|e| &e.value)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
-        self.entries
-            .iter_mut()
-            .find(|e| e.key == key)
-            .map(|e| &mut e.value)
+        self.ensure_index();
+        let i = self.position(key)?;
+        Some(&mut self.entries[i].value)
     }
 
     pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.key == key)
+        self.position(key).map(|i| &self.entries[i])
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.entry(key).is_some()
+        self.position(key).is_some()
     }
 
     /// Inserts or replaces (last wins, in the first key's position, as go-yaml does).
     pub fn insert(&mut self, key: String, key_span: Span, value: Node) {
-        if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
-            e.key_span = key_span;
-            e.value = value;
-        } else {
+        if self.index.is_none() && self.entries.len() < INDEX_FROM {
+            // perf: the small map, as before there was an index: one scan, one push.
+            if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
+                e.key_span = key_span;
+                e.value = value;
+                return;
+            }
             self.entries.push(Entry {
                 key,
                 key_span,
                 value,
             });
+            if self.entries.len() == INDEX_FROM {
+                self.reindex();
+            }
+            return;
         }
+        let index = self
+            .index
+            .get_or_insert_with(|| Index::build(&self.entries));
+        if let Some(i) = index.find(&self.entries, &key) {
+            let e = &mut self.entries[i];
+            e.key_span = key_span;
+            e.value = value;
+            return;
+        }
+        index.push(&self.entries, &key, self.entries.len());
+        self.entries.push(Entry {
+            key,
+            key_span,
+            value,
+        });
     }
 
     /// Inserts a new key at `index` (clamped to the end); an existing key is replaced where
     /// it is.
     pub fn insert_at(&mut self, index: usize, key: String, key_span: Span, value: Node) {
-        if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
+        self.ensure_index();
+        if let Some(i) = self.position(&key) {
+            let e = &mut self.entries[i];
             e.key_span = key_span;
             e.value = value;
-        } else {
-            let at = index.min(self.entries.len());
-            self.entries.insert(
-                at,
-                Entry {
-                    key,
-                    key_span,
-                    value,
-                },
-            );
+            return;
         }
+        let at = index.min(self.entries.len());
+        if at == self.entries.len() {
+            return self.insert(key, key_span, value);
+        }
+        self.entries.insert(
+            at,
+            Entry {
+                key,
+                key_span,
+                value,
+            },
+        );
+        // Entries after `at` moved: as costly as the move itself.
+        self.reindex();
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Node> {
-        let idx = self.entries.iter().position(|e| e.key == key)?;
-        Some(self.entries.remove(idx).value)
+        self.ensure_index();
+        let idx = self.position(key)?;
+        let removed = self.entries.remove(idx).value;
+        if self.index.is_some() {
+            self.reindex();
+        }
+        Some(removed)
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Node)> {
@@ -121,7 +243,10 @@ impl Map {
         &self.entries
     }
 
+    /// The entries to change in place, keys included (lookups are linear until the map next
+    /// changes through [`Map::insert`], [`Map::get_mut`] or [`Map::remove`]).
     pub fn entries_mut(&mut self) -> &mut [Entry] {
+        self.index = None;
         &mut self.entries
     }
 
@@ -291,5 +416,73 @@ impl Node {
             _ => node.span,
         };
         (span, depth)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(i: i64) -> Node {
+        Node::synthetic(Value::Int(i))
+    }
+
+    /// The map against a plain list of pairs searched linearly, across the size where the
+    /// index starts: every operation agrees, duplicates replace in the first key's place.
+    #[test]
+    fn the_index_agrees_with_a_linear_scan() {
+        let mut map = Map::new();
+        let mut naive: Vec<(String, i64)> = Vec::new();
+        let set = |naive: &mut Vec<(String, i64)>, k: &str, v: i64| match naive
+            .iter_mut()
+            .find(|(key, _)| key == k)
+        {
+            Some(e) => e.1 = v,
+            None => naive.push((k.to_owned(), v)),
+        };
+        for i in 0..200i64 {
+            // Every seventh key repeats an earlier one.
+            let k = if i % 7 == 6 {
+                format!("k{}", i / 2)
+            } else {
+                format!("k{i}")
+            };
+            map.insert(k.clone(), Span::EMPTY, n(i));
+            set(&mut naive, &k, i);
+            if i % 50 == 49 {
+                map.insert_at(3, format!("at{i}"), Span::EMPTY, n(-i));
+                naive.insert(3, (format!("at{i}"), -i));
+                let gone = format!("k{}", i - 10);
+                assert_eq!(
+                    map.remove(&gone).map(|v| v.value),
+                    naive
+                        .iter()
+                        .position(|(k, _)| *k == gone)
+                        .map(|p| Value::Int(naive.remove(p).1))
+                );
+            }
+            let got: Vec<(String, i64)> = map
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.to_owned(),
+                        if let Value::Int(i) = v.value { i } else { 0 },
+                    )
+                })
+                .collect();
+            assert_eq!(got, naive, "after {i}");
+        }
+        for (k, v) in &naive {
+            assert_eq!(map.get(k).map(|n| &n.value), Some(&Value::Int(*v)));
+        }
+        assert!(map.get("absent").is_none() && !map.contains_key("k1x"));
+        // Keys renamed in place are found under their new names.
+        for e in map.entries_mut() {
+            e.key.insert(0, '+');
+        }
+        assert!(map.get("+k5").is_some() && map.get("k5").is_none());
+        assert!(map.get_mut("+k5").is_some() && map.get("+k5").is_some());
+        map.insert("k5".to_owned(), Span::EMPTY, n(5));
+        assert_eq!(map.entries().last().map(|e| e.key.as_str()), Some("k5"));
     }
 }

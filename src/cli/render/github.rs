@@ -1,7 +1,8 @@
 //! `--format github`: GitHub Actions workflow commands, one annotation per result that failed,
 //! warned or errored, then the summary line. Audit failures are warnings, Enforce failures and
 //! errors are errors. Escaping follows the runner's rules: in the message `%`, CR and LF are
-//! percent-encoded; in properties also `:` and `,`.
+//! percent-encoded; in properties also `:` and `,`. Other control characters are shown
+//! escaped, so that nothing a file holds starts a line or a control sequence in the log.
 
 use std::io::{self, Write};
 
@@ -104,16 +105,31 @@ fn diagnostic(d: &Diagnostic, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "::{command} {}::{}", props.join(","), data(&d.message))
 }
 
-/// Escapes a command's message.
+/// Escapes a command's message: `%`, CR and LF percent-encoded as the runner decodes them;
+/// other control characters (ESC, BEL, DEL, C1, separators) shown as `\u{…}` escapes
+/// ([`super::printable`]) so that no control sequence reaches the log.
 pub fn data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    escape(s, false)
 }
 
-/// Escapes a command property value.
+/// Escapes a command property value: as [`data`], and `:` and `,` too.
 pub fn property(s: &str) -> String {
-    data(s).replace(':', "%3A").replace(',', "%2C")
+    escape(s, true)
+}
+
+fn escape(s: &str, property: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            ':' if property => out.push_str("%3A"),
+            ',' if property => out.push_str("%2C"),
+            c => super::push_printable(c, &mut out),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -124,5 +140,9 @@ mod tests {
     fn escapes_as_the_runner_reads() {
         assert_eq!(data("50% a\r\nb: c,d"), "50%25 a%0D%0Ab: c,d");
         assert_eq!(property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        assert_eq!(
+            data("x\n::stop-commands::tok\u{1b}[31m\u{7}"),
+            "x%0A::stop-commands::tok\\u{1b}[31m\\u{7}"
+        );
     }
 }

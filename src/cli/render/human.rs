@@ -1,5 +1,7 @@
 //! Human output: one diagnostic per failing (resource, rule) with a source snippet, then
-//! Kyverno's summary line. No colour, no terminal width: the same bytes everywhere.
+//! Kyverno's summary line. No colour, no terminal width: the same bytes everywhere. Text from
+//! files and policies (names, messages, source lines) is [printable](super::printable): it
+//! starts no line and sends no control sequence to a terminal or a CI log.
 
 use std::io::{self, Write};
 
@@ -8,6 +10,8 @@ use kpol::report::Status;
 use kpol::source::{LineCol, SourceFile};
 
 use crate::cli::check::{CheckReport, FileReport, Finding};
+
+use super::{printable, push_printable};
 
 /// `--format human`.
 pub struct Human;
@@ -59,11 +63,17 @@ fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut dyn Write) -> io::Result<
         Severity::Info if verbose => "info",
         Severity::Info => return Ok(()),
     };
-    writeln!(out, "{level}[{}]: {}", d.code.as_str(), d.message)?;
+    writeln!(
+        out,
+        "{level}[{}]: {}",
+        d.code.as_str(),
+        printable(&d.message)
+    )?;
     if let Some(loc) = &d.location {
+        let file = printable(&loc.file);
         match loc.start {
-            Some(lc) => writeln!(out, " --> {}:{}:{}", loc.file, lc.line, lc.column)?,
-            None => writeln!(out, " --> {}", loc.file)?,
+            Some(lc) => writeln!(out, " --> {file}:{}:{}", lc.line, lc.column)?,
+            None => writeln!(out, " --> {file}")?,
         }
     }
     writeln!(out)
@@ -77,10 +87,10 @@ fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
                 out,
                 "{}[{}/{}]: {} ({})",
                 f.status.as_str(),
-                f.policy,
-                f.rule,
-                f.response.message,
-                f.resource
+                printable(&f.policy),
+                printable(&f.rule),
+                printable(&f.response.message),
+                printable(&f.resource)
             )?;
         }
         return Ok(());
@@ -89,9 +99,9 @@ fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
         out,
         "{}[{}/{}]: {}",
         f.status.as_str(),
-        f.policy,
-        f.rule,
-        f.response.message
+        printable(&f.policy),
+        printable(&f.rule),
+        printable(&f.response.message)
     )?;
     let file = f.source.as_deref();
     // The gutter is as wide as the line number plus one, as rustc draws it.
@@ -100,7 +110,7 @@ fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "{pad}--> {}:{}:{}",
-            src.name(),
+            printable(src.name()),
             start.line,
             start.column
         )?;
@@ -116,7 +126,7 @@ fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "{pad}= resource: {} ({})",
-        f.resource,
+        printable(&f.resource),
         f.response.failure_action.as_str()
     )?;
     writeln!(out)
@@ -130,24 +140,42 @@ fn snippet(
     pad: &str,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let line = src.line_text(start.line);
+    let line: Vec<char> = src.line_text(start.line).chars().collect();
+    let col = (start.column.saturating_sub(1) as usize).min(line.len());
     let width = match end {
         Some(e) if e.line == start.line && e.column > start.column => e.column - start.column,
         _ => {
-            let rest = line.chars().count() + 1;
+            let rest = line.len() + 1;
             (rest as u32).saturating_sub(start.column).max(1)
         }
+    } as usize;
+    // The line as printed: control characters escaped, so the carets go under the escapes.
+    let shown = |chars: &[char]| {
+        let mut s = String::new();
+        chars.iter().for_each(|&c| push_printable(c, &mut s));
+        s
     };
-    let indent: String = line
+    let under_end = (col + width).min(line.len());
+    let (before, under, after) = (
+        shown(&line[..col]),
+        shown(&line[col..under_end]),
+        shown(&line[under_end..]),
+    );
+    let carets = under.chars().count() + (col + width - under_end);
+    let indent: String = before
         .chars()
-        .take(start.column.saturating_sub(1) as usize)
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
     writeln!(out, "{pad}|")?;
-    writeln!(out, "{:>w$} | {}", start.line, line, w = pad.len() - 1)?;
-    write!(out, "{pad}| {indent}{}", "^".repeat(width as usize))?;
+    writeln!(
+        out,
+        "{:>w$} | {before}{under}{after}",
+        start.line,
+        w = pad.len() - 1
+    )?;
+    write!(out, "{pad}| {indent}{}", "^".repeat(carets))?;
     match label {
-        Some(l) => writeln!(out, " {l}")?,
+        Some(l) => writeln!(out, " {}", printable(l))?,
         None => writeln!(out)?,
     }
     writeln!(out, "{pad}|")

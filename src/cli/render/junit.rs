@@ -1,7 +1,9 @@
 //! `--format junit`: JUnit XML, one test suite per input file, one test case per
 //! (resource, rule) result; `fail` is a failure, `error` an error, `skip` skipped, `pass` and
 //! `warn` pass (a warning keeps its message in `system-out`). Problems with inputs are test
-//! cases with an error, so a CI dashboard shows an incomplete run.
+//! cases with an error, so a CI dashboard shows an incomplete run. Text from files and policies
+//! is [printable](super::printable): control characters, which XML 1.0 cannot hold, and line
+//! breaks are shown escaped (`\u{1b}`, `\n`), so a name starts no line of the report either.
 
 use std::io::{self, Write};
 
@@ -11,6 +13,8 @@ use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::report::Status;
 
 use crate::cli::check::{CheckReport, Finding};
+
+use super::printable;
 
 /// `--format junit`.
 pub struct Junit;
@@ -36,7 +40,7 @@ impl super::Render for Junit {
             let Some(name) = name else {
                 continue;
             };
-            let mut suite = TestSuite::new(name.as_str());
+            let mut suite = TestSuite::new(printable(&name));
             suite.add_test_cases(file.diagnostics.iter().filter_map(diagnostic));
             suite.add_test_cases(file.findings.iter().map(|f| case(f, &name)));
             junit.add_test_suite(suite);
@@ -51,7 +55,7 @@ fn case(f: &Finding, file: &str) -> TestCase {
         Status::Pass | Status::Warn => TestCaseStatus::success(),
         Status::Skip => {
             let mut s = TestCaseStatus::skipped();
-            s.set_message(f.response.message.as_str());
+            s.set_message(printable(&f.response.message));
             s
         }
         Status::Fail | Status::Error => {
@@ -61,19 +65,20 @@ fn case(f: &Finding, file: &str) -> TestCase {
                 NonSuccessKind::Error
             };
             let mut s = TestCaseStatus::non_success(kind);
-            s.set_message(f.response.message.as_str());
+            s.set_message(printable(&f.response.message));
             s.set_type(f.response.failure_action.as_str());
-            s.set_description(description(f, file));
+            s.set_description(printable(&description(f, file)));
             s
         }
     };
-    let mut case = TestCase::new(format!("{}/{} {}", f.policy, f.rule, f.resource), status);
-    case.set_classname(file);
+    let name = format!("{}/{} {}", f.policy, f.rule, f.resource);
+    let mut case = TestCase::new(printable(&name), status);
+    case.set_classname(printable(file));
     if f.status == Status::Warn {
         case.set_system_out(format!(
             "warn: {}\n{}",
-            f.response.message,
-            description(f, file)
+            printable(&f.response.message),
+            printable(&description(f, file))
         ));
     }
     case
@@ -93,11 +98,16 @@ fn diagnostic(d: &Diagnostic) -> Option<TestCase> {
         return None;
     }
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-    status.set_message(d.message.as_str());
+    status.set_message(printable(&d.message));
     status.set_type(d.code.as_str());
     let pos = d.position();
-    status.set_description(format!("{pos}: {}", d.message));
-    let mut case = TestCase::new(format!("kpol/{} {pos}", d.code.as_str()), status);
-    case.set_classname(d.location.as_ref().map_or("kpol", |l| l.file.as_str()));
+    status.set_description(printable(&format!("{pos}: {}", d.message)));
+    let mut case = TestCase::new(
+        printable(&format!("kpol/{} {pos}", d.code.as_str())),
+        status,
+    );
+    case.set_classname(printable(
+        d.location.as_ref().map_or("kpol", |l| l.file.as_str()),
+    ));
     Some(case)
 }

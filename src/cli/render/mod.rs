@@ -85,6 +85,46 @@ pub fn open(
     })
 }
 
+/// Whether a character must not reach a terminal or a CI log as it is: control characters
+/// (C0 but the tab, DEL, C1 with NEL), the line and paragraph separators, and the
+/// bidirectional controls that reorder what a reader sees.
+pub fn is_unprintable(c: char) -> bool {
+    (c.is_control() && c != '\t')
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'
+                ..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Text from a file or a policy, to print on one line of a terminal or a CI log: each
+/// [unprintable](is_unprintable) character is shown as an escape (`\n`, `\r`, else
+/// `\u{1b}`), so the text starts no line and moves no cursor. Ordinary text, UTF-8 and tabs
+/// included, comes back unchanged (and unallocated).
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_unprintable) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        push_printable(c, &mut out);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Appends `c`, escaped when it is [unprintable](is_unprintable).
+pub fn push_printable(c: char, out: &mut String) {
+    use std::fmt::Write as _;
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        c if is_unprintable(c) => {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
+        c => out.push(c),
+    }
+}
+
 /// One diagnostic on one line of standard error, labelled by its severity (infos are not
 /// shown), for commands without a report and failures before any report exists.
 pub fn print_diagnostic_line(d: &Diagnostic) {
@@ -94,10 +134,15 @@ pub fn print_diagnostic_line(d: &Diagnostic) {
         Severity::Info => return,
     };
     let pos = d.position();
+    let message = printable(&d.message);
     if pos.is_empty() {
-        eprintln!("{word}[{}]: {}", d.code.as_str(), d.message);
+        eprintln!("{word}[{}]: {message}", d.code.as_str());
     } else {
-        eprintln!("{word}[{}]: {pos}: {}", d.code.as_str(), d.message);
+        eprintln!(
+            "{word}[{}]: {}: {message}",
+            d.code.as_str(),
+            printable(&pos)
+        );
     }
 }
 
@@ -107,6 +152,18 @@ mod tests {
 
     use super::*;
     use crate::cli::check::Summary;
+
+    #[test]
+    fn printable_escapes_what_moves_the_cursor_and_keeps_text() {
+        assert_eq!(
+            printable(
+                "a\n::error file=x::pwned\r\u{1b}[31m\u{1b}]0;t\u{7}\u{7f}\u{85}\u{2028}\u{202e}"
+            ),
+            "a\\n::error file=x::pwned\\r\\u{1b}[31m\\u{1b}]0;t\\u{7}\\u{7f}\\u{85}\\u{2028}\\u{202e}"
+        );
+        let plain = "naïve\tname — 名前 \\n";
+        assert!(matches!(printable(plain), std::borrow::Cow::Borrowed(p) if p == plain));
+    }
 
     /// Every format renders a clean, empty run without error, and the machine formats say
     /// "nothing found" in their own way.

@@ -1,6 +1,7 @@
 //! A small YAML writer for JSON values, shaped like sigs.k8s.io/yaml output: keys sorted,
 //! two-space indent, list items at their parent's indent, strings plain when unambiguous and
-//! double-quoted (JSON escapes, valid YAML) otherwise.
+//! double-quoted (JSON escapes, valid YAML for any character: `kpol::yaml::double_quoted`)
+//! otherwise.
 
 use std::fmt::Write as _;
 
@@ -93,7 +94,7 @@ fn scalar_str(s: &str) -> String {
     if plain {
         s.to_owned()
     } else {
-        serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+        kpol::yaml::double_quoted(s)
     }
 }
 

@@ -1,10 +1,13 @@
 //! The human output of `kpol test`, shaped like `kyverno test` (cli-compat.md §9): progress
-//! lines and a table per test, then the summary line CI scripts parse.
+//! lines and a table per test, then the summary line CI scripts parse. Names, paths and
+//! messages are [printable](crate::cli::render::printable): none starts a line or sends a
+//! control sequence.
 
 use std::fmt::Write as _;
 
 use super::report::{FileReport, Totals};
 use super::rows::Row;
+use crate::cli::render::printable;
 
 /// Renders everything; `fail_only` and `detailed` are the flags of the same names.
 pub fn render(files: &[FileReport], totals: &Totals, fail_only: bool, detailed: bool) -> String {
@@ -13,8 +16,8 @@ pub fn render(files: &[FileReport], totals: &Totals, fail_only: bool, detailed: 
     for file in files {
         if let Some(e) = &file.error {
             if !fail_only {
-                let _ = writeln!(out, "Loading test  ( {} ) ...", file.path);
-                let _ = writeln!(out, "  ERROR: {e}");
+                let _ = writeln!(out, "Loading test  ( {} ) ...", printable(&file.path));
+                let _ = writeln!(out, "  ERROR: {}", printable(e));
             }
             continue;
         }
@@ -23,15 +26,15 @@ pub fn render(files: &[FileReport], totals: &Totals, fail_only: bool, detailed: 
             if fail_only {
                 continue;
             }
-            let _ = writeln!(out, "Loading test  ( {} ) ...", file.path);
+            let _ = writeln!(out, "Loading test  ( {} ) ...", printable(&file.path));
             for w in &test.warnings {
-                let _ = writeln!(out, "  warning: {w}");
+                let _ = writeln!(out, "  warning: {}", printable(w));
             }
             for e in &test.errors {
-                let _ = writeln!(out, "  ERROR: {e}");
+                let _ = writeln!(out, "  ERROR: {}", printable(e));
             }
             if let Some(e) = &test.error {
-                let _ = writeln!(out, "  ERROR: {e}");
+                let _ = writeln!(out, "  ERROR: {}", printable(e));
                 continue;
             }
             let (p, r, x) = test.applying;
@@ -51,7 +54,7 @@ pub fn render(files: &[FileReport], totals: &Totals, fail_only: bool, detailed: 
     if !errors.is_empty() {
         out.push_str("\nTest errors:\n");
         for e in &errors {
-            let _ = writeln!(out, "  {e}");
+            let _ = writeln!(out, "  {}", printable(e));
         }
     }
     if fail_only {
@@ -91,14 +94,14 @@ fn table<'a>(rows: impl Iterator<Item = &'a Row>, detailed: bool) -> String {
         .map(|(i, r)| {
             let mut cells = vec![
                 (i + 1).to_string(),
-                r.policy.clone(),
-                r.rule.clone(),
-                r.resource.clone(),
+                printable(&r.policy).into_owned(),
+                printable(&r.rule).into_owned(),
+                printable(&r.resource).into_owned(),
                 r.result_word().to_owned(),
-                r.reason.clone(),
+                printable(&r.reason).into_owned(),
             ];
             if detailed {
-                cells.push(r.message.replace('\n', " "));
+                cells.push(printable(&r.message.replace('\n', " ")).into_owned());
             }
             cells
         })
