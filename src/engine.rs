@@ -265,6 +265,8 @@ fn validate_policy<'r>(
         if !selected && !matching::rule_matches(rule, resource, request) {
             continue;
         }
+        // One evaluation budget for everything the rule builds (variables/budget.rs).
+        let _budget = crate::variables::budget::Scope::enter();
         let resp = validate_rule(policy, rule, resource, request, exceptions, contexts);
         contexts.release();
         let Some(mut resp) = resp else {

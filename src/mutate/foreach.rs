@@ -6,7 +6,7 @@
 use super::{Patch, RuleError, apply_patch};
 use crate::conditions::evaluate_block;
 use crate::resource::Resource;
-use crate::variables::{Context, substitute_at};
+use crate::variables::{Context, budget, substitute_at};
 use crate::yaml::{Node, Value};
 
 /// Runs the entries of a `foreach` on `res`; returns the patched tree and `true` (the rule is a
@@ -89,7 +89,15 @@ fn run_entry(
     }
     ctx.checkpoint();
     let result = (|| {
+        // An element that patches rebuilds the resource: it costs the resource's size too.
+        let per_element = budget::FOREACH_ELEMENT_COST
+            + if nested.is_none() && patch.is_some() {
+                doc.node_count() as u64
+            } else {
+                0
+            };
         for (index, element) in order {
+            budget::work(per_element).map_err(|e| RuleError::Other(e.to_string()))?;
             // The context is reset to the entry's start for every element (§6.4 step 1).
             ctx.restore();
             ctx.add_element(&element, index, nesting);

@@ -226,6 +226,8 @@ fn mutate_policy(
         if !matching::rule_matches(rule, current, request) {
             continue;
         }
+        // One evaluation budget for everything the rule builds (variables/budget.rs).
+        let _budget = crate::variables::budget::Scope::enter();
         // The request context, values, then the rule's `context` entries; built only for a
         // rule that reads it (perf: a plain patch needs no copy of the resource,
         // docs/PERFORMANCE.md). Without `context` entries building it cannot fail.

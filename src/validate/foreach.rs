@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use crate::report::Status;
-use crate::variables::Context;
+use crate::variables::{Context, budget};
 use crate::yaml::{Node, Value};
 
 use super::{PatternScan, Verdict, deny_check, pattern_check, preconditions_block};
@@ -169,6 +169,15 @@ fn run_entry<'r>(
     for (i, element) in elements.iter().enumerate() {
         if element.is_null() {
             continue;
+        }
+        if let Err(e) = budget::work(budget::FOREACH_ELEMENT_COST) {
+            ctx.reset();
+            return Outcome::Stop(Verdict {
+                status: Status::Error,
+                message: e.to_string(),
+                path: None,
+                span: None,
+            });
         }
         ctx.restore();
         match lendable {

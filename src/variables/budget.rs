@@ -18,6 +18,10 @@ use std::fmt;
 /// comprehension iteration, per foreach element, per variable substituted. Real policies
 /// spend well under 100,000 on the largest resources of the corpus.
 pub const WORK_BUDGET: u64 = 10_000_000;
+/// Work units one `foreach` element costs (validate and mutate, at any nesting level), on top
+/// of what its list query and body spend: nested loops over large lists stop after 100,000
+/// elements in one rule evaluation.
+pub const FOREACH_ELEMENT_COST: u64 = 100;
 /// Bytes one rule evaluation may build: substituted text, JMESPath values copied or made by
 /// functions, CEL strings and lists made by `+` (16 MiB: what is charged is built first, so a
 /// doubling value peaks at a few times this).

@@ -450,7 +450,7 @@ fn charge_copy(
     node: &Node,
     span: Span,
 ) -> Result<(), YamlError> {
-    let cost = count_nodes(node);
+    let cost = node.node_count();
     if cost > *budget {
         return Err(YamlError {
             message: format!(
@@ -474,20 +474,6 @@ fn charge_copy(
     }
     *budget -= cost;
     Ok(())
-}
-
-fn count_nodes(n: &Node) -> usize {
-    let mut count = 0;
-    let mut stack = vec![n];
-    while let Some(n) = stack.pop() {
-        count += 1;
-        match &n.value {
-            Value::Seq(items) => stack.extend(items.iter()),
-            Value::Map(m) => stack.extend(m.entries().iter().map(|e| &e.value)),
-            _ => {}
-        }
-    }
-    count
 }
 
 #[cfg(test)]

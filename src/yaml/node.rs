@@ -256,6 +256,21 @@ impl Map {
 }
 
 impl Node {
+    /// How many nodes the tree holds (this one included), counted without recursion.
+    pub fn node_count(&self) -> usize {
+        let mut count = 0;
+        let mut stack = vec![self];
+        while let Some(n) = stack.pop() {
+            count += 1;
+            match &n.value {
+                Value::Seq(items) => stack.extend(items.iter()),
+                Value::Map(m) => stack.extend(m.entries().iter().map(|e| &e.value)),
+                _ => {}
+            }
+        }
+        count
+    }
+
     pub fn new(value: Value, span: Span) -> Self {
         Self { value, span }
     }

@@ -276,3 +276,67 @@ fn cel_variables_doubling_each_other_hit_the_budget() {
         "{text}"
     );
 }
+
+/// A Pod with 200 containers and three nested `foreach` loops over them (8 million elements):
+/// the rule stops at the element budget with an error, in `check` and in `mutate`, and the
+/// other rule still runs.
+#[test]
+fn nested_foreach_over_a_large_list_hits_the_element_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let containers: String = (0..200)
+        .map(|i| format!("  - {{name: c{i}, image: nginx:1.27}}\n"))
+        .collect();
+    let pod = dir.path().join("pod.yaml");
+    std::fs::write(
+        &pod,
+        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: wide}}\nspec:\n  containers:\n{containers}"),
+    )
+    .unwrap();
+    let list = "request.object.spec.containers";
+    let validate = dir.path().join("validate.yaml");
+    std::fs::write(
+        &validate,
+        format!(
+            "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: loops}}\nspec:\n  rules:\n  - name: loops\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n    validate:\n      foreach:\n      - list: {list}\n        foreach:\n        - list: {list}\n          foreach:\n          - list: {list}\n            deny:\n              conditions:\n                any:\n                - key: \"{{{{ element.name }}}}\"\n                  operator: Equals\n                  value: nobody\n  - name: fine\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n    validate:\n      deny:\n        conditions:\n          any:\n          - key: \"{{{{ request.object.metadata.name }}}}\"\n            operator: Equals\n            value: nobody\n"
+        ),
+    )
+    .unwrap();
+    let o = kpol(&[
+        "check",
+        "-p",
+        validate.to_str().unwrap(),
+        pod.to_str().unwrap(),
+    ]);
+    let text = stdout(&o);
+    assert!(text.contains("error[loops/loops]"), "{text}");
+    assert!(
+        text.contains("evaluation budget exceeded: more than 10000000 work units"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 1, fail: 0, warn: 0, error: 1,"),
+        "{text}"
+    );
+
+    let mutate = dir.path().join("mutate.yaml");
+    std::fs::write(
+        &mutate,
+        format!(
+            "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: loops}}\nspec:\n  rules:\n  - name: loops\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n    mutate:\n      foreach:\n      - list: {list}\n        foreach:\n        - list: {list}\n          foreach:\n          - list: {list}\n            patchStrategicMerge:\n              metadata:\n                labels:\n                  seen: \"yes\"\n"
+        ),
+    )
+    .unwrap();
+    let o = kpol(&[
+        "mutate",
+        "--check",
+        "-p",
+        mutate.to_str().unwrap(),
+        pod.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("evaluation budget exceeded: more than 10000000 work units"),
+        "{err}"
+    );
+    assert_eq!(o.status.code(), Some(1), "{err}");
+}
