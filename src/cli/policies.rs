@@ -164,6 +164,22 @@ fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded
 pub const DEFAULT_MAX_FILE_MIB: u64 = 64;
 
 /// Reads an input as UTF-8 text, or says why not. Inputs larger than `max_bytes` are refused.
+/// Opens `path` for reading without blocking, and only if it is a regular file: a file that
+/// became a FIFO or device after discovery saw it is refused instead of waiting for a writer
+/// (`O_NONBLOCK` does nothing to reads of a regular file).
+fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if f.metadata()?.is_file() {
+        Ok(f)
+    } else {
+        Err(std::io::Error::other("not a regular file"))
+    }
+}
+
 pub fn read(input: &Input, max_bytes: u64) -> Result<String, Diagnostic> {
     use std::io::Read;
     let too_large = || {
@@ -180,7 +196,7 @@ pub fn read(input: &Input, max_bytes: u64) -> Result<String, Diagnostic> {
     let mut buf = Vec::new();
     let read = match input {
         Input::Stdin => std::io::stdin().take(max_bytes + 1).read_to_end(&mut buf),
-        Input::File(p) => match std::fs::File::open(p) {
+        Input::File(p) => match open_regular(p) {
             Err(e) => Err(e),
             Ok(f) => {
                 // The size the file says it has: refused when too large, else the buffer is
@@ -223,4 +239,30 @@ pub fn read(input: &Input, max_bytes: u64) -> Result<String, Diagnostic> {
             }),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A path that discovery saw as a file and that is a FIFO by the time it is read (the
+    /// swap is simulated by reading a FIFO directly): refused at once, never a blocked read.
+    #[test]
+    fn a_file_swapped_for_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("a.yaml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo is needed");
+        let err = read(&Input::File(fifo), 1024).unwrap_err();
+        assert!(
+            err.message.contains("not a regular file"),
+            "{}",
+            err.message
+        );
+        let file = dir.path().join("b.yaml");
+        std::fs::write(&file, "a: 1\n").unwrap();
+        assert_eq!(read(&Input::File(file), 1024).unwrap(), "a: 1\n");
+    }
 }
