@@ -234,3 +234,68 @@ fn values_and_userinfo_files_drive_test() {
     );
     assert!(text.contains("Excluded"), "{text}");
 }
+
+/// `kpol check` on the pod of testdata/vpol-actions/ with one of its policies.
+fn check_vpol_action(policy: &str, flags: &[&str]) -> (Option<i32>, String) {
+    let path = format!("testdata/vpol-actions/{policy}");
+    let mut args = vec!["check"];
+    args.extend_from_slice(flags);
+    args.extend(["-p", path.as_str(), "testdata/vpol-actions/pod.yaml"]);
+    let o = kpol(&args);
+    (o.status.code(), stdout(&o))
+}
+
+/// `validationActions: [Deny]` enforces: its failure fails the build even under --audit-warn,
+/// and the headline names the policy without an empty rule part.
+#[test]
+fn vpol_deny_failure_fails_under_audit_warn() {
+    let (code, text) = check_vpol_action("deny.yaml", &["--audit-warn"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("fail[require-team-deny]: label 'team' is required"),
+        "{text}"
+    );
+    assert!(text.contains("(Enforce)"), "{text}");
+    assert!(!text.contains("require-team-deny/]"), "{text}");
+}
+
+/// `validationActions: [Audit]` only reports: --audit-warn turns its failure into a warning.
+#[test]
+fn vpol_audit_failure_is_a_warning_under_audit_warn() {
+    let (code, text) = check_vpol_action("audit.yaml", &["--audit-warn"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("warn[require-team-audit]"), "{text}");
+    assert!(text.contains("(Audit)"), "{text}");
+    let (code, text) = check_vpol_action("audit.yaml", &[]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("fail[require-team-audit]"), "{text}");
+}
+
+/// `validationActions: [Warn]` warns without any flag, for a ValidatingPolicy and for a VAP
+/// whose binding warns; the github format writes a warning.
+#[test]
+fn vpol_and_vap_warn_actions_warn_without_flags() {
+    let (code, text) = check_vpol_action("warn.yaml", &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("warn[require-team-warn]: label 'team' is required"),
+        "{text}"
+    );
+    assert!(text.contains("(Warn)"), "{text}");
+    assert!(
+        text.contains("pass: 0, fail: 0, warn: 1, error: 0, skip: 0"),
+        "{text}"
+    );
+    let (code, text) = check_vpol_action("vap-warn.yaml", &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("warn[require-team-vap/require-team-vap]"),
+        "{text}"
+    );
+    let (code, text) = check_vpol_action("warn.yaml", &["--format", "github"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.starts_with("::warning ") && text.contains("title=require-team-warn::"),
+        "{text}"
+    );
+}

@@ -46,6 +46,18 @@ pub struct Finding {
     pub end: Option<LineCol>,
 }
 
+impl Finding {
+    /// `policy/rule`, or the policy name alone for a rule without a name (a
+    /// ValidatingPolicy's result): what the headline and titles show.
+    pub fn rule_id(&self) -> String {
+        if self.rule.is_empty() {
+            self.policy.clone()
+        } else {
+            format!("{}/{}", self.policy, self.rule)
+        }
+    }
+}
+
 /// What one input produced.
 pub struct FileReport {
     pub diagnostics: Vec<Diagnostic>,
@@ -488,6 +500,11 @@ fn finding(
         Status::Fail
             if audit_warn && response.failure_action == kpol::policy::FailureAction::Audit =>
         {
+            Status::Warn
+        }
+        // A CEL policy acting with `Warn` and not `Deny` warns at admission (an error stays
+        // an error: kpol could not tell whether the resource passes).
+        Status::Fail if response.failure_action == kpol::policy::FailureAction::Warn => {
             Status::Warn
         }
         s => s,

@@ -28,7 +28,9 @@ pub fn evaluate(
 }
 
 fn response(policy: &CelPolicy, status: Status, message: impl Into<String>) -> RuleResponse {
-    RuleResponse::new(policy.rule_name(), status, message)
+    let mut r = RuleResponse::new(policy.rule_name(), status, message);
+    r.failure_action = policy.action;
+    r
 }
 
 fn evaluate_vpol(
@@ -155,6 +157,8 @@ fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> V
         return if own { vec![run(&mut act)] } else { Vec::new() };
     }
     let mut last = None;
+    // Every matching binding acts on the result: the strongest of their actions.
+    let mut action: Option<crate::policy::FailureAction> = None;
     for b in &policy.bindings {
         let matched = match &b.match_resources {
             Some(c) => c.matches(resource, request),
@@ -163,7 +167,7 @@ fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> V
         if !matched {
             continue;
         }
-        last = Some(if b.param_ref.is_some() {
+        let mut r = if b.param_ref.is_some() {
             let mut r = response(
                 policy,
                 Status::Error,
@@ -173,7 +177,11 @@ fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> V
             r
         } else {
             run(&mut act)
-        });
+        };
+        let a = action.map_or(b.action, |a| a.stronger(b.action));
+        action = Some(a);
+        r.failure_action = a;
+        last = Some(r);
     }
     last.into_iter().collect()
 }

@@ -188,6 +188,15 @@ fn seq(n: Option<&Node>) -> &[Node] {
     n.and_then(Node::as_seq).unwrap_or(&[])
 }
 
+/// The action of `spec.validationActions` (absent or empty: Kyverno's default `[Deny]`).
+fn validation_actions(spec: Option<&Node>) -> FailureAction {
+    FailureAction::from_validation_actions(
+        seq(spec.and_then(|s| s.get("validationActions")))
+            .iter()
+            .filter_map(Node::as_str),
+    )
+}
+
 /// Builds the policy for a ValidatingPolicy / NamespacedValidatingPolicy / VAP document.
 /// `bindings` are the VAP bindings found with it.
 pub fn load(
@@ -282,8 +291,20 @@ pub fn load(
                 .get_path(&["spec", "matchResources"])
                 .and_then(|m| Constraints::read(m).ok()),
             param_ref: b.get_path(&["spec", "paramRef"]).cloned(),
+            action: validation_actions(b.get("spec")),
         })
-        .collect();
+        .collect::<Vec<_>>();
+    // A ValidatingPolicy's own `validationActions`; a VAP acts through its bindings (one
+    // with none is evaluated as if bound with `Deny`), the policy-wide action being the
+    // strongest of theirs.
+    let action = match kind {
+        CelKind::ValidatingAdmissionPolicy => bindings
+            .iter()
+            .map(|b| b.action)
+            .reduce(FailureAction::stronger)
+            .unwrap_or(FailureAction::Enforce),
+        _ => validation_actions(Some(&spec)),
+    };
     let cel = CelPolicy {
         kind,
         name: name.clone(),
@@ -292,6 +313,7 @@ pub fn load(
         json_mode,
         bindings,
         broken,
+        action,
     };
     let namespace = match kind {
         CelKind::NamespacedValidatingPolicy => Some(
@@ -341,7 +363,7 @@ pub fn load(
         },
         source: source.clone(),
         annotations,
-        validation_failure_action: FailureAction::Audit,
+        validation_failure_action: action,
         apply_one: false,
         background: true,
         rules: vec![rule.clone()],

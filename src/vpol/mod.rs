@@ -43,6 +43,9 @@ pub struct CelPolicy {
     /// Set when the policy uses something kpol cannot evaluate offline (an evaluation mode, a
     /// compile error): every evaluation is an error with this message.
     pub broken: Option<String>,
+    /// What a failing or erroring result does (`validationActions`, default `Deny`):
+    /// Enforce, Warn or Audit. For a VAP each binding has its own ([`Binding::action`]).
+    pub action: crate::policy::FailureAction,
 }
 
 /// One set of constraints and expressions: the policy as written or an autogen copy.
@@ -69,6 +72,8 @@ pub struct Binding {
     pub match_resources: Option<Constraints>,
     /// `paramRef` as written.
     pub param_ref: Option<crate::yaml::Node>,
+    /// The binding's `spec.validationActions` as one action (`Deny` → Enforce).
+    pub action: crate::policy::FailureAction,
 }
 
 impl CelPolicy {

@@ -161,3 +161,112 @@ spec:
     // A precondition that errors denies: fail.
     assert_eq!(run("\"object.spec.nope > 1\"")[0].1, Status::Fail);
 }
+
+/// The actions of the responses of `policy_text` for [`POD`].
+fn actions(policy_text: &str) -> Vec<crate::policy::FailureAction> {
+    let l = load("p.yaml", policy_text);
+    let engine = Engine::new(l.policies);
+    let source = Arc::new(SourceFile::new("r.yaml", POD));
+    let resources = read_manifests(&source, Limits::default()).resources;
+    resources
+        .iter()
+        .flat_map(|r| engine.validate(r, &Request::default()))
+        .flat_map(|p| p.rules)
+        .map(|r| r.failure_action)
+        .collect()
+}
+
+#[test]
+fn vpol_validation_actions_give_the_failure_action() {
+    use crate::policy::FailureAction::{Audit, Enforce, Warn};
+    let failing = VPOL.replace("EXPR", "\"object.spec.replicas > 2\"");
+    let with = |actions: &str| {
+        failing.replace(
+            "spec:\n",
+            &format!("spec:\n  validationActions: {actions}\n"),
+        )
+    };
+    for (written, want) in [
+        (None, Enforce),
+        (Some("[]"), Enforce),
+        (Some("[Audit]"), Audit),
+        (Some("[Warn]"), Warn),
+        (Some("[Deny, Audit]"), Enforce),
+        (Some("[Warn, Audit]"), Warn),
+        (Some("[Audit, Warn]"), Warn),
+        (Some("[Warn, Deny]"), Enforce),
+    ] {
+        let text = written.map_or_else(|| failing.clone(), with);
+        let l = load("p.yaml", &text);
+        assert_eq!(l.policies[0].validation_failure_action, want, "{written:?}");
+        assert_eq!(actions(&text), [want], "{written:?}");
+    }
+    // A NamespacedValidatingPolicy reads them too.
+    let ns = with("[Audit]")
+        .replace("kind: ValidatingPolicy", "kind: NamespacedValidatingPolicy")
+        .replace(
+            "metadata: {name: v}",
+            "metadata: {name: v, namespace: default}",
+        );
+    assert_eq!(
+        load("p.yaml", &ns).policies[0].validation_failure_action,
+        Audit
+    );
+}
+
+const VAP: &str = "\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: vap}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+  - expression: \"object.spec.replicas > 2\"
+";
+
+fn binding(name: &str, actions: &str, match_kind: &str) -> String {
+    format!(
+        "---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: {name}}}
+spec:
+  policyName: vap
+  validationActions: {actions}
+  matchResources:
+    resourceRules:
+    - {{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [{match_kind}]}}
+"
+    )
+}
+
+#[test]
+fn vap_results_carry_the_matching_bindings_action() {
+    use crate::policy::FailureAction::{Audit, Enforce, Warn};
+    // No binding: evaluated as if bound with Deny.
+    assert_eq!(actions(VAP), [Enforce]);
+    assert_eq!(
+        actions(&format!("{VAP}{}", binding("a", "[Audit]", "pods"))),
+        [Audit]
+    );
+    assert_eq!(
+        actions(&format!("{VAP}{}", binding("w", "[Warn, Audit]", "pods"))),
+        [Warn]
+    );
+    assert_eq!(
+        actions(&format!("{VAP}{}", binding("d", "[Deny]", "pods"))),
+        [Enforce]
+    );
+    // Only the bindings that match the resource act on it: the strongest of theirs.
+    let text = format!(
+        "{VAP}{}{}{}",
+        binding("d", "[Deny]", "services"),
+        binding("w", "[Warn]", "pods"),
+        binding("a", "[Audit]", "pods")
+    );
+    assert_eq!(actions(&text), [Warn]);
+    let l = load("p.yaml", &text);
+    assert_eq!(l.policies[0].validation_failure_action, Enforce);
+}

@@ -269,7 +269,7 @@ fn cel_variables_doubling_each_other_hit_the_budget() {
     ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
-    assert!(text.contains("error[double/]"), "{text}");
+    assert!(text.contains("error[double]"), "{text}");
     assert!(text.contains("MiB built in one rule evaluation"), "{text}");
     assert!(
         text.contains("pass: 1, fail: 0, warn: 0, error: 1,"),

@@ -59,7 +59,7 @@ impl super::Render for Github {
 fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
     let command = match (f.status, f.response.failure_action) {
         (Status::Fail, FailureAction::Enforce) | (Status::Error, _) => "error",
-        (Status::Fail, FailureAction::Audit) | (Status::Warn, _) => "warning",
+        (Status::Fail, FailureAction::Audit | FailureAction::Warn) | (Status::Warn, _) => "warning",
         (Status::Pass | Status::Skip, _) => return Ok(()),
     };
     let mut props = Vec::new();
@@ -76,10 +76,7 @@ fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
             }
         }
     }
-    props.push(format!(
-        "title={}",
-        property(&format!("{}/{}", f.policy, f.rule))
-    ));
+    props.push(format!("title={}", property(&f.rule_id())));
     let message = format!("{} ({})", f.response.message, f.resource);
     writeln!(out, "::{command} {}::{}", props.join(","), data(&message))
 }

@@ -85,10 +85,9 @@ fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
         if verbose {
             writeln!(
                 out,
-                "{}[{}/{}]: {} ({})",
+                "{}[{}]: {} ({})",
                 f.status.as_str(),
-                printable(&f.policy),
-                printable(&f.rule),
+                printable(&f.rule_id()),
                 printable(&f.response.message),
                 printable(&f.resource)
             )?;
@@ -97,10 +96,9 @@ fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "{}[{}/{}]: {}",
+        "{}[{}]: {}",
         f.status.as_str(),
-        printable(&f.policy),
-        printable(&f.rule),
+        printable(&f.rule_id()),
         printable(&f.response.message)
     )?;
     let file = f.source.as_deref();

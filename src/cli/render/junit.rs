@@ -71,7 +71,7 @@ fn case(f: &Finding, file: &str) -> TestCase {
             s
         }
     };
-    let name = format!("{}/{} {}", f.policy, f.rule, f.resource);
+    let name = format!("{} {}", f.rule_id(), f.resource);
     let mut case = TestCase::new(printable(&name), status);
     case.set_classname(printable(file));
     if f.status == Status::Warn {

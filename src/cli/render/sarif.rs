@@ -157,7 +157,7 @@ fn log(report: &CheckReport) -> Log<'_> {
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut rules = Vec::new();
     for f in &findings {
-        let id = format!("{}/{}", f.policy, f.rule);
+        let id = f.rule_id();
         if !index.contains_key(&id) {
             index.insert(id.clone(), rules.len());
             rules.push(descriptor(report, f, id));
@@ -166,7 +166,7 @@ fn log(report: &CheckReport) -> Log<'_> {
     let results = findings
         .iter()
         .map(|f| {
-            let id = format!("{}/{}", f.policy, f.rule);
+            let id = f.rule_id();
             SarifResult {
                 rule_index: index.get(&id).copied().unwrap_or(0),
                 rule_id: id,
@@ -223,8 +223,14 @@ fn descriptor<'a>(report: &'a CheckReport, f: &'a Finding, id: String) -> Descri
     let full = description
         .clone()
         .or_else(|| title.clone())
-        .unwrap_or_else(|| format!("Kyverno policy {}, rule {}", f.policy, f.rule));
-    let mut help = format!("Kyverno policy `{}`, rule `{}`.", f.policy, f.rule);
+        .unwrap_or_else(|| match f.rule.as_str() {
+            "" => format!("Kyverno policy {}", f.policy),
+            rule => format!("Kyverno policy {}, rule {rule}", f.policy),
+        });
+    let mut help = match f.rule.as_str() {
+        "" => format!("Kyverno policy `{}`.", f.policy),
+        rule => format!("Kyverno policy `{}`, rule `{rule}`.", f.policy),
+    };
     if let Some(d) = &description {
         help.push_str("\n\n");
         help.push_str(d.trim());
@@ -237,7 +243,7 @@ fn descriptor<'a>(report: &'a CheckReport, f: &'a Finding, id: String) -> Descri
     Descriptor {
         name: &f.rule,
         short_description: Text {
-            text: title.unwrap_or_else(|| format!("{}/{}", f.policy, f.rule)),
+            text: title.unwrap_or_else(|| f.rule_id()),
         },
         full_description: Text { text: full },
         help: Text { text: help },
