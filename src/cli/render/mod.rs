@@ -102,7 +102,10 @@ pub fn is_unprintable(c: char) -> bool {
 /// `\u{1b}`), so the text starts no line and moves no cursor. Ordinary text, UTF-8 and tabs
 /// included, comes back unchanged (and unallocated).
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(is_unprintable) {
+    // perf: printable ASCII and tabs, nearly every string printed, are decided byte by byte
+    // (a loop the compiler vectorises) before any char is decoded.
+    let plain_ascii = s.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b));
+    if plain_ascii || !s.chars().any(is_unprintable) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
