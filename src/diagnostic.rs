@@ -28,6 +28,9 @@ pub enum Code {
     InvalidTest,
     /// An input beyond one of kpol's limits (file size, documents, nesting, aliases).
     Limit,
+    /// A policy left out of the run: `spec.admission: false` at admission, `spec.background:
+    /// false` in a background scan (`--background`).
+    NotEvaluated,
 }
 
 impl Code {
@@ -40,6 +43,7 @@ impl Code {
         Code::NotAResource,
         Code::InvalidTest,
         Code::Limit,
+        Code::NotEvaluated,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +56,7 @@ impl Code {
             Code::NotAResource => "not-a-resource",
             Code::InvalidTest => "invalid-test",
             Code::Limit => "limit",
+            Code::NotEvaluated => "not-evaluated",
         }
     }
 
@@ -69,6 +74,9 @@ impl Code {
             Code::InvalidTest => "a Kyverno test file could not be used",
             Code::Limit => {
                 "an input is beyond one of kpol's limits (size, documents, nesting, aliases)"
+            }
+            Code::NotEvaluated => {
+                "a policy not run at admission (spec.admission: false) or in a --background scan"
             }
         }
     }

@@ -258,6 +258,11 @@ fn validate_policy<'r>(
         }
     }
     let mut out = Vec::new();
+    let empty = std::collections::BTreeMap::new();
+    let labels = request
+        .namespace_labels
+        .get(&resource.namespace)
+        .unwrap_or(&empty);
     // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).
     let all = policy.validate_rules_in(slot, &resource.kind);
     for (k, &(j, selected)) in rules.iter().enumerate() {
@@ -272,7 +277,7 @@ fn validate_policy<'r>(
         let Some(mut resp) = resp else {
             continue;
         };
-        resp.failure_action = policy.rule_action(rule);
+        resp.failure_action = policy.rule_action(rule, &resource.namespace, labels);
         exempt_existing_violation(policy, rule, resource, request, &mut resp);
         let applied = matches!(resp.status, Status::Pass | Status::Fail);
         if out.is_empty() {

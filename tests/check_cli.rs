@@ -299,3 +299,104 @@ fn vpol_and_vap_warn_actions_warn_without_flags() {
         "{text}"
     );
 }
+
+/// `kpol check` of testdata/overrides/pods.yaml (Pods in prod-1, dev and ops, none labelled).
+fn check_overrides(flags: &[&str]) -> (Option<i32>, String) {
+    let mut args = vec!["check"];
+    args.extend_from_slice(flags);
+    args.extend([
+        "-p",
+        "testdata/overrides/policy.yaml",
+        "testdata/overrides/pods.yaml",
+    ]);
+    let o = kpol(&args);
+    (o.status.code(), stdout(&o))
+}
+
+/// An Audit policy whose `validationFailureActionOverrides` enforce in `prod*`: the Pod in
+/// prod-1 fails with Enforce, the one in dev with Audit; under --audit-warn only prod fails.
+#[test]
+fn spec_overrides_set_the_action_per_namespace() {
+    let (code, text) = check_overrides(&[]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("Pod prod-1/in-prod (Enforce)"), "{text}");
+    assert!(text.contains("Pod dev/in-dev (Audit)"), "{text}");
+    assert!(text.contains("Pod ops/in-ops (Audit)"), "{text}");
+    let (code, text) = check_overrides(&["--audit-warn"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("pass: 0, fail: 1, warn: 2, error: 0, skip: 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fail[require-team/check-team]") && text.contains("(Enforce)"),
+        "{text}"
+    );
+}
+
+/// The rule's `failureActionOverrides` select by namespace labels from the values file: ops
+/// is labelled `tier: critical` there, so its Pod fails with Enforce.
+#[test]
+fn rule_overrides_read_namespace_labels_from_values() {
+    let (code, text) = check_overrides(&["-f", "testdata/overrides/values.yaml", "--audit-warn"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("Pod ops/in-ops (Enforce)"), "{text}");
+    assert!(text.contains("Pod dev/in-dev (Audit)"), "{text}");
+    assert!(
+        text.contains("pass: 0, fail: 2, warn: 1, error: 0, skip: 0"),
+        "{text}"
+    );
+}
+
+/// `kpol check` of testdata/admission/: `background-only` has `admission: false`,
+/// `admission-only` has `background: false`.
+fn check_admission(flags: &[&str]) -> (Option<i32>, String) {
+    let mut args = vec!["check", "-v"];
+    args.extend_from_slice(flags);
+    args.extend([
+        "-p",
+        "testdata/admission/policies.yaml",
+        "testdata/admission/pod.yaml",
+    ]);
+    let o = kpol(&args);
+    (o.status.code(), stdout(&o))
+}
+
+/// At admission a policy with `spec.admission: false` is not evaluated (an info note says so).
+#[test]
+fn admission_false_policies_are_skipped_without_background() {
+    let (code, text) = check_admission(&[]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(!text.contains("background-only/check-team"), "{text}");
+    assert!(text.contains("fail[admission-only/check-owner]"), "{text}");
+    assert!(
+        text.contains(
+            "info[not-evaluated]: policy background-only has spec.admission: false; not evaluated (use --background)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("--> testdata/admission/policies.yaml:6:14"),
+        "{text}"
+    );
+}
+
+/// `--background` evaluates what a background scan does: `admission: false` policies run,
+/// `background: false` ones do not.
+#[test]
+fn background_flag_evaluates_background_policies_only() {
+    let (code, text) = check_admission(&["--background"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("fail[background-only/check-team]"), "{text}");
+    assert!(!text.contains("admission-only/check-owner"), "{text}");
+    assert!(
+        text.contains(
+            "policy admission-only has spec.background: false; not evaluated in a background scan"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 0, fail: 1, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+}

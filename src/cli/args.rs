@@ -83,6 +83,11 @@ pub struct CheckArgs {
     #[arg(long)]
     pub audit_warn: bool,
 
+    /// Evaluate policies as a background scan would: those with `spec.background` true,
+    /// including `spec.admission: false` ones (by default those are skipped, as at admission).
+    #[arg(long)]
+    pub background: bool,
+
     /// Exit with N when there were warnings but no failures or errors.
     #[arg(long, value_name = "N")]
     pub warn_exit_code: Option<u8>,

@@ -153,8 +153,10 @@ pub fn run(args: CheckArgs) -> u8 {
         diagnostics.push(nothing_to_check(&settings));
     }
     let max_bytes = settings.max_bytes;
-    let set = policies::load(&settings.policies, &settings.exceptions, max_bytes);
+    let mut set = policies::load(&settings.policies, &settings.exceptions, max_bytes);
     diagnostics.extend(set.diagnostics);
+    set.policies
+        .retain(|p| runs(p, settings.background, &mut diagnostics));
     let infos = set.policies.iter().map(policy_info).collect();
     let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
     let request = match request_from_settings(&settings) {
@@ -277,6 +279,28 @@ pub fn run(args: CheckArgs) -> u8 {
         eprintln!("{note}");
     }
     code
+}
+
+/// Whether `policy` is evaluated: at admission (the default) Kyverno's policy cache leaves out
+/// a policy with `spec.admission: false`; a background scan (`--background`) evaluates the
+/// policies with `spec.background` true. A policy left out is an info note.
+fn runs(policy: &kpol::policy::Policy, background: bool, notes: &mut Vec<Diagnostic>) -> bool {
+    let (field, why) = match (background, policy.admission, policy.background) {
+        (false, false, _) => ("admission", "not evaluated (use --background)"),
+        (true, _, false) => ("background", "not evaluated in a background scan"),
+        _ => return true,
+    };
+    let span = policy
+        .raw
+        .get("spec")
+        .and_then(|s| s.get(field))
+        .map_or(policy.raw.span, |n| n.span);
+    notes.push(Diagnostic::info(
+        Code::NotEvaluated,
+        format!("policy {} has spec.{field}: false; {why}", policy.key()),
+        Some(kpol::diagnostic::Location::at(&policy.source, span)),
+    ));
+    false
 }
 
 /// The error of a run that found no input: excludes that removed every file, or paths

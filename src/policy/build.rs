@@ -113,9 +113,7 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Valida
         ));
     }
     let allow_existing_violations = opt_bool(m, "allowExistingViolations", path)?.unwrap_or(true);
-    let failure_action_overrides = opt_seq(m, "failureActionOverrides", path)?
-        .and(m.get("failureActionOverrides"))
-        .cloned();
+    let failure_action_overrides = super::Overrides::compile(m, "failureActionOverrides", path)?;
     let check = CHECKS
         .iter()
         .find_map(|k| present(m, k).map(|n| (*k, n)))
@@ -185,7 +183,7 @@ pub struct SpecFields {
     pub background: bool,
     pub admission: bool,
     pub apply_one: bool,
-    pub failure_action_overrides: Option<Node>,
+    pub failure_action_overrides: super::Overrides,
     pub match_conditions: Option<Node>,
 }
 
@@ -221,9 +219,11 @@ pub fn read_spec(spec: &crate::yaml::Map, spec_node: &Node) -> FieldResult<SpecF
         background: opt_bool(spec, "background", p)?.unwrap_or(true),
         admission: opt_bool(spec, "admission", p)?.unwrap_or(true),
         apply_one,
-        failure_action_overrides: opt_seq(spec, "validationFailureActionOverrides", p)?
-            .and(spec.get("validationFailureActionOverrides"))
-            .cloned(),
+        failure_action_overrides: super::Overrides::compile(
+            spec,
+            "validationFailureActionOverrides",
+            p,
+        )?,
         match_conditions,
     })
 }

@@ -8,6 +8,7 @@ mod expressions;
 pub(crate) mod fields;
 mod load;
 mod model;
+mod overrides;
 mod validate;
 
 pub use build::build_rule;
@@ -15,3 +16,4 @@ pub use load::{InvalidPolicy, LoadedPolicies, UnsupportedPolicy, load_policies};
 pub use model::{
     Autogen, FailureAction, Policy, PolicyKind, Rule, RuleBody, Validate, ValidateCheck,
 };
+pub use overrides::Overrides;

@@ -105,8 +105,8 @@ pub struct Policy {
     pub api_version: String,
     /// `spec.admission` (default true).
     pub admission: bool,
-    /// `spec.validationFailureActionOverrides`, as written (ClusterPolicy only).
-    pub failure_action_overrides: Option<Node>,
+    /// `spec.validationFailureActionOverrides`, compiled (ClusterPolicy only).
+    pub failure_action_overrides: super::Overrides,
     /// `spec.webhookConfiguration.matchConditions`, as written (match.md §2.3).
     pub match_conditions: Option<Node>,
     /// Autogen as computed per resource kind for the validate phase (match.md §8.3).
@@ -188,8 +188,8 @@ pub struct Validate {
     pub failure_action: Option<FailureAction>,
     /// `validate.allowExistingViolations` (default true).
     pub allow_existing_violations: bool,
-    /// `validate.failureActionOverrides`, as written.
-    pub failure_action_overrides: Option<Node>,
+    /// `validate.failureActionOverrides`, compiled.
+    pub failure_action_overrides: super::Overrides,
     /// What `pattern` / `anyPattern` hold (variables, references) and their walk plans, found
     /// once at load (empty for other checks).
     pub patterns: crate::validate::PatternScan,
@@ -251,12 +251,24 @@ impl Policy {
         rules.as_deref().unwrap_or(&autogen.spec_rules)
     }
 
-    /// The action of a rule: the rule's own `failureAction`, else the policy's.
-    pub fn rule_action(&self, rule: &Rule) -> FailureAction {
+    /// The action of a rule for a resource in `namespace`, whose namespace has `labels`
+    /// (match.md §2.1): for a validate rule its first applying `failureActionOverrides` entry,
+    /// else its `failureAction`; then the first applying entry of the policy's
+    /// `validationFailureActionOverrides`, else `validationFailureAction`.
+    pub fn rule_action(
+        &self,
+        rule: &Rule,
+        namespace: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> FailureAction {
         match &rule.body {
-            RuleBody::Validate(v) => v.failure_action,
+            RuleBody::Validate(v) => v
+                .failure_action_overrides
+                .resolve(namespace, labels)
+                .or(v.failure_action),
             _ => None,
         }
+        .or_else(|| self.failure_action_overrides.resolve(namespace, labels))
         .unwrap_or(self.validation_failure_action)
     }
 }

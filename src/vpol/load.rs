@@ -370,7 +370,7 @@ pub fn load(
         raw: node,
         api_version,
         admission: true,
-        failure_action_overrides: None,
+        failure_action_overrides: Default::default(),
         match_conditions: None,
         autogen: Autogen {
             spec_rules: vec![rule],

@@ -115,12 +115,18 @@ spec:
     assert!(matches!(&v.check, ValidateCheck::AnyPattern(ps) if ps.len() == 2));
     assert_eq!(v.failure_action, Some(FailureAction::Audit));
     assert!(!v.allow_existing_violations);
-    assert_eq!(p.rule_action(&p.rules[0]), FailureAction::Audit);
+    assert_eq!(
+        p.rule_action(&p.rules[0], "", &Default::default()),
+        FailureAction::Audit
+    );
     assert!(
         matches!(&p.rules[1].body, RuleBody::Validate(v) if matches!(v.check, ValidateCheck::Deny(_)))
     );
     assert!(matches!(p.rules[2].body, RuleBody::Mutate(_)));
-    assert_eq!(p.rule_action(&p.rules[2]), FailureAction::Enforce);
+    assert_eq!(
+        p.rule_action(&p.rules[2], "", &Default::default()),
+        FailureAction::Enforce
+    );
 }
 
 #[test]
@@ -156,5 +162,73 @@ fn integral_float_literals_become_ints() {
     assert_eq!(
         p.get_path(&["spec", "ratio"]).map(|n| &n.value),
         Some(&crate::yaml::Value::Float(0.5))
+    );
+}
+
+#[test]
+fn rule_action_order_rule_overrides_rule_action_spec_overrides_spec_action() {
+    let text = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: order
+spec:
+  validationFailureAction: Audit
+  validationFailureActionOverrides:
+  - action: Enforce
+    namespaces: ['spec-*']
+  - action: Audit
+    namespaces: ['rule-*']
+  rules:
+  - name: with-overrides
+    match: {resources: {kinds: [Service]}}
+    validate:
+      failureAction: Audit
+      failureActionOverrides:
+      - action: bogus
+        namespaces: ['*']
+      - action: Enforce
+        namespaceSelector: {matchLabels: {tier: prod}}
+      - action: Enforce
+        namespaces: ['rule-*']
+      pattern: {metadata: {name: '?*'}}
+  - name: plain
+    match: {resources: {kinds: [Service]}}
+    validate:
+      pattern: {metadata: {name: '?*'}}
+";
+    let l = load(text);
+    assert!(l.invalid.is_empty(), "{:?}", l.invalid);
+    let p = &l.policies[0];
+    let none = std::collections::BTreeMap::new();
+    let prod: std::collections::BTreeMap<String, String> =
+        [("tier".to_owned(), "prod".to_owned())].into();
+    let (with, plain) = (&p.rules[0], &p.rules[1]);
+    // The rule's overrides first (the invalid action skipped) ...
+    assert_eq!(p.rule_action(with, "rule-1", &none), FailureAction::Enforce);
+    assert_eq!(p.rule_action(with, "x", &prod), FailureAction::Enforce);
+    // ... then its failureAction, before any spec-level override.
+    assert_eq!(p.rule_action(with, "spec-1", &none), FailureAction::Audit);
+    // A rule without either: the spec's overrides, in order, then its action.
+    assert_eq!(
+        p.rule_action(plain, "spec-1", &none),
+        FailureAction::Enforce
+    );
+    assert_eq!(p.rule_action(plain, "rule-1", &prod), FailureAction::Audit);
+    assert_eq!(p.rule_action(plain, "dev", &none), FailureAction::Audit);
+}
+
+#[test]
+fn override_shapes_are_invalid_policies() {
+    let text = BASIC.replace(
+        "    validate:\n",
+        "    validate:\n      failureActionOverrides:\n      - namespaces: prod\n",
+    );
+    let l = load(&text);
+    assert_eq!(l.invalid.len(), 1, "{:?}", l.invalid);
+    assert!(
+        format!("{:?}", l.invalid[0]).contains("failureActionOverrides[0].namespaces"),
+        "{:?}",
+        l.invalid[0]
     );
 }
