@@ -321,3 +321,19 @@ fn exceptions_skip_mutate_rules() {
     assert_eq!(added, 1, "{d}");
     assert!(!d.contains("+  labels:"), "{d}");
 }
+
+/// `{{@}}` under `corp.com/retention` reads that one label (Kyverno's
+/// `regex_replace_with_slash`: `days_37` becomes `days_30`); the key was split in two before.
+#[test]
+fn at_under_a_label_key_with_a_slash() {
+    let o = kpol(&[
+        "mutate",
+        "-p",
+        "testdata/mutate/at-key-with-slash/policy.yaml",
+        "testdata/mutate/at-key-with-slash/resource.yaml",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(out.contains("    corp.com/retention: days_30\n"), "{out}");
+    assert!(!out.contains("days_37"), "{out}");
+}

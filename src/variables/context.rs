@@ -28,6 +28,11 @@ pub struct Context<'r> {
     pub(super) lent_top: Vec<(String, &'r Node)>,
     pub(super) operation: Operation,
     pub(super) pending: Vec<Pending>,
+    /// The level and sequence number of the context entry being loaded, while its first
+    /// queries run (`deferredLoaders.level`/`index` upstream, super::entries).
+    pub(super) loading: Option<(usize, u64)>,
+    /// The sequence number the next registered context entry gets (declaration order).
+    pub(super) next_seq: u64,
     /// Why `images` could not be built (an unparsable image), reported when queried.
     pub(super) images_error: Option<String>,
     /// The kind whose `images` map is still to be built from `request.object` (built on the
@@ -54,6 +59,8 @@ impl<'r> Context<'r> {
             lent_top: Vec::new(),
             operation: Operation::Create,
             pending: Vec::new(),
+            loading: None,
+            next_seq: 0,
             images_error: None,
             images_pending: None,
             marks: Vec::new(),

@@ -1,6 +1,8 @@
 //! Rule and foreach `context` entries (validate.md §11.8), loaded lazily: an entry is
 //! evaluated the first time a query mentions its name (`(?:\A|\z|\s|[^.0-9A-Za-z])name\b`,
 //! `pkg/engine/context/deferred.go`), so a failing entry that is never used costs nothing.
+//! An entry's own queries see only the entries declared before it at its level or outer
+//! ones (rule context before foreach context), see `Context::load_pending`.
 //!
 //! `variable` entries are evaluated as in `loaders/variable.go`. `configMap`, `apiCall`,
 //! `globalReference` and `imageRegistry` need a cluster: the offline CLI does not load them,
@@ -18,6 +20,11 @@ use crate::yaml::{Node, Value};
 pub(crate) struct Pending {
     name: String,
     kind: Kind,
+    /// How many checkpoints were open when the entry was registered (rule context before
+    /// foreach context: `len(jsonRawCheckpoints)` at `AddDeferredLoader`).
+    level: usize,
+    /// Declaration order across every `context:` list registered (the loader's index).
+    seq: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -82,20 +89,36 @@ impl Context<'_> {
             self.pending.push(Pending {
                 name: name.to_owned(),
                 kind,
+                level: self.marks.len(),
+                seq: self.next_seq,
             });
+            self.next_seq += 1;
         }
         Ok(())
     }
 
-    /// Loads, in registration order, every pending entry the query mentions.
+    /// Loads, in registration order, every pending entry the query mentions that it may see
+    /// (`deferredLoaders.LoadMatching`/`match`): a query made while no entry is loading sees
+    /// every entry at the current checkpoint level or outer ones; a query made while entry E
+    /// loads sees only entries declared before E at E's level or outer ones, so a later entry
+    /// (one of the same name too) is invisible to it. As upstream, the limit is lifted
+    /// (`setLevelAndIndex(-1, -1)`) once any entry finishes loading, so E's queries after
+    /// a nested load see every entry again.
     pub(super) fn load_pending(&mut self, query: &str) -> Result<(), VarError> {
-        while let Some(i) = self.pending.iter().position(|p| mentions(query, &p.name)) {
+        let (level, before) = self.loading.unwrap_or((self.marks.len(), u64::MAX));
+        while let Some(i) = self
+            .pending
+            .iter()
+            .position(|p| p.seq < before && p.level <= level && mentions(query, &p.name))
+        {
             let p = self.pending.remove(i);
+            self.loading = Some((p.level, p.seq));
             let v = match &p.kind {
-                Kind::Data(d) => value::json_round_trip(d),
-                Kind::Variable(v) => self.load_variable(&p.name, v)?,
+                Kind::Data(d) => Ok(value::json_round_trip(d)),
+                Kind::Variable(v) => self.load_variable(&p.name, v),
             };
-            self.set_path(&[&p.name], v);
+            self.loading = None;
+            self.set_path(&[&p.name], v?);
         }
         Ok(())
     }
@@ -190,5 +213,99 @@ mod tests {
         assert!(!mentions("foobar", "foo"));
         assert!(!mentions("afoo", "foo"));
         assert!(mentions("a || foo", "foo"));
+    }
+
+    /// Ordering rules of upstream's deferred loading (`pkg/engine/context/deferred.go`).
+    fn ctx_with(entries: serde_json::Value) -> Context<'static> {
+        let mut ctx = Context::from_root(Node::from_json(&serde_json::json!({"request": {}})));
+        ctx.add_context_entries(&Node::from_json(&entries), &BTreeMap::new())
+            .unwrap();
+        ctx
+    }
+
+    fn q(ctx: &mut Context, e: &str) -> Result<serde_json::Value, String> {
+        ctx.query(e).map(|n| n.to_json()).map_err(|e| e.message)
+    }
+
+    /// `match` only looks below the loading entry's index: an entry does not see one declared
+    /// after it (nor itself), though a top-level query still loads that one.
+    #[test]
+    fn an_entry_does_not_see_entries_declared_after_it() {
+        let mut ctx = ctx_with(serde_json::json!([
+            {"name": "a", "variable": {"value": "{{ b }}"}},
+            {"name": "b", "variable": {"value": "bee"}},
+            {"name": "me", "variable": {"value": "{{ me }}"}}
+        ]));
+        let e = q(&mut ctx, "a").unwrap_err();
+        assert!(
+            e.contains("context entry a") && e.contains("Unknown key \"b\""),
+            "{e}"
+        );
+        assert_eq!(q(&mut ctx, "b").unwrap(), "bee");
+        let e = q(&mut ctx, "me").unwrap_err();
+        assert!(e.contains("Unknown key \"me\""), "{e}");
+    }
+
+    /// `match` under an entry's index: a later entry of the same name does not shadow the
+    /// earlier one for the entries between them; a top-level query (`LoadMatching` with no
+    /// entry loading) loads every entry of the name in declaration order, the last one wins.
+    #[test]
+    fn a_later_entry_of_the_same_name_does_not_shadow_an_earlier_use() {
+        let entries = serde_json::json!([
+            {"name": "x", "variable": {"value": "first"}},
+            {"name": "y", "variable": {"value": "{{ x }}"}},
+            {"name": "x", "variable": {"value": "second"}}
+        ]);
+        let mut ctx = ctx_with(entries.clone());
+        assert_eq!(q(&mut ctx, "y").unwrap(), "first");
+        assert_eq!(q(&mut ctx, "x").unwrap(), "second");
+        // Loaded first at the top level, `x` is the last declaration; `y` then reads it.
+        let mut ctx = ctx_with(entries);
+        assert_eq!(q(&mut ctx, "x").unwrap(), "second");
+        assert_eq!(q(&mut ctx, "y").unwrap(), "second");
+    }
+
+    /// Levels (`Add(dl, len(jsonRawCheckpoints))`, `dl.level <= level`): a foreach entry
+    /// sees the rule's entries; a rule entry does not see a foreach entry, declared after
+    /// it, even when first used inside the foreach.
+    #[test]
+    fn rule_entries_do_not_see_foreach_entries() {
+        let mut ctx = ctx_with(serde_json::json!([
+            {"name": "rule", "variable": {"value": "r"}},
+            {"name": "early", "variable": {"value": "{{ inner }}"}}
+        ]));
+        ctx.checkpoint();
+        ctx.add_context_entries(
+            &Node::from_json(&serde_json::json!([
+                {"name": "inner", "variable": {"value": "{{ rule }}-i"}}
+            ])),
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        let e = q(&mut ctx, "early").unwrap_err();
+        assert!(e.contains("Unknown key \"inner\""), "{e}");
+        assert_eq!(q(&mut ctx, "inner").unwrap(), "r-i");
+        ctx.reset();
+        let e = q(&mut ctx, "inner").unwrap_err();
+        assert!(e.contains("Unknown key \"inner\""), "{e}");
+    }
+
+    /// `loadData` ends with `setLevelAndIndex(-1, -1)`, not the outer entry's limits: once a
+    /// nested load has run, the rest of the loading entry's queries see every entry.
+    #[test]
+    fn the_limit_lifts_after_a_nested_load() {
+        let mut ctx = ctx_with(serde_json::json!([
+            {"name": "b", "variable": {"value": "bee"}},
+            {"name": "a", "variable": {"value": "{{ b }}-{{ c }}"}},
+            {"name": "c", "variable": {"value": "sea"}}
+        ]));
+        assert_eq!(q(&mut ctx, "a").unwrap(), "bee-sea");
+        let mut ctx = ctx_with(serde_json::json!([
+            {"name": "b", "variable": {"value": "bee"}},
+            {"name": "a", "variable": {"value": "{{ c }}-{{ b }}"}},
+            {"name": "c", "variable": {"value": "sea"}}
+        ]));
+        let e = q(&mut ctx, "a").unwrap_err();
+        assert!(e.contains("Unknown key \"c\""), "{e}");
     }
 }

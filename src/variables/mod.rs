@@ -20,6 +20,7 @@ mod checkpoint;
 mod context;
 mod entries;
 pub mod image;
+mod pointer;
 mod substitute;
 
 pub use context::Context;

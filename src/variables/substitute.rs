@@ -334,28 +334,15 @@ fn lone_variable(v: &str) -> Option<&str> {
         .filter(|inner| memchr::memchr2(b'{', b'}', inner.as_bytes()).is_none())
 }
 
-/// `{{@}}`: the path after any `foreach` segment, minus its first two segments, prefixed
-/// with `target` when the context has one, else `request.object` (§11.4).
+/// `{{@}}`: the query for the current position, under `target` when the context has one,
+/// else `request.object` (§11.4; [`super::pointer::at_query`]).
 fn at_path(ctx: &mut Context, path: &str) -> String {
     let prefix = if ctx.root().get("target").is_some() {
         "target"
     } else {
         "request.object"
     };
-    let mut segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    if let Some(i) = segs.iter().position(|s| *s == "foreach") {
-        segs.drain(..=i);
-    }
-    let rest = segs.get(2..).unwrap_or(&[]);
-    let mut out = prefix.to_owned();
-    for s in rest {
-        if s.bytes().all(|b| b.is_ascii_digit()) {
-            out.push_str(&format!("[{s}]"));
-        } else {
-            out.push_str(&format!(".\"{}\"", s.replace('"', "\\\"")));
-        }
-    }
-    out
+    super::pointer::at_query(prefix, path)
 }
 
 #[cfg(test)]
@@ -503,5 +490,96 @@ mod tests {
             Node::from_json(&serde_json::json!({"{{ request.object.metadata.name }}": "{{ n }}"}));
         let out = substitute(&doc, &mut ctx()).unwrap();
         assert_eq!(out.to_json(), serde_json::json!({"temp": 3}));
+    }
+
+    /// `{{@}}` in a mutate overlay: each value is replaced by the resource's value at the
+    /// same place; the query text is upstream's `Pointer.JMESPath` (`vars.go`).
+    fn at_ctx() -> Context<'static> {
+        Context::from_root(Node::from_json(&serde_json::json!({
+            "request": {"object": {
+                "metadata": {"name": "web",
+                             "labels": {"corp.com/retention": "days_37"},
+                             "annotations": {"app.kubernetes.io.name": "shop"}},
+                "spec": {"containers": [{"image": "nginx"}, {"image": "redis"}]}}}
+        })))
+    }
+
+    fn at_doc(doc: serde_json::Value) -> Result<serde_json::Value, VarError> {
+        substitute_at(
+            &Node::from_json(&doc),
+            &mut at_ctx(),
+            "/mutate/patchStrategicMerge",
+        )
+        .map(|n| n.to_json())
+    }
+
+    /// The query `{{@}}` became, read from the missing-key error of a resource without it.
+    fn at_query_text(doc: serde_json::Value) -> String {
+        let mut ctx = Context::from_root(Node::from_json(&serde_json::json!({
+            "request": {"object": {}}
+        })));
+        let e = substitute_at(
+            &Node::from_json(&doc),
+            &mut ctx,
+            "/mutate/patchStrategicMerge",
+        )
+        .unwrap_err()
+        .message;
+        let rest = e.strip_prefix("failed to resolve ").unwrap_or(&e);
+        rest.split(" at path ")
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[test]
+    fn at_under_a_label_key_with_a_slash() {
+        let doc = serde_json::json!({"metadata": {"labels": {"corp.com/retention": "{{@}}"}}});
+        assert_eq!(
+            at_doc(doc.clone()).unwrap(),
+            serde_json::json!({"metadata": {"labels": {"corp.com/retention": "days_37"}}})
+        );
+        assert_eq!(
+            at_query_text(doc),
+            r#"request.object.metadata.labels."corp.com/retention""#
+        );
+    }
+
+    #[test]
+    fn at_under_an_annotation_key_with_dots() {
+        let doc =
+            serde_json::json!({"metadata": {"annotations": {"app.kubernetes.io.name": "{{ @ }}"}}});
+        assert_eq!(
+            at_doc(doc.clone()).unwrap(),
+            serde_json::json!({"metadata": {"annotations": {"app.kubernetes.io.name": "shop"}}})
+        );
+        assert_eq!(
+            at_query_text(doc),
+            r#"request.object.metadata.annotations."app.kubernetes.io.name""#
+        );
+    }
+
+    #[test]
+    fn at_under_array_elements() {
+        let doc =
+            serde_json::json!({"spec": {"containers": [{"image": "{{@}}"}, {"image": "x-{{@}}"}]}});
+        assert_eq!(
+            at_doc(doc.clone()).unwrap(),
+            serde_json::json!({"spec": {"containers": [{"image": "nginx"}, {"image": "x-redis"}]}})
+        );
+        assert_eq!(
+            at_query_text(doc),
+            "request.object.spec.containers[0].image"
+        );
+    }
+
+    #[test]
+    fn at_under_a_plain_key() {
+        let doc = serde_json::json!({"metadata": {"name": "{{@}}"}});
+        assert_eq!(
+            at_doc(doc.clone()).unwrap(),
+            serde_json::json!({"metadata": {"name": "web"}})
+        );
+        assert_eq!(at_query_text(doc), "request.object.metadata.name");
     }
 }
