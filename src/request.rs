@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::values::Values;
+use crate::yaml::Node;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Operation {
@@ -56,6 +57,10 @@ pub struct Request {
     pub user_info: Option<UserInfo>,
     /// Values injected into rule contexts (values file, `--set`).
     pub values: Arc<Values>,
+    /// The cluster's Namespaces by name, as `kpol check` knows them (Namespace inputs, then
+    /// the values file): CEL's `namespaceObject` for `validate.cel` and the CEL kinds.
+    /// Empty in `kpol test`, where the Kyverno CLI reads only the values file.
+    pub namespaces: Arc<BTreeMap<String, Node>>,
 }
 
 impl Request {

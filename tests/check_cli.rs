@@ -400,3 +400,58 @@ fn background_flag_evaluates_background_policies_only() {
         "{text}"
     );
 }
+
+/// CEL's `namespaceObject` (ValidatingPolicy and `validate.cel`) is the Namespace as the
+/// inputs give it — annotations and labels — found in another input file.
+#[test]
+fn namespace_object_comes_from_namespace_inputs() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/namespace-object/policies.yaml",
+        "testdata/namespace-object/configmaps.yaml",
+        "testdata/namespace-object/namespaces.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("pass: 2, fail: 2, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+    for rule in ["vpol-team-annotation", "cel-env-label/prod-namespace"] {
+        let failed = format!("fail[{rule}]");
+        assert_eq!(text.matches(&failed).count(), 1, "{text}");
+    }
+    assert_eq!(
+        text.matches("ConfigMap web/web-config").count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("payments/payments-config"), "{text}");
+}
+
+/// Without a Namespace input, the values file's `namespaces` (annotations, labels) and
+/// `namespaceSelector` (labels) give `namespaceObject`, for `validate.cel` too.
+#[test]
+fn namespace_object_comes_from_the_values_file() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/namespace-object/policies.yaml",
+        "-f",
+        "testdata/namespace-object/values.yaml",
+        "testdata/namespace-object/configmaps.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("pass: 2, fail: 2, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("ConfigMap web/web-config").count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("payments/payments-config"), "{text}");
+}

@@ -159,7 +159,7 @@ pub fn run(args: CheckArgs) -> u8 {
         .retain(|p| runs(p, settings.background, &mut diagnostics));
     let infos = set.policies.iter().map(policy_info).collect();
     let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
-    let request = match request_from_settings(&settings) {
+    let mut request = match request_from_settings(&settings) {
         Ok((r, warnings)) => {
             for w in warnings {
                 diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
@@ -171,6 +171,8 @@ pub fn run(args: CheckArgs) -> u8 {
             Request::default()
         }
     };
+    let namespaces = super::namespaces::collect(&inputs, max_bytes, &request.values);
+    request.namespaces = Arc::new(namespaces);
 
     let renderer = render::renderer(settings.format);
     let mut out = match render::open(
@@ -393,6 +395,7 @@ fn request_from_settings(args: &config::Settings) -> Result<(Request, Vec<String
             namespace_labels: values.namespace_labels.clone(),
             user_info,
             values: Arc::new(values),
+            namespaces: Default::default(),
         },
         warnings,
     ))

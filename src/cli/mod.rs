@@ -8,6 +8,7 @@ mod exit;
 mod generate;
 mod jp;
 mod mutate;
+mod namespaces;
 mod ordered;
 mod policies;
 mod render;

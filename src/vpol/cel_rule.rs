@@ -118,9 +118,12 @@ pub fn evaluate(
         "request",
         super::evaluate::request_value(resource, request, op, None, false),
     );
-    // Offline, Kyverno's namespace object has only a name (§2.3).
+    // The Namespace `kpol check` knows (an input, the values file); else, as the Kyverno CLI
+    // has it offline (`kpol test`), only a name (§2.3).
     let ns = if resource.namespace.is_empty() || resource.kind == "Namespace" {
         Value::Null
+    } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
+        crate::cel::convert::to_cel(ns)
     } else {
         map_of([("metadata", map_of([("name", string(&resource.namespace))]))])
     };

@@ -145,6 +145,8 @@ fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> V
     bind_admission(&mut act, resource, request, Operation::Create, false);
     let ns = if resource.namespace.is_empty() {
         map_of([("metadata", map_of(Vec::<(String, Value)>::new()))])
+    } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
+        to_cel(ns)
     } else {
         namespace_object_with_labels(resource, request)
     };
@@ -310,10 +312,16 @@ pub fn request_value(
     map_of(fields)
 }
 
-/// vpol `namespaceObject`: `{name, labels}` from the values file, null when unknown (§4.3).
+/// vpol `namespaceObject`: the Namespace `kpol check` knows (an input, the values file), else
+/// `{name, labels}` from the values file, null when unknown or cluster-scoped (§4.3).
 fn namespace_object(resource: &Resource, request: &Request) -> Value {
-    if resource.namespace.is_empty() || !request.namespace_labels.contains_key(&resource.namespace)
-    {
+    if resource.namespace.is_empty() {
+        return Value::Null;
+    }
+    if let Some(ns) = request.namespaces.get(&resource.namespace) {
+        return to_cel(ns);
+    }
+    if !request.namespace_labels.contains_key(&resource.namespace) {
         return Value::Null;
     }
     // A full Namespace from the values file is what the CLI's fake client holds.

@@ -35,17 +35,25 @@ fn syntax_errors_are_diagnostics_at_line_and_column() {
 }
 
 fn statuses(policy_text: &str, resource_text: &str, op: Operation) -> Vec<(String, Status)> {
-    let l = load("p.yaml", policy_text);
-    let engine = Engine::new(l.policies);
-    let source = Arc::new(SourceFile::new("r.yaml", resource_text));
-    let resources = read_manifests(&source, Limits::default()).resources;
     let request = Request {
         operation: op,
         ..Request::default()
     };
+    statuses_for(policy_text, resource_text, &request)
+}
+
+fn statuses_for(
+    policy_text: &str,
+    resource_text: &str,
+    request: &Request,
+) -> Vec<(String, Status)> {
+    let l = load("p.yaml", policy_text);
+    let engine = Engine::new(l.policies);
+    let source = Arc::new(SourceFile::new("r.yaml", resource_text));
+    let resources = read_manifests(&source, Limits::default()).resources;
     resources
         .iter()
-        .flat_map(|r| engine.validate(r, &request))
+        .flat_map(|r| engine.validate(r, request))
         .flat_map(|p| p.rules)
         .map(|r| (r.rule, r.status))
         .collect()
@@ -128,6 +136,45 @@ spec:
         run("\"namespaceObject.metadata.name == 'default'\""),
         [("r".into(), Status::Pass)]
     );
+}
+
+/// `namespaceObject` is the whole Namespace the request knows (`kpol check`: an input or the
+/// values file) for a ValidatingPolicy and `validate.cel`; without one, null and name-only.
+#[test]
+fn namespace_object_is_the_known_namespace() {
+    let ns = crate::yaml::Node::from_json(&serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "default", "annotations": {"team": "a"}},
+        "spec": {"finalizers": ["kubernetes"]},
+    }));
+    let known = Request {
+        namespaces: Arc::new([("default".to_owned(), ns)].into()),
+        ..Request::default()
+    };
+    let expr = "\"namespaceObject.metadata.annotations.team == 'a' && \
+                namespaceObject.spec.finalizers[0] == 'kubernetes'\"";
+    let vpol = VPOL.replace("EXPR", expr);
+    let cp = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: c}
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      cel:
+        expressions:
+        - expression: EXPR
+"
+    .replace("EXPR", expr);
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n";
+    assert_eq!(statuses_for(&vpol, pod, &known)[0].1, Status::Pass);
+    assert_eq!(statuses_for(&cp, pod, &known)[0].1, Status::Pass);
+    let unknown = Request::default();
+    assert_eq!(statuses_for(&vpol, pod, &unknown)[0].1, Status::Error);
+    assert_eq!(statuses_for(&cp, pod, &unknown)[0].1, Status::Fail);
 }
 
 #[test]

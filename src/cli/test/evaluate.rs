@@ -113,6 +113,7 @@ fn run_resource(
         namespace_labels: inputs.values.namespace_labels.clone(),
         user_info: inputs.user_info.clone(),
         values: inputs.values.clone(),
+        namespaces: Default::default(),
     };
     let mut responses = Vec::new();
     let mutate_op = policies
