@@ -158,6 +158,12 @@ pub fn run(args: CheckArgs) -> u8 {
     set.policies
         .retain(|p| runs(p, settings.background, &mut diagnostics));
     let infos = set.policies.iter().map(policy_info).collect();
+    // perf: the Namespaces among the inputs are collected (a second read of every input) only
+    // when a policy's text names `namespaceObject`.
+    let reads_namespaces = set
+        .policies
+        .iter()
+        .any(|p| p.source.text().contains("namespaceObject"));
     let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
     let mut request = match request_from_settings(&settings) {
         Ok((r, warnings)) => {
@@ -171,8 +177,10 @@ pub fn run(args: CheckArgs) -> u8 {
             Request::default()
         }
     };
-    let namespaces = super::namespaces::collect(&inputs, max_bytes, &request.values);
-    request.namespaces = Arc::new(namespaces);
+    if reads_namespaces {
+        let namespaces = super::namespaces::collect(&inputs, max_bytes, &request.values);
+        request.namespaces = Arc::new(namespaces);
+    }
 
     let renderer = render::renderer(settings.format);
     let mut out = match render::open(
