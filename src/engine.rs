@@ -182,6 +182,24 @@ impl Engine {
         )
     }
 
+    /// [`Engine::mutated`] with the mutate rules that errored, each with the position of its
+    /// policy in [`Engine::policies`] (`kpol check` reports them: with `failurePolicy: Fail`
+    /// Kyverno blocks the request, mutate.md §8). The list is empty, and allocates nothing,
+    /// when no rule errored.
+    pub fn mutated_with_errors(
+        &self,
+        resource: &Resource,
+        request: &Request,
+    ) -> (Option<Resource>, Vec<(usize, RuleResponse)>) {
+        crate::mutate::mutated_with_errors(
+            resource,
+            &self.policies,
+            &self.mutating,
+            &self.exceptions,
+            request,
+        )
+    }
+
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {

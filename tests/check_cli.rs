@@ -455,3 +455,62 @@ fn namespace_object_comes_from_the_values_file() {
     );
     assert!(!text.contains("payments/payments-config"), "{text}");
 }
+
+const MUTATE_ERRORS: &str = "testdata/mutate-errors";
+
+/// A mutate rule that errors (a variable that does not resolve) is an error finding at the
+/// resource, exit 1: with `failurePolicy: Fail` (the default) Kyverno blocks the request.
+/// With the variable from a values file it patches and nothing is reported.
+#[test]
+fn mutate_rule_error_is_an_error_finding() {
+    let policy = format!("{MUTATE_ERRORS}/policy-fail.yaml");
+    let cm = format!("{MUTATE_ERRORS}/configmap.yaml");
+    let o = kpol(&["check", "-p", &policy, &cm]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("error[add-owner/owner-label]: variable substitution failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("--> testdata/mutate-errors/configmap.yaml:1:1"),
+        "{text}"
+    );
+    assert!(text.contains("(Enforce)"), "{text}");
+    assert!(
+        text.contains("pass: 0, fail: 0, warn: 0, error: 1, skip: 0"),
+        "{text}"
+    );
+    let json = stdout(&kpol(&["check", "--format", "json", "-p", &policy, &cm]));
+    assert!(json.contains("\"error\""), "{json}");
+
+    let values = format!("{MUTATE_ERRORS}/values.yaml");
+    let o = kpol(&["check", "-f", &values, "-p", &policy, &cm]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("pass: 0, fail: 0, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+}
+
+/// With `failurePolicy: Ignore` Kyverno admits the request unmutated: the error is a warning
+/// and the run passes (unless `--warn-exit-code`).
+#[test]
+fn mutate_rule_error_under_failure_policy_ignore_is_a_warning() {
+    let policy = format!("{MUTATE_ERRORS}/policy-ignore.yaml");
+    let cm = format!("{MUTATE_ERRORS}/configmap.yaml");
+    let o = kpol(&["check", "-p", &policy, &cm]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("warn[add-owner-ignore/owner-label]: variable substitution failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 0, fail: 0, warn: 1, error: 0, skip: 0"),
+        "{text}"
+    );
+    let o = kpol(&["check", "--warn-exit-code", "3", "-p", &policy, &cm]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+}

@@ -337,3 +337,44 @@ fn at_under_a_label_key_with_a_slash() {
     assert!(out.contains("    corp.com/retention: days_30\n"), "{out}");
     assert!(!out.contains("days_37"), "{out}");
 }
+
+/// `-f values.yaml` gives the variables and namespace labels, as for `kpol check`: the owner
+/// comes from `globalValues`, the `tier` label from a rule whose namespaceSelector matches the
+/// namespace's labels. Without it the variable does not resolve (exit 1) and the namespace
+/// has no labels.
+#[test]
+fn values_file_feeds_variables_and_namespace_labels() {
+    let d = "testdata/mutate-errors";
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "mutate".to_owned(),
+            "-p".to_owned(),
+            format!("{d}/policy-fail.yaml"),
+            "-p".to_owned(),
+            format!("{d}/policy-namespace.yaml"),
+        ];
+        a.extend(extra.iter().map(|s| (*s).to_owned()));
+        a.push(format!("{d}/configmap.yaml"));
+        a
+    };
+    let with = args(&["-f", "testdata/mutate-errors/values.yaml"]);
+    let o = kpol(&with.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        out.contains("  labels:\n    owner: payments\n    tier: prod\n"),
+        "{out}"
+    );
+    let without = args(&[]);
+    let o = kpol(&without.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("labels:"), "{}", text(&o.stdout));
+    let set = args(&["--set", "owner=search"]);
+    let o = kpol(&set.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("owner: search"),
+        "{}",
+        text(&o.stdout)
+    );
+}

@@ -241,6 +241,19 @@ pub struct MutateArgs {
     /// PolicyException file (repeatable). Exceptions among the policy files are used too.
     #[arg(short = 'e', long = "exception", value_name = "PATH")]
     pub exceptions: Vec<PathBuf>,
+
+    /// Kyverno values file (cli.kyverno.io/v1alpha1 Values), as for `kpol check`: variables
+    /// for rules, namespace labels for namespaceSelector, `request.operation`.
+    #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "set")]
+    pub values_file: Option<PathBuf>,
+
+    /// Variables as `key=value` (comma-separated, repeatable), as `kyverno apply --set`.
+    #[arg(short = 's', long, value_name = "KEY=VALUE", value_delimiter = ',')]
+    pub set: Vec<String>,
+
+    /// Kyverno userinfo file: the requesting user, roles and cluster roles.
+    #[arg(short = 'u', long, value_name = "FILE")]
+    pub userinfo: Option<PathBuf>,
 }
 #[derive(Debug, clap::Args)]
 #[command(

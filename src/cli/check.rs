@@ -369,6 +369,16 @@ fn timestamp() -> u64 {
 /// `request.operation` comes from the global values (per-resource operations of a values file
 /// apply in `kpol test`, where each policy is evaluated on its own).
 fn request_from_settings(args: &config::Settings) -> Result<(Request, Vec<String>), Diagnostic> {
+    build_request(args.values.as_deref(), &args.set, args.userinfo.as_deref())
+}
+
+/// The simulated request from a values file (`-f`), `--set` variables and a userinfo file
+/// (`-u`), with the warnings reading them gave; shared by `kpol check` and `kpol mutate`.
+pub(super) fn build_request(
+    values_file: Option<&std::path::Path>,
+    set: &[String],
+    userinfo: Option<&std::path::Path>,
+) -> Result<(Request, Vec<String>), Diagnostic> {
     let mut warnings = Vec::new();
     let as_diag = |e: super::test::LoadError| {
         Diagnostic::error(
@@ -377,7 +387,7 @@ fn request_from_settings(args: &config::Settings) -> Result<(Request, Vec<String
             Some(Location::file(e.position.clone())),
         )
     };
-    let mut values = match &args.values {
+    let mut values = match values_file {
         Some(p) => {
             let (v, w) = super::test::read_values_file(p).map_err(as_diag)?;
             warnings.extend(w);
@@ -385,8 +395,8 @@ fn request_from_settings(args: &config::Settings) -> Result<(Request, Vec<String
         }
         None => Values::default(),
     };
-    values.global.extend(set_values(&args.set));
-    let user_info = match &args.userinfo {
+    values.global.extend(set_values(set));
+    let user_info = match userinfo {
         Some(p) => {
             let (u, w) = super::test::read_user_info(p).map_err(as_diag)?;
             warnings.extend(w);
@@ -467,12 +477,16 @@ fn check_input(
     let check_resource = |resource: &Resource| {
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).
-        let mutated = match engine.mutated(resource, request) {
+        let (changed, errors) = engine.mutated_with_errors(resource, request);
+        let mutated = match changed {
             Some(changed) => std::borrow::Cow::Owned(changed),
             None => std::borrow::Cow::Borrowed(resource),
         };
         let mut findings = Vec::new();
         let mut unlisted = Summary::default();
+        for (i, resp) in errors {
+            findings.push(mutate_error(&engine.policies()[i], i, resource, resp));
+        }
         for pr in engine.validate(&mutated, request) {
             let policy = &engine.policies()[pr.policy];
             for resp in pr.rules {
@@ -515,6 +529,28 @@ fn check_input(
         findings,
         unlisted,
     }
+}
+
+/// A mutate rule that errored, at the resource as it was given. With `failurePolicy: Fail`
+/// (the default) Kyverno blocks the request: an error. With `Ignore` it admits the request
+/// unmutated: a warning, which fails the run only under `--warn-exit-code` (docs/OUTPUT.md).
+fn mutate_error(
+    policy: &kpol::policy::Policy,
+    policy_index: usize,
+    resource: &Resource,
+    mut response: RuleResponse,
+) -> Finding {
+    let ignore = policy.ignores_failures();
+    response.failure_action = if ignore {
+        kpol::policy::FailureAction::Audit
+    } else {
+        kpol::policy::FailureAction::Enforce
+    };
+    let mut f = finding(policy, policy_index, resource, response, false);
+    if ignore {
+        f.status = Status::Warn;
+    }
+    f
 }
 
 fn finding(

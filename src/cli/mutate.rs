@@ -7,7 +7,7 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use kpol::diagnostic::{Diagnostic, Severity};
+use kpol::diagnostic::{Code, Diagnostic, Severity};
 use kpol::engine::Engine;
 use kpol::mutate::file::{FileMutation, mutate_file};
 use kpol::mutate::udiff;
@@ -37,7 +37,22 @@ pub fn run(args: MutateArgs) -> u8 {
     let set = policies::load(&args.policies, &args.exceptions, max_bytes);
     diagnostics.extend(set.diagnostics);
     let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
-    let request = Request::default();
+    let request = match super::check::build_request(
+        args.values_file.as_deref(),
+        &args.set,
+        args.userinfo.as_deref(),
+    ) {
+        Ok((r, warnings)) => {
+            for w in warnings {
+                diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
+            }
+            r
+        }
+        Err(d) => {
+            print_diagnostic_line(&d);
+            return exit::INCOMPLETE;
+        }
+    };
     let links = write::Links {
         follow: args.follow_symlinks,
     };

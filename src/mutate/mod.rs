@@ -152,6 +152,34 @@ pub(crate) fn mutated_by(
     }
 }
 
+/// [`mutated_by`] with the rules that errored (policy position, response), in load order.
+/// A rule with `targets` (mutateExisting) is left out: Kyverno applies it to other resources
+/// in the background, not to the request.
+pub(crate) fn mutated_with_errors(
+    resource: &Resource,
+    policies: &[Policy],
+    mutating: &[Mutating],
+    exceptions: &[PolicyException],
+    request: &Request,
+) -> (Option<Resource>, Vec<(usize, RuleResponse)>) {
+    let (current, responses) =
+        run_policies(resource, policies, mutating, exceptions, request, false);
+    let mut errors = Vec::new();
+    for pm in responses {
+        let policy = pm.response.policy;
+        for r in pm.response.rules {
+            if r.status == Status::Error && r.unsupported.as_deref() != Some("mutate targets") {
+                errors.push((policy, r));
+            }
+        }
+    }
+    let patched = match current {
+        Cow::Owned(r) => Some(r),
+        Cow::Borrowed(_) => None,
+    };
+    (patched, errors)
+}
+
 fn run(
     resource: &Resource,
     policies: &[Policy],

@@ -212,6 +212,16 @@ pub enum ValidateCheck {
 }
 
 impl Policy {
+    /// `spec.failurePolicy: Ignore`: Kyverno admits a request its rules error on (the default,
+    /// `Fail`, blocks it).
+    pub fn ignores_failures(&self) -> bool {
+        self.raw
+            .get("spec")
+            .and_then(|s| s.get("failurePolicy"))
+            .and_then(Node::as_str)
+            == Some("Ignore")
+    }
+
     /// `namespace/name` for namespaced policies, `name` for cluster policies — the key Kyverno
     /// test files and reports use.
     pub fn key(&self) -> String {
