@@ -167,15 +167,12 @@ impl Expr {
     }
 }
 
-/// A cheap upper bound of the parser's recursion: brackets, parentheses, braces and prefix
-/// operators (`!`, `&`) counted as nesting.
-fn nesting(text: &str) -> usize {
-    let mut depth: usize = 0;
-    let mut max = 0;
-    let mut prefix_run = 0;
+/// The characters of `text` outside its quoted literals (`'…'`, `"…"`, `` `…` ``, with `\`
+/// escapes): each literal is its opening quote alone.
+fn outside_quotes(text: &str) -> impl Iterator<Item = char> + '_ {
     let mut in_quote: Option<char> = None;
     let mut escaped = false;
-    for c in text.chars() {
+    text.chars().filter(move |&c| {
         if let Some(q) = in_quote {
             if escaped {
                 escaped = false;
@@ -184,10 +181,23 @@ fn nesting(text: &str) -> usize {
             } else if c == q {
                 in_quote = None;
             }
-            continue;
+            return false;
         }
+        if matches!(c, '\'' | '"' | '`') {
+            in_quote = Some(c);
+        }
+        true
+    })
+}
+
+/// A cheap upper bound of the parser's recursion: brackets, parentheses, braces and prefix
+/// operators (`!`, `&`) counted as nesting.
+fn nesting(text: &str) -> usize {
+    let mut depth: usize = 0;
+    let mut max = 0;
+    let mut prefix_run = 0;
+    for c in outside_quotes(text) {
         match c {
-            '\'' | '"' | '`' => in_quote = Some(c),
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth = depth.saturating_sub(1),
             _ => {}
@@ -207,21 +217,8 @@ fn nesting(text: &str) -> usize {
 fn chain(text: &str) -> usize {
     let mut levels: Vec<usize> = vec![0];
     let mut max = 0;
-    let mut in_quote: Option<char> = None;
-    let mut escaped = false;
-    for c in text.chars() {
-        if let Some(q) = in_quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                in_quote = None;
-            }
-            continue;
-        }
+    for c in outside_quotes(text) {
         match c {
-            '\'' | '"' | '`' => in_quote = Some(c),
             '(' | '[' | '{' => levels.push(0),
             ')' | ']' | '}' if levels.len() > 1 => {
                 levels.pop();
