@@ -112,18 +112,8 @@ pub struct CheckArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
-    /// Kyverno values file (cli.kyverno.io/v1alpha1 Values): variables for rules, namespace
-    /// labels for namespaceSelector, `request.operation`.
-    #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "set")]
-    pub values_file: Option<PathBuf>,
-
-    /// Variables as `key=value` (comma-separated, repeatable), as `kyverno apply --set`.
-    #[arg(short = 's', long, value_name = "KEY=VALUE", value_delimiter = ',')]
-    pub set: Vec<String>,
-
-    /// Kyverno userinfo file: the requesting user, roles and cluster roles.
-    #[arg(short = 'u', long, value_name = "FILE")]
-    pub userinfo: Option<PathBuf>,
+    #[command(flatten)]
+    pub request: RequestArgs,
 
     /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
@@ -242,18 +232,8 @@ pub struct MutateArgs {
     #[arg(short = 'e', long = "exception", value_name = "PATH")]
     pub exceptions: Vec<PathBuf>,
 
-    /// Kyverno values file (cli.kyverno.io/v1alpha1 Values), as for `kpol check`: variables
-    /// for rules, namespace labels for namespaceSelector, `request.operation`.
-    #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "set")]
-    pub values_file: Option<PathBuf>,
-
-    /// Variables as `key=value` (comma-separated, repeatable), as `kyverno apply --set`.
-    #[arg(short = 's', long, value_name = "KEY=VALUE", value_delimiter = ',')]
-    pub set: Vec<String>,
-
-    /// Kyverno userinfo file: the requesting user, roles and cluster roles.
-    #[arg(short = 'u', long, value_name = "FILE")]
-    pub userinfo: Option<PathBuf>,
+    #[command(flatten)]
+    pub request: RequestArgs,
 }
 #[derive(Debug, clap::Args)]
 #[command(
@@ -327,4 +307,21 @@ pub enum JpCommand {
         /// Function names to look for.
         names: Vec<String>,
     },
+}
+
+/// What a request is evaluated with besides the resource (`kpol check` and `kpol mutate`).
+#[derive(Debug, clap::Args)]
+pub struct RequestArgs {
+    /// Kyverno values file (cli.kyverno.io/v1alpha1 Values): variables for rules, namespace
+    /// labels for namespaceSelector, `request.operation`.
+    #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "set")]
+    pub values_file: Option<PathBuf>,
+
+    /// Variables as `key=value` (comma-separated, repeatable), as `kyverno apply --set`.
+    #[arg(short = 's', long, value_name = "KEY=VALUE", value_delimiter = ',')]
+    pub set: Vec<String>,
+
+    /// Kyverno userinfo file: the requesting user, roles and cluster roles.
+    #[arg(short = 'u', long, value_name = "FILE")]
+    pub userinfo: Option<PathBuf>,
 }

@@ -105,9 +105,9 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         } else {
             args.exclude
         },
-        values: args.values_file.or(config.values),
-        set: args.set,
-        userinfo: args.userinfo,
+        values: args.request.values_file.or(config.values),
+        set: args.request.set,
+        userinfo: args.request.userinfo,
         format: args.format.or(config.format).unwrap_or(CheckFormat::Human),
         output: match (args.output, config.output_refused) {
             (Some(flag), _) => Some(flag),

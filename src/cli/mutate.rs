@@ -38,9 +38,9 @@ pub fn run(args: MutateArgs) -> u8 {
     diagnostics.extend(set.diagnostics);
     let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
     let request = match super::check::build_request(
-        args.values_file.as_deref(),
-        &args.set,
-        args.userinfo.as_deref(),
+        args.request.values_file.as_deref(),
+        &args.request.set,
+        args.request.userinfo.as_deref(),
     ) {
         Ok((r, warnings)) => {
             for w in warnings {
