@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 pub use generate::{autogen_name, to_gvk};
 pub use rewrite::{Target, shift_references, update_fields};
 
+use crate::base::gvk::contains_kind;
 use crate::matching::Schema;
-use crate::matching::kind::contains_kind;
 use crate::matching::{ResourceDescription, ResourceFilter};
 use crate::policy::{Rule, RuleBody, build_rule};
 use crate::yaml::{Map, Node, Value};

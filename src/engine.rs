@@ -289,7 +289,7 @@ fn validate_policy<'r>(
             continue;
         }
         // One evaluation budget for everything the rule builds (variables/budget.rs).
-        let _budget = crate::variables::budget::Scope::enter();
+        let _budget = crate::base::budget::Scope::enter();
         let resp = validate_rule(policy, rule, resource, request, exceptions, contexts);
         contexts.release();
         let Some(mut resp) = resp else {

@@ -4,6 +4,7 @@
 //! arguments and files, and renders what the engine returns.
 
 pub mod autogen;
+pub mod base;
 pub mod cel;
 pub mod conditions;
 pub mod diagnostic;
@@ -24,7 +25,6 @@ pub mod resource;
 pub mod source;
 pub mod testfile;
 pub mod validate;
-pub mod values;
 pub mod variables;
 pub mod vpol;
 pub mod yaml;

@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::values::Values;
+pub mod values;
+
 use crate::yaml::Node;
+use values::Values;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Operation {

@@ -13,8 +13,8 @@ fuzz_target!(|data: &[u8]| {
     let mut warnings = Vec::new();
     for doc in &docs {
         let _ = kpol::testfile::parse_test(&source, &doc.root);
-        let _ = kpol::values::Values::from_file(&source, &doc.root, &mut warnings);
-        let _ = kpol::values::Values::from_spec(&source, &doc.root);
+        let _ = kpol::request::values::Values::from_file(&source, &doc.root, &mut warnings);
+        let _ = kpol::request::values::Values::from_spec(&source, &doc.root);
         let _ = kpol::testfile::user_info(&source, &doc.root, &mut warnings);
     }
 });

@@ -6,7 +6,7 @@
 //! take the span of the node they wrap, so findings still point into the policy file.
 
 use super::rewrite::shift_references;
-use crate::matching::kind::contains_kind;
+use crate::base::gvk::contains_kind;
 use crate::source::Span;
 use crate::yaml::{Map, Node, Value};
 

@@ -1,13 +1,13 @@
 //! Evaluating compiled expressions: binding the top-level variables (`object`, `request`, …)
 //! in a scope of the shared root context, `variables.<name>` computed in declaration order,
-//! and the evaluation budget (crate::variables::budget) so that no expression runs unbounded:
+//! and the evaluation budget (crate::base::budget) so that no expression runs unbounded:
 //! comprehension iterations and what `+` builds are charged to it.
 
 use cel::{ExecutionError, Value};
 
 use super::compile::Program;
 use super::convert::map_of;
-use crate::variables::budget;
+use crate::base::budget;
 
 /// Work units one comprehension iteration costs: an iteration of the interpreter costs about
 /// ten JMESPath nodes, so one rule evaluation runs at most 1,000,000 iterations (the
@@ -15,7 +15,7 @@ use crate::variables::budget;
 pub const ITERATION_COST: u64 = 10;
 
 /// `__kpolBudget__(range)`: charges the range's size to the evaluation budget (a work unit
-/// per iteration, crate::variables::budget), then hands it back.
+/// per iteration, crate::base::budget), then hands it back.
 pub(super) fn charge(range: Value) -> Result<Value, ExecutionError> {
     let n = match &range {
         Value::List(l) => l.len() as u64,

@@ -8,9 +8,9 @@ use kpol::engine::Engine;
 use kpol::manifest::read_manifests;
 use kpol::report::{RuleResponse, Status};
 use kpol::request::Request;
+use kpol::request::values::Values;
 use kpol::resource::Resource;
 use kpol::source::{LineCol, Source, SourceFile};
-use kpol::values::Values;
 use std::io::Write as _;
 use std::sync::Arc;
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use kpol::manifest::read_manifests;
+use kpol::request::values::Values;
 use kpol::source::SourceFile;
-use kpol::values::Values;
 use kpol::yaml::Node;
 
 use super::discover::Input;

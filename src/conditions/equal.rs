@@ -3,7 +3,7 @@
 //! is not always the negation: a null key is false for both, and a quantity key against an
 //! unparsable string value is false for Equals and true for NotEquals.
 
-use crate::jmespath::duration;
+use crate::base::duration;
 use crate::jmespath::quantity::Quantity;
 use crate::jmespath::value::deep_equal;
 use crate::yaml::{Node, Value};
@@ -30,7 +30,7 @@ pub(super) fn durations(key: &Node, val: &Node) -> Option<(f64, f64)> {
 }
 
 fn wildcard(pattern: &str, s: &str) -> bool {
-    crate::matching::wildcard::matches(pattern, s)
+    crate::base::wildcard::matches(pattern, s)
 }
 
 /// Go `strconv.ParseInt(s, 10, 64)`.

@@ -27,7 +27,7 @@ pub(super) enum Mode {
 }
 
 fn wildcard(pattern: &str, s: &str) -> bool {
-    crate::matching::wildcard::matches(pattern, s)
+    crate::base::wildcard::matches(pattern, s)
 }
 
 fn both_ways(a: &str, b: &str) -> bool {

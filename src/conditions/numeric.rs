@@ -6,9 +6,9 @@
 use std::cmp::Ordering;
 
 use super::equal::{durations, parse_float, parse_int};
-use crate::jmespath::duration;
+use crate::base::duration;
+use crate::base::semver::Version;
 use crate::jmespath::quantity::Quantity;
-use crate::jmespath::semver::Version;
 use crate::yaml::{Node, Value};
 
 /// `compareByCondition` with the operator's exact spelling (upstream compares against the

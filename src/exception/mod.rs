@@ -13,8 +13,8 @@ mod pss;
 
 pub use load::{Loaded, load_documents};
 
+use crate::base::wildcard;
 use crate::matching::ResourceFilter;
-use crate::matching::wildcard;
 use crate::policy::{Policy, Rule, RuleBody, ValidateCheck};
 use crate::report::{RuleResponse, Status};
 use crate::request::Request;

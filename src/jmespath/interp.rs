@@ -13,7 +13,7 @@ use super::functions::{Arg, call};
 use super::ir::Ir;
 use super::value::{self, deep_equal, is_false};
 use super::{Error, MAX_DEPTH};
-use crate::variables::budget;
+use crate::base::budget;
 use crate::yaml::{Node, Value};
 
 pub(crate) type Val<'a> = Cow<'a, Node>;

@@ -20,12 +20,10 @@
 //! An unparsable expression or an unknown function name is a compile error. Wrong argument
 //! counts and types are evaluation errors, with go-jmespath's and Kyverno's messages.
 
-pub mod duration;
 mod functions;
 mod interp;
 mod ir;
 pub mod quantity;
-pub mod semver;
 pub mod time;
 pub mod value;
 
@@ -140,14 +138,14 @@ impl Expr {
 
     /// Evaluates against `data`. The result borrows from `data` where it can.
     pub fn search<'a>(&self, data: &'a Node) -> Result<Cow<'a, Node>, Error> {
-        let _budget = crate::variables::budget::Scope::enter();
+        let _budget = crate::base::budget::Scope::enter();
         interp::eval(&self.ir, data, 0)
     }
 
     /// [`Expr::search`] with fields lent to one map node of `data` (see [`Lent`]); only
     /// sound when the expression does not [`expose`](Expr::exposes) that map.
     pub fn search_lent<'a>(&self, data: &'a Node, lent: &Lent<'a>) -> Result<Cow<'a, Node>, Error> {
-        let _budget = crate::variables::budget::Scope::enter();
+        let _budget = crate::base::budget::Scope::enter();
         interp::eval_in(&self.ir, data, 0, lent)
     }
 

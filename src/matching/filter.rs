@@ -4,16 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use super::kind::KindSelector;
 use super::selector::{LabelSelector, Requirement};
-use super::wildcard::matches;
-use crate::policy::fields::{
-    FieldResult, as_map, opt_map, opt_seq, opt_str, opt_str_list, opt_str_map,
-};
+use crate::base::gvk::KindSelector;
+use crate::base::wildcard::matches;
 use crate::request::{Request, UserInfo};
 use crate::resource::Resource;
 use crate::source::Span;
 use crate::yaml::Map;
+use crate::yaml::fields::{
+    FieldResult, as_map, opt_map, opt_seq, opt_str, opt_str_list, opt_str_map,
+};
 
 /// `ResourceDescription`: the resource attributes of a filter. `None`/empty mirror Go's nil
 /// and empty values where Kyverno distinguishes them.

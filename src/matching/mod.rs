@@ -5,17 +5,15 @@
 //! (group, version, kind, subresource) patterns, selectors and user info read.
 
 mod filter;
-pub mod kind;
 pub mod selector;
-pub mod wildcard;
 
 pub use filter::{ResourceDescription, ResourceFilter, Subject, UserFilter, compile_selector};
 
 use crate::policy::Rule;
-use crate::policy::fields::{FieldError, FieldResult, as_map, opt_seq};
 use crate::request::Request;
 use crate::resource::Resource;
 use crate::yaml::Node;
+use crate::yaml::fields::{FieldError, FieldResult, as_map, opt_seq};
 
 /// A compiled `match` or `exclude` block, shaped like Kyverno's `MatchResources`.
 #[derive(Clone, Debug)]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::wildcard::{contains_wildcard, matches};
+use crate::base::wildcard::{contains_wildcard, matches};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Requirement {

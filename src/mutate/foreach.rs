@@ -4,9 +4,10 @@
 //! element, so each element sees the resource as it was before the entry.
 
 use super::{Patch, RuleError, apply_patch};
+use crate::base::budget;
 use crate::conditions::evaluate_block;
 use crate::resource::Resource;
-use crate::variables::{Context, budget, substitute_at};
+use crate::variables::{Context, substitute_at};
 use crate::yaml::{Node, Value};
 
 /// Runs the entries of a `foreach` on `res`; returns the patched tree and `true` (the rule is a

@@ -255,7 +255,7 @@ fn mutate_policy(
             continue;
         }
         // One evaluation budget for everything the rule builds (variables/budget.rs).
-        let _budget = crate::variables::budget::Scope::enter();
+        let _budget = crate::base::budget::Scope::enter();
         // The request context, values, then the rule's `context` entries; built only for a
         // rule that reads it (perf: a plain patch needs no copy of the resource,
         // docs/PERFORMANCE.md). Without `context` entries building it cannot fail.

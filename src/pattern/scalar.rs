@@ -12,7 +12,7 @@ use regex::Regex;
 
 // Go `time.ParseDuration`, shared with the JMESPath duration functions.
 use super::quantity::parse_quantity;
-use crate::jmespath::duration::parse as parse_go_duration;
+use crate::base::duration::parse as parse_go_duration;
 use crate::number::{format_go_e, format_go_f6};
 use crate::yaml::Value;
 
@@ -95,7 +95,7 @@ pub(crate) fn wildcard_match(pattern: &str, text: &str) -> bool {
     if pattern == "*" {
         return true;
     }
-    crate::matching::wildcard::matches(pattern, text)
+    crate::base::wildcard::matches(pattern, text)
 }
 
 /// Whether a string contains a Kyverno wildcard (`ext/wildcard.ContainsWildcard`).

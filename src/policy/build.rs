@@ -1,10 +1,10 @@
 //! Rule documents → [`Rule`]: match/exclude compiled, the rule body classified, CRD defaults
 //! applied (match.md §1.2). Used for the rules as written and for autogen rules.
 
-use super::fields::{FieldError, FieldResult, as_map, opt_bool, opt_map, opt_seq, opt_str};
 use super::model::{FailureAction, Rule, RuleBody, Validate, ValidateCheck};
 use crate::matching::{MatchBlock, Schema};
 use crate::validate::PatternScan;
+use crate::yaml::fields::{FieldError, FieldResult, as_map, opt_bool, opt_map, opt_seq, opt_str};
 use crate::yaml::{Node, Value};
 
 /// Builds one rule from its document. `path` is `spec.rules[i]`.
@@ -28,7 +28,7 @@ pub fn build_rule(raw: &Node, path: &str, schema: Schema, autogen: bool) -> Fiel
         .and(m.get("celPreconditions"))
         .cloned();
     let report_properties =
-        super::fields::opt_str_map(m, "reportProperties", path)?.unwrap_or_default();
+        crate::yaml::fields::opt_str_map(m, "reportProperties", path)?.unwrap_or_default();
     let skip_background_requests = opt_bool(m, "skipBackgroundRequests", path)?.unwrap_or(true);
     let mut body = build_body(m, path, schema)?;
     // celPreconditions are compiled once, with the rule's `validate.cel`.

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::build::{build_rule, read_spec};
-use super::fields::{FieldError, as_map, opt_map, opt_seq, opt_str, opt_str_map};
 use super::model::{Policy, PolicyKind};
 use super::validate::{self, Invalid};
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::matching::Schema;
 use crate::source::Source;
+use crate::yaml::fields::{FieldError, as_map, opt_map, opt_seq, opt_str, opt_str_map};
 use crate::yaml::{Document, Node, Value};
 
 /// Everything found in a set of policy documents.

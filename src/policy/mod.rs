@@ -5,7 +5,6 @@
 
 mod build;
 mod expressions;
-pub(crate) mod fields;
 mod load;
 mod model;
 mod overrides;

@@ -8,12 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use super::fields::{FieldResult, as_map, opt_seq, opt_str, opt_str_list};
 use super::model::FailureAction;
+use crate::base::wildcard::Pattern;
 use crate::matching::compile_selector;
 use crate::matching::selector::LabelSelector;
-use crate::matching::wildcard::Pattern;
 use crate::yaml::Map;
+use crate::yaml::fields::{FieldResult, as_map, opt_seq, opt_str, opt_str_list};
 
 /// One list entry, as compiled.
 #[derive(Clone, Debug)]

@@ -7,7 +7,7 @@
 //! replaced by `*`, and for container fields the same container name) from the results; a
 //! check left without errors is gone. A check that reports no field errors is never removed.
 
-use crate::matching::wildcard;
+use crate::base::wildcard;
 use crate::yaml::Node;
 
 use super::field::{CheckResult, FieldErr};

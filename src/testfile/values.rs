@@ -1,13 +1,13 @@
 //! The values file / inline `values` (cli-compat.md §5) and the userinfo file (§6).
 //!
-//! Both read into the library's model ([`crate::values::Values`], [`crate::request::UserInfo`]).
+//! Both read into the library's model ([`crate::request::values::Values`], [`crate::request::UserInfo`]).
 
 use std::collections::BTreeMap;
 
 use super::fields::{Fields, LoadError};
 use crate::request::UserInfo;
+use crate::request::values::{KeyValues, PolicyValues, Values};
 use crate::source::SourceFile;
-use crate::values::{KeyValues, PolicyValues, Values};
 use crate::yaml::{Node, Value};
 
 const FILE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata"];

@@ -4,8 +4,9 @@
 
 use std::borrow::Cow;
 
+use crate::base::budget;
 use crate::report::Status;
-use crate::variables::{Context, budget};
+use crate::variables::Context;
 use crate::yaml::{Node, Value};
 
 use super::{PatternScan, Verdict, deny_check, pattern_check, preconditions_block};

@@ -15,7 +15,6 @@
 //! assert_eq!(out.to_json(), serde_json::json!({"x": 3, "y": "n=3"}));
 //! ```
 
-pub mod budget;
 mod checkpoint;
 mod context;
 mod entries;

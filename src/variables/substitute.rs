@@ -16,7 +16,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Context, VarError, budget};
+use super::{Context, VarError};
+use crate::base::budget;
 use crate::jmespath::value::{self, to_json_string};
 use crate::request::Operation;
 use crate::yaml::{Map, Node, Value};

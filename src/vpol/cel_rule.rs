@@ -96,7 +96,7 @@ pub fn evaluate(
     resource: &Resource,
     request: &Request,
 ) -> (Status, String, Option<&'static str>) {
-    let _budget = crate::variables::budget::Scope::enter();
+    let _budget = crate::base::budget::Scope::enter();
     if rule.uses_params {
         return (
             Status::Error,

@@ -19,8 +19,8 @@ pub fn evaluate(
     request: &Request,
 ) -> Option<Vec<RuleResponse>> {
     // One evaluation budget for the policy on this resource: its variables and validations
-    // together (crate::variables::budget).
-    let _budget = crate::variables::budget::Scope::enter();
+    // together (crate::base::budget).
+    let _budget = crate::base::budget::Scope::enter();
     match policy.kind {
         CelKind::ValidatingAdmissionPolicy => Some(evaluate_vap(policy, resource, request)),
         _ => evaluate_vpol(policy, resource, request),

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use super::policies::{self, PolicySet};
 use kpol::request::UserInfo;
+use kpol::request::values::Values;
 use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
 use kpol::testfile::{self, LoadError, TestSpec};
-use kpol::values::Values;
 use kpol::yaml::{Document, Limits, Node, parse_documents};
 
 /// Everything a test evaluates.

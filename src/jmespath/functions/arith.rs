@@ -3,7 +3,7 @@
 //! quantities) or Go duration strings; mixing kinds is `Types mismatch`.
 
 use super::{Arg, arg_f64, generic};
-use crate::jmespath::duration;
+use crate::base::duration;
 use crate::jmespath::quantity::Quantity;
 use crate::jmespath::{Error, value};
 use crate::number::format_go_g;

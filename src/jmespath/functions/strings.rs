@@ -7,8 +7,8 @@
 use sha1::Digest as _;
 
 use super::{Arg, arg_f64, arg_str, generic, iface_to_string, not_of_type};
+use crate::base::semver::{Range, Version};
 use crate::jmespath::Error;
-use crate::jmespath::semver::{Range, Version};
 use crate::jmespath::value;
 use crate::yaml::Node;
 
@@ -52,7 +52,7 @@ fn go_replace(s: &str, old: &str, new: &str, n: i64) -> Result<String, Error> {
     }
     .min(limit);
     let grown = hits.saturating_mul(new.len().saturating_sub(old.len()));
-    crate::variables::budget::bytes(s.len().saturating_add(grown) as u64)
+    crate::base::budget::bytes(s.len().saturating_add(grown) as u64)
         .map_err(|e| Error::Eval(e.to_string()))?;
     if old.is_empty() {
         let mut out = String::new();
@@ -149,7 +149,7 @@ pub(super) fn pattern_match(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
 
 /// Kyverno's wildcard match (`*`, `?`; validate.md §5.5).
 pub(crate) fn wildcard(pattern: &str, s: &str) -> bool {
-    crate::matching::wildcard::matches(pattern, s)
+    crate::base::wildcard::matches(pattern, s)
 }
 
 pub(super) fn to_boolean(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {

@@ -5,8 +5,9 @@
 use std::cmp::Ordering;
 
 use super::{Arg, arg_str, generic};
+use crate::base::duration;
 use crate::jmespath::time::Time;
-use crate::jmespath::{Error, duration, value};
+use crate::jmespath::{Error, value};
 use crate::yaml::Node;
 
 type R = Result<Node, Error>;

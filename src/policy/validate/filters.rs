@@ -4,7 +4,7 @@
 //! `hasUserMatchExclude` (`pkg/validation/policy/background.go`).
 
 use super::{Invalid, PolicyCtx};
-use crate::matching::wildcard::matches;
+use crate::base::wildcard::matches;
 use crate::matching::{MatchBlock, ResourceFilter};
 use crate::policy::model::{PolicyKind, Rule};
 

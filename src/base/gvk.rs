@@ -2,7 +2,7 @@
 //! as `kyverno/kyverno:pkg/utils/kube/kind.go` `ParseKindSelector` does (match.md §5.1), and
 //! the kind-name helpers autogen uses (`GetKindFromGVK`, `ContainsKind`).
 
-use super::wildcard::Pattern;
+use crate::base::wildcard::Pattern;
 
 /// Whether a selector part is a version: Go's `^(v\d+((alpha|beta)\d+)?|\*)$`, whose `\d` is
 /// an ASCII digit. Read by hand: compiling the regex cost more than all of start-up's kind
