@@ -28,6 +28,7 @@ pub mod quantity;
 pub mod semver;
 pub mod time;
 pub mod value;
+pub mod x509;
 
 use std::borrow::Cow;
 use std::fmt;
