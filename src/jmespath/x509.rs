@@ -19,8 +19,8 @@
 //! Gaps (documented in docs/FUNCTIONS.md): name constraints (`Permitted*`/`Excluded*`),
 //! policy mappings and constraints (`PolicyMappings`, `Inhibit*`, `RequireExplicitPolicy*`)
 //! always come out as zero values; a `URIs` entry has only `Scheme`, `Host`, `Path`,
-//! `RawQuery` and `Fragment` filled; a CSR's `Attributes` is always `null`; RSA-PSS signatures
-//! report `SignatureAlgorithm` 0 (Go reads the hash from the parameters).
+//! `RawQuery` and `Fragment` filled; RSA-PSS signatures report `SignatureAlgorithm` 0 (Go reads
+//! the hash from the parameters).
 
 use crate::jmespath::value;
 use crate::yaml::Node;
@@ -799,8 +799,12 @@ fn certificate_request(der: &[u8]) -> Result<Node, String> {
     let public_key = rsa_public_key(&spki)?;
     // Extensions come from the PKCS #9 extensionRequest attribute.
     let mut exts = Vec::new();
+    let mut attributes = Vec::new();
     if let Some(attrs) = f.get(3).filter(|t| t.tag == 0xa0) {
         for attr in children(attrs.body)? {
+            if let Some(a) = attribute(&attr) {
+                attributes.push(a);
+            }
             let p = children(attr.body)?;
             if oid(expect(p.first(), 0x06)?.body) != [1, 2, 840, 113549, 1, 9, 14] {
                 continue;
@@ -824,7 +828,7 @@ fn certificate_request(der: &[u8]) -> Result<Node, String> {
         ("PublicKeyAlgorithm", num(1.0)),
         ("PublicKey", public_key),
         ("Subject", name(&subject)?),
-        ("Attributes", value::null()),
+        ("Attributes", nodes_or_null(attributes)),
         ("Extensions", nodes_or_null(x.list)),
         ("ExtraExtensions", value::null()),
         ("DNSNames", strings_or_null(x.dns)),
@@ -835,6 +839,64 @@ fn certificate_request(der: &[u8]) -> Result<Node, String> {
     Ok(value::map(
         e.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
     ))
+}
+
+/// Go's `asn1.Unmarshal` of a primitive into `any`; what it leaves nil is `null`.
+fn asn1_any(t: &Tlv<'_>) -> Node {
+    if let Some(s) = asn1_string(t) {
+        return value::string(s);
+    }
+    match t.tag {
+        0x02 => num(small_int(t.body) as f64),
+        0x04 => b64(t.body),
+        0x06 => oid_node(&oid(t.body)),
+        0x03 => {
+            let unused = u32::from(t.body.first().copied().unwrap_or(0));
+            let bytes = t.body.get(1..).unwrap_or(&[]);
+            value::map(vec![
+                ("Bytes".to_owned(), b64(bytes)),
+                (
+                    "BitLength".to_owned(),
+                    num(f64::from((bytes.len() as u32 * 8).saturating_sub(unused))),
+                ),
+            ])
+        }
+        0x17 | 0x18 => time(t).map_or_else(|_| value::null(), value::string),
+        _ => value::null(),
+    }
+}
+
+/// One CSR attribute as `pkix.AttributeTypeAndValueSET`, or `None` where Go's decoding into
+/// that shape fails (and Go drops the attribute).
+fn attribute(attr: &Tlv<'_>) -> Option<Node> {
+    let p = children(attr.body).ok()?;
+    let ty = oid(expect(p.first(), 0x06).ok()?.body);
+    let set = expect(p.get(1), 0x31).ok()?;
+    let mut outer = Vec::new();
+    for seq in children(set.body).ok()? {
+        if seq.tag != SEQ {
+            return None;
+        }
+        let mut inner = Vec::new();
+        for atv in children(seq.body).ok()? {
+            if atv.tag != SEQ {
+                return None;
+            }
+            let parts = children(atv.body).ok()?;
+            let t = oid(expect(parts.first(), 0x06).ok()?.body);
+            let v = parts.get(1)?;
+            // Go leaves compound values nil; extra trailing elements are allowed.
+            inner.push(value::map(vec![
+                ("Type".to_owned(), oid_node(&t)),
+                ("Value".to_owned(), asn1_any(v)),
+            ]));
+        }
+        outer.push(nodes_or_null(inner));
+    }
+    Some(value::map(vec![
+        ("Type".to_owned(), oid_node(&ty)),
+        ("Value".to_owned(), nodes_or_null(outer)),
+    ]))
 }
 
 enum Decoded {
