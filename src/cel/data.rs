@@ -53,7 +53,9 @@ fn json_node(v: &Value) -> Result<Node, String> {
         Value::Float(f) => return Err(format!("json: unsupported value: {}", go_float_name(*f))),
         Value::String(s) => value::string(s.as_str()),
         Value::Bytes(b) => value::string(crate::jmespath::x509::base64_encode(b)),
-        Value::Timestamp(t) => value::string(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
+        Value::Timestamp(t) => {
+            value::string(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+        }
         Value::Duration(d) => value::node(crate::yaml::Value::Int(
             d.num_nanoseconds().unwrap_or(i64::MAX),
         )),
@@ -94,7 +96,10 @@ fn x509_decode(s: Arc<String>) -> Result<Value, ExecutionError> {
 }
 
 pub(super) fn register(ctx: &mut cel::Context<'static, 'static>) {
-    for (sha1, sha256, md5) in [("sha1", "sha256", "md5"), ("hash.sha1", "hash.sha256", "hash.md5")] {
+    for (sha1, sha256, md5) in [
+        ("sha1", "sha256", "md5"),
+        ("hash.sha1", "hash.sha256", "hash.md5"),
+    ] {
         let _ = ctx.add_function(sha1, sha1_hex);
         let _ = ctx.add_function(sha256, sha256_hex);
         let _ = ctx.add_function(md5, md5_hex);
@@ -118,7 +123,10 @@ mod tests {
 
     #[test]
     fn hashes() {
-        assert_eq!(s("sha1('hello')"), "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d");
+        assert_eq!(
+            s("sha1('hello')"),
+            "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"
+        );
         assert_eq!(
             s("hash.sha256('hello')"),
             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
@@ -129,7 +137,15 @@ mod tests {
 
     #[test]
     fn json_round_trip() {
-        assert_eq!(eval_expr("json.unmarshal('{\"a\": [1, \"x\"]}').a[0] == 1.0"), Ok(Value::Bool(true)));
+        assert_eq!(
+            eval_expr("json.unmarshal('{\"a\": [1, \"x\"]}').a[0] == 1.0"),
+            Ok(Value::Bool(true))
+        );
+        // A double equals the int of the same value (cel-go's heterogeneous equality).
+        assert_eq!(
+            eval_expr("json.unmarshal('{\"a\": 1}').a == 1"),
+            Ok(Value::Bool(true))
+        );
         assert_eq!(
             eval_expr("type(json.unmarshal('{\"a\": 1}').a) == double"),
             Ok(Value::Bool(true))

@@ -81,7 +81,10 @@ fn valid_registry(name: &str) -> bool {
     let (host, port) = if let Some(rest) = name.strip_prefix('[') {
         match rest.split_once(']') {
             Some((ip, tail)) => {
-                if !ip.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.') {
+                if !ip
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+                {
                     return false;
                 }
                 match tail.strip_prefix(':') {
@@ -100,7 +103,7 @@ fn valid_registry(name: &str) -> bool {
     };
     let host_ok = host
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=%".contains(c));
+        .all(|c| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=".contains(c));
     host_ok && port.is_none_or(|p| p.chars().all(|c| c.is_ascii_digit()))
 }
 
@@ -259,8 +262,14 @@ mod tests {
         assert_eq!(s("parseImageReference('nginx').identifier()"), "latest");
         assert_eq!(s("parseImageReference('nginx').digest()"), "");
         assert!(!b("parseImageReference('nginx:1.2').containsDigest()"));
-        assert_eq!(s("image('docker.io/nginx:1.2').registry()"), "index.docker.io");
-        assert_eq!(s("image('docker.io/nginx:1.2').repository()"), "library/nginx");
+        assert_eq!(
+            s("image('docker.io/nginx:1.2').registry()"),
+            "index.docker.io"
+        );
+        assert_eq!(
+            s("image('docker.io/nginx:1.2').repository()"),
+            "library/nginx"
+        );
         assert_eq!(s("image('bitnami/redis:7').repository()"), "bitnami/redis");
     }
 
@@ -269,7 +278,10 @@ mod tests {
         assert_eq!(s("image('ghcr.io/org/app:v1').registry()"), "ghcr.io");
         assert_eq!(s("image('ghcr.io/org/app:v1').repository()"), "org/app");
         assert_eq!(s("image('ghcr.io/org/app:v1').tag()"), "v1");
-        assert_eq!(s("image('localhost:5000/app').registry()"), "localhost:5000");
+        assert_eq!(
+            s("image('localhost:5000/app').registry()"),
+            "localhost:5000"
+        );
         assert_eq!(s("image('localhost/app').registry()"), "localhost");
         assert_eq!(s("image('localhost:5000/app').tag()"), "latest");
     }
@@ -282,7 +294,47 @@ mod tests {
         assert_eq!(s(&format!("{e}.tag()")), "");
         assert!(b(&format!("{e}.containsDigest()")));
         assert_eq!(s(&format!("{e}.repository()")), "org/app");
-        assert_eq!(s(&format!("image('nginx@{D}').repository()")), "library/nginx");
+        assert_eq!(
+            s(&format!("image('nginx@{D}').repository()")),
+            "library/nginx"
+        );
+    }
+
+    /// Outcomes checked against go-containerregistry v0.21.8's `ParseReference`.
+    #[test]
+    fn edge_cases_like_go() {
+        let cases = [
+            ("ab", Some(("index.docker.io", "library/ab", "latest"))),
+            ("nginx:-x", Some(("index.docker.io", "library/nginx", "-x"))),
+            ("app//x", Some(("index.docker.io", "app//x", "latest"))),
+            ("LOCAL.host/app", Some(("LOCAL.host", "app", "latest"))),
+            ("[::1]:5000/app", Some(("[::1]:5000", "app", "latest"))),
+            (
+                "reg_under.com/app",
+                Some(("reg_under.com", "app", "latest")),
+            ),
+            (
+                "index.docker.io/nginx",
+                Some(("index.docker.io", "library/nginx", "latest")),
+            ),
+            ("Localhost/app", None),
+            ("reg:abc/app", None),
+            ("exa%20mple.com/app", None),
+            ("user@host.com/app", None),
+            ("a.b/", None),
+            (":tag", None),
+            ("example.com/APP", None),
+        ];
+        for (input, want) in cases {
+            let got = parse_reference(input).ok();
+            let got = got
+                .as_ref()
+                .map(|r| (r.registry.as_str(), r.repository(), r.identifier()));
+            let want = want.map(|(a, b, c)| (a, b.to_owned(), c));
+            assert_eq!(got, want, "{input}");
+        }
+        let long = format!("my-reg.io/app:{}", "x".repeat(129));
+        assert!(parse_reference(&long).is_err());
     }
 
     #[test]

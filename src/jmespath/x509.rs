@@ -366,10 +366,7 @@ fn time(t: &Tlv<'_>) -> Result<String, String> {
             let yy: u32 = s[..2].parse().map_err(|_| MALFORMED.to_owned())?;
             (if yy < 50 { 2000 + yy } else { 1900 + yy }, &s[2..])
         }
-        0x18 if s.len() == 14 => (
-            s[..4].parse().map_err(|_| MALFORMED.to_owned())?,
-            &s[4..],
-        ),
+        0x18 if s.len() == 14 => (s[..4].parse().map_err(|_| MALFORMED.to_owned())?, &s[4..]),
         _ => return Err(MALFORMED.to_owned()),
     };
     if !rest.bytes().all(|b| b.is_ascii_digit()) {
@@ -732,7 +729,10 @@ fn certificate(der: &[u8]) -> Result<Vec<(String, Node)>, String> {
         ("KeyUsage", num(x.key_usage as f64)),
         ("Extensions", nodes_or_null(x.list)),
         ("ExtraExtensions", null()),
-        ("UnhandledCriticalExtensions", nodes_or_null(x.unhandled_critical)),
+        (
+            "UnhandledCriticalExtensions",
+            nodes_or_null(x.unhandled_critical),
+        ),
         ("ExtKeyUsage", nodes_or_null(x.ext_key_usage)),
         ("UnknownExtKeyUsage", nodes_or_null(x.unknown_ext_key_usage)),
         ("BasicConstraintsValid", bool_node(x.bc_valid)),

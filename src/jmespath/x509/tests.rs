@@ -49,7 +49,10 @@ fn cel_subset() {
     // SerialNumber 0x1f2e3d4c5b6a79880123456789abcdef → Int64() keeps the low 64 bits.
     let low = 0x0123_4567_89ab_cdef_i64 as f64;
     assert!(matches!(field(&cel, &["SerialNumber"]), Value::Float(f) if *f == low));
-    assert_eq!(cel.get_path(&["NotBefore"]).and_then(Node::as_str), Some("2026-12-01T14:20:13Z"));
+    assert_eq!(
+        cel.get_path(&["NotBefore"]).and_then(Node::as_str),
+        Some("2026-12-01T14:20:13Z")
+    );
 }
 
 #[test]
