@@ -136,6 +136,19 @@ mod tests {
     }
 
     #[test]
+    fn x509_decode_in_cel() {
+        let pem = include_str!("../jmespath/x509/cert.pem");
+        let cert = format!("x509.decode('''{pem}''')");
+        assert_eq!(s(&format!("{cert}.Issuer.CommonName")), "kpol.example");
+        assert_eq!(
+            eval_expr(&format!("{cert}.IsCA && !has({cert}.Subject)")),
+            Ok(Value::Bool(true))
+        );
+        let e = eval_expr("x509.decode('nope')").unwrap_err();
+        assert!(e.contains("failed to decode PEM block"), "{e}");
+    }
+
+    #[test]
     fn json_round_trip() {
         assert_eq!(
             eval_expr("json.unmarshal('{\"a\": [1, \"x\"]}').a[0] == 1.0"),

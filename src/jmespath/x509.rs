@@ -174,7 +174,7 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
         }
     }
     let total = text.len();
-    (total % 4 == 0 && pad <= 2).then_some(out)
+    (total.is_multiple_of(4) && pad <= 2).then_some(out)
 }
 
 /// Go's `pem.Decode`, first block only: its type and decoded bytes.
@@ -501,7 +501,7 @@ fn url_node(s: &str) -> Node {
     ])
 }
 
-/// GeneralNames into the SAN lists; `only_uri` collects URIs as strings (AIA, CRL DP).
+/// GeneralNames into the subject-alternative-name lists.
 fn general_names(body: &[u8], ext: &mut Ext) -> Result<(), String> {
     for gn in children(body)? {
         let text = || String::from_utf8_lossy(gn.body).into_owned();
@@ -984,7 +984,7 @@ pub fn decode_for_cel(pem: &str) -> Result<Node, String> {
     })
 }
 
-/// Kept for callers that need the value kind of a decoded field in tests.
+/// The value at `path` of a decoded map (tests).
 #[cfg(test)]
 fn field<'a>(n: &'a Node, path: &[&str]) -> &'a Value {
     &n.get_path(path).unwrap_or_else(|| panic!("{path:?}")).value
