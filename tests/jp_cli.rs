@@ -63,3 +63,23 @@ fn function_lists_kyverno_functions() {
         assert!(out.lines().any(|l| l == f), "{f} missing");
     }
 }
+
+/// `x509_decode` on a PEM certificate read from the document.
+#[test]
+fn x509_decode_reads_a_certificate() {
+    let pem = include_str!("../src/jmespath/x509/cert.pem");
+    let doc = serde_json::json!({ "cert": pem }).to_string();
+    let (code, out, err) = jp(
+        &[
+            "query",
+            "x509_decode(cert).[Subject.CommonName, IsCA, DNSNames[1], PublicKey.E]",
+        ],
+        &doc,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!(["kpol.example", true, "*.kpol.example", 65537])
+    );
+}

@@ -1,6 +1,7 @@
 //! Functions kpol adds to the CEL environment (cel.md §4.5–4.6): Kyverno's `orValue`
 //! compatibility, a bounded `lists.range`, Kubernetes' `jsonpatch.escapeKey` and regex
-//! `find`/`findAll`, Kyverno's `parseServiceAccount`, and, for Kyverno library calls that need a
+//! `find`/`findAll`, Kyverno's `parseServiceAccount`, its image, hash, json and x509 libraries
+//! ([`super::image`], [`super::data`]), and, for Kyverno library calls that need a
 //! cluster, a registry or the network, an `unsupported offline` error — never a silent pass.
 
 use std::collections::HashMap;
@@ -58,6 +59,8 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     super::context::register(ctx);
     super::time::register(ctx);
     super::k8s_lists::register(ctx);
+    super::image::register(ctx);
+    super::data::register(ctx);
     for name in OFFLINE_UNSUPPORTED {
         let name: &'static str = name;
         let _ = ctx.add_function(name, move |_: Arguments| -> Result<Value, ExecutionError> {

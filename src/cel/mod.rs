@@ -1,15 +1,18 @@
 //! CEL for kpol: one environment on the `cel` crate ([`env`]), kpol's own value conversions
 //! ([`convert`]), the extra libraries ([`libs`]) and the offline
 //! context data they serve ([`context`]), Kyverno's `time` library ([`time`]),
-//! Kubernetes' list library extras ([`k8s_lists`]), compiling with located syntax errors
+//! Kubernetes' list library extras ([`k8s_lists`]), Kyverno's image
+//! references ([`image`]) and its hash, json and x509 functions ([`data`]), compiling with located syntax errors
 //! ([`compile`]) and bounded evaluation ([`eval`]). The policy kinds built on it live in
 //! `crate::vpol`.
 
 pub mod compile;
 pub mod context;
 pub mod convert;
+pub mod data;
 pub mod env;
 pub mod eval;
+pub mod image;
 pub mod k8s_lists;
 pub mod libs;
 pub mod time;

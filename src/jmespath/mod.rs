@@ -26,6 +26,7 @@ mod ir;
 pub mod quantity;
 pub mod time;
 pub mod value;
+pub mod x509;
 
 use std::borrow::Cow;
 use std::fmt;

@@ -345,11 +345,9 @@ pub(super) fn random(n: &str, _: &[Arg<'_, '_>], _: u32) -> R {
     ))
 }
 
-pub(super) fn x509_decode(n: &str, _: &[Arg<'_, '_>], _: u32) -> R {
-    Err(generic(
-        n,
-        "certificate decoding is not supported by kpol yet",
-    ))
+/// Kyverno returns the decoder's errors unwrapped (no `JMESPath function` prefix).
+pub(super) fn x509_decode(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
+    crate::jmespath::x509::decode(arg_str(n, a, 0)?).map_err(Error::Eval)
 }
 
 #[cfg(test)]
