@@ -414,6 +414,7 @@ pub(super) fn build_request(
             user_info,
             values: Arc::new(values),
             namespaces: Default::default(),
+            old_object: None,
         },
         warnings,
     ))
