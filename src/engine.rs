@@ -815,4 +815,40 @@ spec:
             Status::Pass
         );
     }
+
+    /// podSecurity rules are exempted too: a privileged pod that was privileged before is
+    /// skipped; one that becomes privileged fails.
+    #[test]
+    fn pod_security_update_skips_pre_existing_violations() {
+        let pss = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: baseline
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      podSecurity: {level: baseline, version: latest}
+";
+        let e = engine(pss);
+        let pod = |privileged: bool| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: x}}\nspec:\n  \
+                 containers:\n  - name: c\n    image: nginx\n    securityContext: \
+                 {{privileged: {privileged}}}\n"
+            )
+        };
+        let new = resource(&pod(true));
+        assert_eq!(statuses(&e, &new, &Request::default())[0].1, Status::Fail);
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&pod(true))))[0].1,
+            Status::Skip
+        );
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&pod(false))))[0].1,
+            Status::Fail
+        );
+    }
 }

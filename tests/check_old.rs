@@ -67,7 +67,10 @@ fn old_revision_without_the_violation_fails() {
         "--old",
         &p("old-labelled.yaml"),
     ]);
-    assert_eq!((rows[0].0.as_str(), rows[0].1.as_str()), ("settings", "fail"));
+    assert_eq!(
+        (rows[0].0.as_str(), rows[0].1.as_str()),
+        ("settings", "fail")
+    );
     assert_eq!(code, Some(1));
 }
 
@@ -176,9 +179,16 @@ fn diff_base_checks_changed_files_against_the_revision() {
 fn diff_base_outside_a_repository_is_incomplete() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("cm.yaml");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join(DIR).join("new.yaml"), &file)
-        .unwrap();
-    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join(DIR).join("policy.yaml");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(DIR)
+            .join("new.yaml"),
+        &file,
+    )
+    .unwrap();
+    let policy = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(DIR)
+        .join("policy.yaml");
     let o = Command::new(env!("CARGO_BIN_EXE_kpol"))
         .current_dir(tmp.path())
         .env("GIT_CEILING_DIRECTORIES", tmp.path().parent().unwrap())

@@ -505,6 +505,24 @@ mod tests {
         assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
     }
 
+    /// An UPDATE with a previous revision: `request.oldObject` is it, `request.object` the
+    /// resource.
+    #[test]
+    fn update_old_object_is_the_previous_revision() {
+        let res = pod(true);
+        let mut old = pod(true);
+        old.root = value::map(vec![("kind".to_owned(), value::string("Old"))]);
+        let req = Request {
+            operation: Operation::Update,
+            old_object: Some(std::sync::Arc::new(old)),
+            ..Default::default()
+        };
+        let mut ctx = Context::for_resource(&res, &req);
+        assert_eq!(q(&mut ctx, "request.oldObject.kind").unwrap(), "Old");
+        assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+        assert_eq!(q(&mut ctx, "request.operation").unwrap(), "UPDATE");
+    }
+
     #[test]
     fn lent_objects_read_as_copies_would() {
         let res = pod(true);
