@@ -296,7 +296,7 @@ fn validate_policy<'r>(
             continue;
         };
         resp.failure_action = policy.rule_action(rule, &resource.namespace, labels);
-        exempt_existing_violation(policy, rule, resource, request, &mut resp);
+        exempt_existing_violation(policy, rule, resource, request, exceptions, &mut resp);
         let applied = matches!(resp.status, Status::Pass | Status::Fail);
         if out.is_empty() {
             // perf: room for the rules left, once (docs/PERFORMANCE.md).
@@ -422,11 +422,14 @@ fn validate_rule<'r>(
             }
         }
         ValidateCheck::Cel(cel) => {
+            let old = (request.operation == Operation::Update)
+                .then(|| request.old_for(&policy.name, resource));
             let (status, message, feature) = crate::vpol::cel_rule::evaluate(
                 &rule.name,
                 v.message.as_deref(),
                 cel,
                 resource,
+                old.as_deref(),
                 request,
             );
             let mut r = RuleResponse::new(&rule.name, status, message);
@@ -438,20 +441,31 @@ fn validate_rule<'r>(
     respond(verdict)
 }
 
-/// Under a simulated UPDATE an Enforce rule is evaluated again on the old object as if it
-/// were created (validate.md §1 step 7); when that fails too, the violation already existed and
-/// the rule is skipped. Offline the old object is the resource itself, so what differs is the
-/// operation the rule sees (a deny on `request.operation` passes for the old object).
+/// Under an UPDATE an Enforce rule that fails on the new object is evaluated again on the old
+/// object, as if that were being created (Kyverno's `validateOldObject`, validate.md §1 step
+/// 7): when the old object fails too, the violation already existed and the rule is skipped.
+/// The old object is the request's previous revision (`kpol check --old`, `--diff-base`),
+/// else the resource itself, with the values' `request.oldObject` merged over it.
+///
+/// As in Kyverno this is done for pattern, anyPattern, deny and foreach rules (the root level
+/// only) and podSecurity rules, not for `validate.cel`; an old object that passes, errors, is
+/// skipped or does not match leaves the failure as it is. The old object is matched with
+/// operation CREATE and a user no rule names, so that rules on subjects or roles do not match.
 fn exempt_existing_violation(
     policy: &Policy,
     rule: &Rule,
     resource: &Resource,
     request: &Request,
+    exceptions: &[PolicyException],
     resp: &mut RuleResponse,
 ) {
     let RuleBody::Validate(v) = &rule.body else {
         return;
     };
+    let pss = matches!(v.check, ValidateCheck::PodSecurity(..));
+    if matches!(v.check, ValidateCheck::Cel(_) | ValidateCheck::Manifests(_)) {
+        return;
+    }
     // Overrides are ignored here: the rule's own action, else the policy's.
     let enforce = v.failure_action.unwrap_or(policy.validation_failure_action)
         == crate::policy::FailureAction::Enforce;
@@ -462,32 +476,62 @@ fn exempt_existing_violation(
     {
         return;
     }
-    let as_create = Request {
+    let old = request.old_for(&policy.name, resource);
+    let matcher = Request {
         operation: Operation::Create,
-        user_info: None,
+        user_info: Some(crate::request::old_object_matcher()),
+        old_object: None,
         ..request.clone()
     };
-    if !matching::rule_matches(rule, resource, &as_create) {
+    if !matching::rule_matches(rule, &old, &matcher) {
         return;
     }
-    // An excepted rule never reaches here (it is a skip, not a fail).
-    let mut contexts = validate::Contexts::new(resource, &as_create);
-    match validate_rule(policy, rule, resource, &as_create, &[], &mut contexts) {
-        Some(old) if old.status == Status::Fail => {
-            resp.status = Status::Skip;
-            resp.message =
-                "skipping the rule evaluation as pre-existing violations are allowed".into();
-            resp.path = None;
-            resp.span = None;
-        }
-        Some(old) if old.status == Status::Error => {
-            resp.status = Status::Skip;
-            resp.message = "failed to validate old object".into();
-            resp.path = None;
-            resp.span = None;
-        }
-        _ => {}
+    // The old object is `request.object` now, and there is no `request.oldObject`: values
+    // that set either are left out (Kyverno replaces both in its context).
+    let as_create = Request {
+        operation: Operation::Create,
+        old_object: None,
+        values: without_object_values(&request.values),
+        ..request.clone()
+    };
+    // Exceptions: a podSecurity rule looks its up again for the old object; the other
+    // rules were not excepted (else they would not have failed).
+    let exceptions = if pss { exceptions } else { &[] };
+    let mut contexts = validate::Contexts::new(&old, &as_create);
+    let prior = validate_rule(policy, rule, &old, &as_create, exceptions, &mut contexts);
+    if prior.is_some_and(|old| old.status == Status::Fail) {
+        resp.status = Status::Skip;
+        resp.message = "skipping the rule evaluation as pre-existing violations are allowed".into();
+        resp.path = None;
+        resp.span = None;
     }
+}
+
+/// `values` without the keys that set `request.object` or `request.oldObject` (shared when
+/// there are none).
+fn without_object_values(values: &Arc<crate::request::values::Values>) -> Arc<crate::request::values::Values> {
+    let sets_objects = |k: &str| {
+        ["request.object", "request.oldObject"]
+            .iter()
+            .any(|p| k == *p || k.strip_prefix(p).is_some_and(|r| r.starts_with('.')))
+    };
+    let kv_has = |kv: &crate::request::values::KeyValues| kv.iter().any(|(k, _)| sets_objects(k));
+    let any = kv_has(&values.global)
+        || values.policies.iter().any(|p| {
+            p.resources.iter().any(|(_, kv)| kv_has(kv))
+                || p.rules.iter().any(|(_, kv, _)| kv_has(kv))
+        });
+    if !any {
+        return values.clone();
+    }
+    let mut v = (**values).clone();
+    let strip = |kv: &mut crate::request::values::KeyValues| kv.retain(|(k, _)| !sets_objects(k));
+    strip(&mut v.global);
+    for p in &mut v.policies {
+        p.resources.iter_mut().for_each(|(_, kv)| strip(kv));
+        p.rules.iter_mut().for_each(|(_, kv, _)| strip(kv));
+    }
+    Arc::new(v)
 }
 
 #[cfg(test)]
@@ -592,5 +636,219 @@ spec:
             ..Request::default()
         };
         assert!(statuses(&e, &r, &delete).is_empty());
+    }
+
+    fn update_with_old(old: Option<&str>) -> Request {
+        Request {
+            operation: Operation::Update,
+            old_object: old.map(|o| Arc::new(resource(o))),
+            ..Request::default()
+        }
+    }
+
+    /// With a real old object: a violation the old object had too is skipped; one the
+    /// update brings in fails (Kyverno's validateOldObject).
+    #[test]
+    fn update_skips_only_pre_existing_violations() {
+        let e = engine(&policy("ClusterPolicy", "All"));
+        let new = resource(&CM.replace("NS", "x"));
+        // The old object fails `one` too: pre-existing, skipped.
+        let old_fails = CM.replace("NS", "x");
+        let got = e.validate(&new, &update_with_old(Some(&old_fails)));
+        let one = &got[0].rules[0];
+        assert_eq!(one.status, Status::Skip);
+        assert_eq!(
+            one.message,
+            "skipping the rule evaluation as pre-existing violations are allowed"
+        );
+        // The old object passed `one`: the update introduces the violation.
+        let old_passes = old_fails.replace("a: '2'", "a: '1'");
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&old_passes))),
+            [("one".into(), Status::Fail), ("two".into(), Status::Pass)]
+        );
+    }
+
+    /// The old object is matched as a CREATE by a user no rule names: a rule on subjects
+    /// does not match it, and the failure stands. An old object outside the rule's match
+    /// (another namespace) leaves it too.
+    #[test]
+    fn old_object_must_match_for_the_skip() {
+        let p = POLICY
+            .replace("POLICYKIND", "ClusterPolicy")
+            .replace(", namespace: team-a", "")
+            .replace("APPLY", "All")
+            .replace(
+                "{any: [{resources: {kinds: [ConfigMap]}}]}",
+                "{any: [{resources: {kinds: [ConfigMap], namespaces: [x]}}]}",
+            );
+        let e = engine(&p);
+        let new = resource(&CM.replace("NS", "x"));
+        let old_elsewhere = CM.replace("NS", "y");
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&old_elsewhere)))[0].1,
+            Status::Fail
+        );
+        let subjects = p
+            .replace(
+                "namespaces: [x]}}]}",
+                "namespaces: [x]}, subjects: [{kind: User, name: alice}]}]}",
+            )
+            .replace("spec:\n", "spec:\n  background: false\n");
+        let e = engine(&subjects);
+        let req = Request {
+            user_info: Some(crate::request::UserInfo {
+                username: "alice".into(),
+                ..Default::default()
+            }),
+            ..update_with_old(Some(&CM.replace("NS", "x")))
+        };
+        assert_eq!(statuses(&e, &new, &req)[0].1, Status::Fail);
+    }
+
+    /// Audit rules and `allowExistingViolations: false` are not exempted.
+    #[test]
+    fn audit_and_disallowed_existing_violations_still_fail() {
+        let old = CM.replace("NS", "x");
+        let new = resource(&old);
+        let audit = policy("ClusterPolicy", "All").replace("Enforce", "Audit");
+        assert_eq!(
+            statuses(&engine(&audit), &new, &update_with_old(Some(&old)))[0].1,
+            Status::Fail
+        );
+        let strict = policy("ClusterPolicy", "All").replace(
+            "validate: {message: m, pattern: {data: {a: '1'}}}",
+            "validate: {message: m, allowExistingViolations: false, pattern: {data: {a: '1'}}}",
+        );
+        assert_eq!(
+            statuses(&engine(&strict), &new, &update_with_old(Some(&old)))[0].1,
+            Status::Fail
+        );
+    }
+
+    /// An old object whose evaluation errors does not exempt the failure (only fail+fail
+    /// skips); a deny rule sees the old object as `request.object` under CREATE.
+    #[test]
+    fn deny_old_object_error_or_pass_keeps_the_failure() {
+        let deny = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: d
+    match: {any: [{resources: {kinds: [ConfigMap]}}]}
+    validate:
+      deny:
+        conditions:
+          any:
+          - {key: '{{ request.object.data.a }}', operator: Equals, value: '2'}
+";
+        let e = engine(deny);
+        let new = resource(&CM.replace("NS", "x"));
+        // Old has no data.a: the variable does not resolve, the old evaluation errors.
+        let old_error = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: x}\n";
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(old_error)))[0].1,
+            Status::Fail
+        );
+        let old_pass = CM.replace("NS", "x").replace("a: '2'", "a: '3'");
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&old_pass)))[0].1,
+            Status::Fail
+        );
+        let old_fail = CM.replace("NS", "x");
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&old_fail)))[0].1,
+            Status::Skip
+        );
+    }
+
+    /// The values' `request.oldObject` is merged over the resource to make the old object.
+    #[test]
+    fn values_old_object_is_the_old_object() {
+        let e = engine(&policy("ClusterPolicy", "All"));
+        let new = resource(&CM.replace("NS", "x"));
+        let mut values = crate::request::values::Values::default();
+        let one = crate::yaml::Node::synthetic(crate::yaml::Value::Str("1".into()));
+        values.global.push(("request.oldObject.data.a".into(), one));
+        let req = Request {
+            values: Arc::new(values),
+            ..update_with_old(None)
+        };
+        assert_eq!(statuses(&e, &new, &req)[0].1, Status::Fail);
+    }
+
+    /// validate.cel rules see the old object as `oldObject` and are never exempted.
+    #[test]
+    fn cel_rules_see_old_object_and_are_not_exempted() {
+        let cel = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: c
+    match: {any: [{resources: {kinds: [ConfigMap]}}]}
+    validate:
+      cel:
+        expressions:
+        - expression: object.data.a == oldObject.data.a && object.data.a == '1'
+";
+        let e = engine(cel);
+        let new = resource(&CM.replace("NS", "x"));
+        let same = CM.replace("NS", "x");
+        // Both fail (data.a is '2'): still a failure, no exemption for CEL.
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&same)))[0].1,
+            Status::Fail
+        );
+        let new1 = resource(&same.replace("a: '2'", "a: '1'"));
+        assert_eq!(
+            statuses(&e, &new1, &update_with_old(Some(&same)))[0].1,
+            Status::Fail
+        );
+        assert_eq!(
+            statuses(&e, &new1, &update_with_old(None))[0].1,
+            Status::Pass
+        );
+    }
+
+    /// podSecurity rules are exempted too: a privileged pod that was privileged before is
+    /// skipped; one that becomes privileged fails.
+    #[test]
+    fn pod_security_update_skips_pre_existing_violations() {
+        let pss = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: baseline
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      podSecurity: {level: baseline, version: latest}
+";
+        let e = engine(pss);
+        let pod = |privileged: bool| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: x}}\nspec:\n  \
+                 containers:\n  - name: c\n    image: nginx\n    securityContext: \
+                 {{privileged: {privileged}}}\n"
+            )
+        };
+        let new = resource(&pod(true));
+        assert_eq!(statuses(&e, &new, &Request::default())[0].1, Status::Fail);
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&pod(true))))[0].1,
+            Status::Skip
+        );
+        assert_eq!(
+            statuses(&e, &new, &update_with_old(Some(&pod(false))))[0].1,
+            Status::Fail
+        );
     }
 }

@@ -1,12 +1,14 @@
 //! The simulated admission request around a resource: operation, user, namespace labels.
 //! Offline these come from defaults, values files and userinfo files (cli-compat.md §5–7).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub mod values;
 
-use crate::yaml::Node;
+use crate::resource::Resource;
+use crate::yaml::{Map, Node, Value};
 use values::Values;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -63,6 +65,11 @@ pub struct Request {
     /// the values file): CEL's `namespaceObject` for `validate.cel` and the CEL kinds.
     /// Empty in `kpol test`, where the Kyverno CLI reads only the values file.
     pub namespaces: Arc<BTreeMap<String, Node>>,
+    /// The object before the change, for an UPDATE: the previous revision given with
+    /// `kpol check --old` / `--diff-base`. `None`: the resource itself stands in for it, as
+    /// in the Kyverno CLI (its `oldObject` is a copy of the resource, with the values
+    /// file's `request.oldObject` merged over it).
+    pub old_object: Option<Arc<Resource>>,
 }
 
 impl Request {
@@ -72,5 +79,71 @@ impl Request {
             Operation::Connect => Operation::Create,
             op => op,
         }
+    }
+
+    /// The old object of an UPDATE as `policy` sees it for `resource`: the previous revision
+    /// (else the resource itself), with the values' `request.oldObject` keys (global, then
+    /// the policy's for this resource) deep-merged over it, as the Kyverno CLI merges
+    /// variables into its JSON context and reads `request.oldObject` back. Borrowed when no
+    /// value changes it.
+    pub fn old_for<'a>(&'a self, policy: &str, resource: &'a Resource) -> Cow<'a, Resource> {
+        let base = self.old_object.as_deref().unwrap_or(resource);
+        let keys: Vec<&(String, Node)> = self
+            .values
+            .for_resource(policy, &resource.name)
+            .filter(|(k, _)| k == "request.oldObject" || k.starts_with("request.oldObject."))
+            .collect();
+        if keys.is_empty() {
+            return Cow::Borrowed(base);
+        }
+        let mut root = base.root.clone();
+        for (k, v) in keys {
+            let rest: Vec<&str> = k.split('.').skip(2).collect();
+            merge_at(&mut root, &rest, v);
+        }
+        Cow::Owned(base.with_root(root))
+    }
+}
+
+/// Deep-merges `v` into `node` at `path` (maps merge key by key; anything else replaces),
+/// creating maps on the way.
+fn merge_at(node: &mut Node, path: &[&str], v: &Node) {
+    if let Some((first, rest)) = path.split_first() {
+        if !matches!(node.value, Value::Map(_)) {
+            node.value = Value::Map(Map::new());
+        }
+        if let Value::Map(m) = &mut node.value {
+            if m.get(first).is_none() {
+                let empty = Node::synthetic(Value::Map(Map::new()));
+                m.insert((*first).to_owned(), crate::source::Span::EMPTY, empty);
+            }
+            if let Some(child) = m.get_mut(first) {
+                merge_at(child, rest, v);
+            }
+        }
+        return;
+    }
+    match (&mut node.value, &v.value) {
+        (Value::Map(dst), Value::Map(src)) => {
+            for (k, sv) in src.iter() {
+                match dst.get_mut(k) {
+                    Some(dv) => merge_at(dv, &[], sv),
+                    None => dst.insert(k.to_owned(), crate::source::Span::EMPTY, sv.clone()),
+                }
+            }
+        }
+        _ => *node = v.clone(),
+    }
+}
+
+/// The user Kyverno matches an old object with (`matchResource` of the validate handlers):
+/// one no rule names, so that a rule matching on subjects or roles does not match the old
+/// object (the requester of the change need not be the one who created it).
+pub fn old_object_matcher() -> UserInfo {
+    UserInfo {
+        username: "kyverno:kyverno-invalid-controller".to_owned(),
+        groups: vec!["kyverno:invalidgroup".to_owned()],
+        roles: vec!["kyverno:invalidrole".to_owned()],
+        cluster_roles: vec!["kyverno:invalidrole".to_owned()],
     }
 }

@@ -115,6 +115,21 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub request: RequestArgs,
 
+    /// Previous revision of the resources (file or directory, repeatable; e.g. from `git show
+    /// HEAD~1:path`). A resource with a previous revision (same API group, kind, namespace and
+    /// name) is checked as an UPDATE against it: an Enforce failure it already had is skipped,
+    /// one the change brings in fails. Others are checked as CREATE. An operation set by the
+    /// values file wins (UPDATE without a previous revision: the resource is its own).
+    #[arg(long = "old", value_name = "PATH")]
+    pub old: Vec<PathBuf>,
+
+    /// Compare with git revision REV (not a Kyverno feature): each input file that changed
+    /// since REV is checked as an UPDATE against its version at REV, as with --old. Files new
+    /// since REV, and unchanged files, are checked as CREATE, so that violations already in
+    /// unchanged files still fail a CI gate. Not a git repository or an unknown REV: exit 2.
+    #[arg(long, value_name = "REV")]
+    pub diff_base: Option<String>,
+
     /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
     pub max_file_size: u64,

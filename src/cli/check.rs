@@ -181,6 +181,7 @@ pub fn run(args: CheckArgs) -> u8 {
         let namespaces = super::namespaces::collect(&inputs, max_bytes, &request.values);
         request.namespaces = Arc::new(namespaces);
     }
+    let old = Previous::new(&settings, &request, &mut diagnostics);
 
     let renderer = render::renderer(settings.format);
     let mut out = match render::open(
@@ -224,7 +225,7 @@ pub fn run(args: CheckArgs) -> u8 {
             max_bytes,
             list_passing,
         };
-        let file = check_input(&engine, &request, input, options);
+        let file = check_input(&engine, &request, &old, input, options);
         progress.tick();
         let mut counts = file.unlisted;
         for finding in &file.findings {
@@ -414,6 +415,7 @@ pub(super) fn build_request(
             user_info,
             values: Arc::new(values),
             namespaces: Default::default(),
+            old_object: None,
         },
         warnings,
     ))
@@ -456,9 +458,65 @@ struct CheckOptions {
     list_passing: bool,
 }
 
+/// The previous revisions of `--old` and `--diff-base` (cli/old.rs).
+struct Previous {
+    objects: super::old::OldObjects,
+    diff_base: Option<super::old::DiffBase>,
+    /// The values file sets `request.operation`: it wins over the pairing.
+    forced: bool,
+}
+
+impl Previous {
+    fn new(settings: &config::Settings, request: &Request, diags: &mut Vec<Diagnostic>) -> Self {
+        let (objects, d) = super::old::OldObjects::read(&settings.old, settings.max_bytes);
+        diags.extend(d);
+        let diff_base = settings.diff_base.as_deref().and_then(|rev| {
+            let first = settings.paths.first().map(std::path::PathBuf::as_path);
+            super::old::DiffBase::open(rev, first)
+                .map_err(|d| diags.push(d))
+                .ok()
+        });
+        let forced = request
+            .values
+            .global
+            .iter()
+            .any(|(k, _)| k == "request.operation");
+        Self {
+            objects,
+            diff_base,
+            forced,
+        }
+    }
+
+    /// The request for `resource`: an UPDATE against its previous revision when it has one
+    /// (in its file at the diff base, else among `--old`) and no other operation is set.
+    fn request<'a>(
+        &self,
+        request: &'a Request,
+        file: Option<&super::old::OldObjects>,
+        resource: &Resource,
+    ) -> std::borrow::Cow<'a, Request> {
+        use kpol::request::Operation;
+        let prev = file
+            .and_then(|o| o.get(resource))
+            .or_else(|| self.objects.get(resource));
+        match prev {
+            Some(p) if !self.forced || request.operation == Operation::Update => {
+                std::borrow::Cow::Owned(Request {
+                    operation: Operation::Update,
+                    old_object: Some(p),
+                    ..request.clone()
+                })
+            }
+            _ => std::borrow::Cow::Borrowed(request),
+        }
+    }
+}
+
 fn check_input(
     engine: &Engine,
     request: &Request,
+    old: &Previous,
     input: &Input,
     opts: CheckOptions,
 ) -> FileReport {
@@ -472,9 +530,23 @@ fn check_input(
             };
         }
     };
+    let mut base_diagnostics = Vec::new();
+    let at_base = match &old.diff_base {
+        Some(base) => base
+            .at_base(input, &text)
+            .map_err(|d| base_diagnostics.push(d))
+            .ok(),
+        None => None,
+    };
+    let file_old = match &at_base {
+        Some(super::old::AtBase::Changed(o)) => Some(o),
+        _ => None,
+    };
     let source: Source = Arc::new(SourceFile::new(input.display(), text));
-    let manifests = read_manifests(&source, super::discover::input_limits());
+    let mut manifests = read_manifests(&source, super::discover::input_limits());
+    manifests.diagnostics.extend(base_diagnostics);
     let check_resource = |resource: &Resource| {
+        let request = &*old.request(request, file_old, resource);
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).
         let (changed, errors) = engine.mutated_with_errors(resource, request);

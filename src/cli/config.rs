@@ -63,6 +63,9 @@ pub struct Settings {
     pub set: Vec<String>,
     /// `-u/--userinfo`.
     pub userinfo: Option<PathBuf>,
+    /// `--old` and `--diff-base`: previous revisions (cli/old.rs).
+    pub old: Vec<PathBuf>,
+    pub diff_base: Option<String>,
     pub format: CheckFormat,
     pub output: Option<PathBuf>,
     /// `--follow-symlinks`: `-o FILE` may be a symbolic link.
@@ -108,6 +111,8 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         values: args.request.values_file.or(config.values),
         set: args.request.set,
         userinfo: args.request.userinfo,
+        old: args.old,
+        diff_base: args.diff_base,
         format: args.format.or(config.format).unwrap_or(CheckFormat::Human),
         output: match (args.output, config.output_refused) {
             (Some(flag), _) => Some(flag),

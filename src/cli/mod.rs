@@ -9,6 +9,7 @@ mod generate;
 mod jp;
 mod mutate;
 mod namespaces;
+mod old;
 mod ordered;
 mod policies;
 mod render;

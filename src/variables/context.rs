@@ -69,8 +69,9 @@ impl<'r> Context<'r> {
     }
 
     /// The CLI's context for one resource (§11.6): `request.object` (or `oldObject` for
-    /// DELETE, a copy for UPDATE), `request.operation`, `request.namespace`, user info and
-    /// service account when a user is given, and `images`.
+    /// DELETE; for UPDATE also `oldObject`: the request's old object, else the resource
+    /// itself), `request.operation`, `request.namespace`, user info and service account when
+    /// a user is given, and `images`.
     pub fn for_resource(resource: &'r Resource, request: &Request) -> Self {
         let mut ctx = Self::from_root(value::map(Vec::new()));
         ctx.operation = request.operation;
@@ -107,7 +108,15 @@ impl<'r> Context<'r> {
         // Lent once `request` is in place (setting `request` drops lent objects).
         match request.operation {
             Operation::Delete => ctx.old_object = obj,
-            Operation::Update => (ctx.object, ctx.old_object) = (obj, obj),
+            Operation::Update => match &request.old_object {
+                // The previous revision is copied in: it does not live as long as the
+                // resource (it is seldom given, and then only for changed resources).
+                Some(old) => {
+                    ctx.object = obj;
+                    ctx.set_path(&["request", "oldObject"], old.root.clone());
+                }
+                None => (ctx.object, ctx.old_object) = (obj, obj),
+            },
             _ => ctx.object = obj,
         }
         if let Some(user) = &request.user_info {
@@ -494,6 +503,24 @@ mod tests {
         let mut ctx = Context::for_resource(&res, &req);
         assert_eq!(q(&mut ctx, "request.oldObject.metadata.name").unwrap(), "p");
         assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+    }
+
+    /// An UPDATE with a previous revision: `request.oldObject` is it, `request.object` the
+    /// resource.
+    #[test]
+    fn update_old_object_is_the_previous_revision() {
+        let res = pod(true);
+        let mut old = pod(true);
+        old.root = value::map(vec![("kind".to_owned(), value::string("Old"))]);
+        let req = Request {
+            operation: Operation::Update,
+            old_object: Some(std::sync::Arc::new(old)),
+            ..Default::default()
+        };
+        let mut ctx = Context::for_resource(&res, &req);
+        assert_eq!(q(&mut ctx, "request.oldObject.kind").unwrap(), "Old");
+        assert_eq!(q(&mut ctx, "request.object.metadata.name").unwrap(), "p");
+        assert_eq!(q(&mut ctx, "request.operation").unwrap(), "UPDATE");
     }
 
     #[test]

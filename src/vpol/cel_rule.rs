@@ -88,12 +88,14 @@ impl CelRule {
 }
 
 /// The outcome of one `validate.cel` rule: status, message, and the unsupported feature when
-/// kpol cannot decide.
+/// kpol cannot decide. `old`: the old object of an UPDATE (`oldObject`); `None` stands for the
+/// resource itself.
 pub fn evaluate(
     rule_name: &str,
     rule_message: Option<&str>,
     rule: &CelRule,
     resource: &Resource,
+    old: Option<&Resource>,
     request: &Request,
 ) -> (Status, String, Option<&'static str>) {
     let _budget = crate::base::budget::Scope::enter();
@@ -108,7 +110,10 @@ pub fn evaluate(
     let obj = crate::cel::convert::to_cel(&resource.root);
     let op = request.operation;
     let (object, old) = match op {
-        crate::request::Operation::Update => (obj.clone(), obj),
+        crate::request::Operation::Update => match old {
+            Some(old) => (obj, crate::cel::convert::to_cel(&old.root)),
+            None => (obj.clone(), obj),
+        },
         crate::request::Operation::Delete => (Value::Null, obj),
         _ => (obj, Value::Null),
     };

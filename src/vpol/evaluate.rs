@@ -230,7 +230,11 @@ pub fn bind_admission(
 ) {
     let obj = to_cel(&resource.root);
     let (object, old) = match op {
-        Operation::Update => (obj.clone(), obj),
+        // The previous revision when one is given (`kpol check --old`), else the resource.
+        Operation::Update => match &request.old_object {
+            Some(old) => (obj, to_cel(&old.root)),
+            None => (obj.clone(), obj),
+        },
         Operation::Delete => (Value::Null, obj),
         _ => (obj, Value::Null),
     };

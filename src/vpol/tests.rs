@@ -317,3 +317,26 @@ fn vap_results_carry_the_matching_bindings_action() {
     let l = load("p.yaml", &text);
     assert_eq!(l.policies[0].validation_failure_action, Enforce);
 }
+
+/// An UPDATE with a previous revision: `oldObject` (and `request.oldObject`) is that revision,
+/// not the resource again.
+#[test]
+fn vpol_old_object_is_the_previous_revision() {
+    let p = VPOL.replace(
+        "EXPR",
+        "\"oldObject.spec.replicas == 1 && request.oldObject.spec.replicas == 1\"",
+    );
+    let old = read_manifests(
+        &Arc::new(SourceFile::new("o.yaml", POD.replace("2", "1"))),
+        Limits::default(),
+    )
+    .resources
+    .remove(0);
+    let with_old = Request {
+        operation: Operation::Update,
+        old_object: Some(Arc::new(old)),
+        ..Request::default()
+    };
+    assert_eq!(statuses_for(&p, POD, &with_old)[0].1, Status::Pass);
+    assert_eq!(statuses(&p, POD, Operation::Update)[0].1, Status::Fail);
+}

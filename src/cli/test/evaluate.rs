@@ -114,6 +114,7 @@ fn run_resource(
         user_info: inputs.user_info.clone(),
         values: inputs.values.clone(),
         namespaces: Default::default(),
+        old_object: None,
     };
     let mut responses = Vec::new();
     let mutate_op = policies
