@@ -6,6 +6,7 @@
 pub mod autogen;
 pub mod cel;
 pub mod conditions;
+pub mod defaults;
 pub mod diagnostic;
 pub mod engine;
 pub mod exception;
