@@ -70,6 +70,8 @@ pub struct Settings {
     pub audit_warn: bool,
     /// `--background`: policies chosen as a background scan chooses them.
     pub background: bool,
+    /// `--apiserver-defaults`.
+    pub apiserver_defaults: bool,
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: bool,
     pub verbose: bool,
@@ -117,6 +119,7 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         follow_symlinks: args.follow_symlinks,
         audit_warn: args.audit_warn || config.audit_warn.unwrap_or(false),
         background: args.background,
+        apiserver_defaults: args.apiserver_defaults,
         warn_exit_code: args.warn_exit_code.or(config.warn_exit_code),
         warn_no_pass: args.warn_no_pass || config.warn_no_pass.unwrap_or(false),
         verbose: args.verbose,

@@ -17,6 +17,9 @@ mod apps;
 mod batch;
 mod core;
 mod storage;
+mod verdict;
+
+pub use verdict::{Change, changed};
 
 use crate::resource::Resource;
 use crate::source::Span;
