@@ -93,6 +93,9 @@ fn templates_are_defaulted_without_admission_plugins() {
 
     let pol = format!("{DIR}/pull-and-host-port.yaml");
     let (_, text) = run(&["check", "-p", &pol, &deploy, "--apiserver-defaults"]);
-    assert!(text.contains("fail[always-pull/autogen-require-always]"), "{text}");
+    assert!(
+        text.contains("fail[always-pull/autogen-require-always]"),
+        "{text}"
+    );
     assert!(!text.contains("API-server defaults"), "{text}");
 }
