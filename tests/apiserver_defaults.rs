@@ -99,3 +99,14 @@ fn templates_are_defaulted_without_admission_plugins() {
     );
     assert!(!text.contains("API-server defaults"), "{text}");
 }
+
+/// `apiserverDefaults: true` in the config file turns it on as the flag does.
+#[test]
+fn the_config_file_turns_it_on() {
+    let pol = format!("{DIR}/no-default-sa.yaml");
+    let pod = format!("{DIR}/pod.yaml");
+    let config = format!("{DIR}/kpol.yaml");
+    let (code, text) = run(&["check", "--config", &config, "-p", &pol, &pod]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("spec.serviceAccountName=default"), "{text}");
+}
