@@ -119,6 +119,8 @@ fn container(p: &mut Planner, root: &Node, c: &[Seg], host_network: bool) {
     if let Some(image) = str_at(root, c, "image").filter(|i| !i.is_empty()) {
         p.set_if_absent(root, c, "imagePullPolicy", s(pull_policy(image)));
     }
+    // `resources` is a struct: re-serialising writes it even when empty.
+    p.set_if_absent(root, c, "resources", map(vec![]));
     p.set_if_absent(root, c, "terminationMessagePath", s("/dev/termination-log"));
     p.set_if_absent(root, c, "terminationMessagePolicy", s("File"));
     let ports = at(c, k("ports"));

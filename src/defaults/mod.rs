@@ -76,8 +76,19 @@ pub fn plan(resource: &Resource) -> Vec<Default> {
         ("storage.k8s.io", "v1", "StorageClass") => storage::storage_class(&mut p, root),
         _ => return Vec::new(),
     }
-    // Re-serialising an object without a creation time writes `creationTimestamp: null`.
+    // Re-serialising an object without a creation time writes `creationTimestamp: null`; a
+    // kind whose `status` is a struct gets `status: {}`.
     p.set_if_absent(root, &[k("metadata")], "creationTimestamp", Value::Null);
+    let status = match (group, resource.kind.as_str()) {
+        ("", "Pod" | "ReplicationController" | "PersistentVolumeClaim" | "PersistentVolume")
+        | ("apps", _)
+        | ("batch", _) => Some(map(vec![])),
+        ("", "Service") => Some(map(vec![("loadBalancer", map(vec![]))])),
+        _ => None,
+    };
+    if let Some(status) = status {
+        p.set_if_absent(root, &[], "status", status);
+    }
     p.out
 }
 
@@ -251,8 +262,27 @@ impl Planner {
         self.out.push(Default { label, edits });
     }
 
-    /// A pod template at `path` (`metadata` and `spec`).
+    /// A pod template at `path` (`metadata` and `spec`). Its `metadata` is a struct, written
+    /// even when empty, with `creationTimestamp: null`.
     pub(crate) fn pod_template(&mut self, root: &Node, path: &[Seg], owner: Owner) {
+        if get(root, path).and_then(Node::as_map).is_none() {
+            return;
+        }
+        match get(root, &at(path, k("metadata"))) {
+            Some(m) if m.as_map().is_some() => self.set_if_absent(
+                root,
+                &at(path, k("metadata")),
+                "creationTimestamp",
+                Value::Null,
+            ),
+            Some(_) => {}
+            None => self.set_if_absent(
+                root,
+                path,
+                "metadata",
+                map(vec![("creationTimestamp", Value::Null)]),
+            ),
+        }
         core::pod_spec(self, root, &at(path, k("spec")), owner);
     }
 }

@@ -250,6 +250,14 @@ fn templates_get_pod_spec_defaults_but_no_admission_plugins() {
         str_of(&r, "spec.template.spec.containers.0.imagePullPolicy"),
         Some("Always")
     );
+    assert_eq!(
+        at_path(&r, "spec.template.metadata.creationTimestamp"),
+        Some(&Value::Null)
+    );
+    assert!(matches!(at_path(&r, "status"), Some(Value::Map(m)) if m.is_empty()));
+    assert!(
+        matches!(at_path(&r, "spec.template.spec.containers.0.resources"), Some(Value::Map(m)) if m.is_empty())
+    );
     assert_eq!(at_path(&r, "spec.template.spec.serviceAccountName"), None);
     assert_eq!(at_path(&r, "spec.template.spec.volumes"), None);
     assert_eq!(at_path(&r, "spec.template.spec.tolerations"), None);
