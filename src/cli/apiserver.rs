@@ -30,9 +30,10 @@ pub fn prepare<'r>(
     if plan.is_empty() {
         return (Cow::Borrowed(resource), Vec::new());
     }
-    let changed = defaults::changed(engine, request, resource, &plan);
     let all: Vec<&defaults::Default> = plan.iter().collect();
-    (Cow::Owned(defaults::apply(resource, &all)), changed)
+    let defaulted = defaults::apply(resource, &all);
+    let changed = defaults::changed(engine, request, resource, &defaulted, &plan);
+    (Cow::Owned(defaulted), changed)
 }
 
 /// Notes on the findings of one resource whose result the defaults changed: the labels in

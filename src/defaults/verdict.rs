@@ -46,7 +46,7 @@ pub struct Change {
     pub defaults: Vec<String>,
 }
 
-/// For each rule of `resource` (as defaulted by `plan`) whose result differs from the
+/// For each rule of `defaulted` (`resource` with all of `plan` applied) whose result differs from the
 /// resource's as written, the change and the defaults that make it. A default named changes the result alone; when none does, those
 /// without which the result is the written one's; when neither names one, all of them.
 ///
@@ -55,11 +55,11 @@ pub fn changed(
     engine: &Engine,
     request: &Request,
     resource: &Resource,
+    defaulted: &Resource,
     plan: &[Default],
 ) -> Vec<Change> {
-    let all: Vec<&Default> = plan.iter().collect();
     let written = verdicts(engine, resource, request);
-    let defaulted = verdicts(engine, &apply(resource, &all), request);
+    let defaulted = verdicts(engine, defaulted, request);
     let diffs: Vec<_> = defaulted
         .iter()
         .filter(|(key, s)| status(&written, key) != Some(*s))
