@@ -26,7 +26,8 @@ pub fn prepare<'r>(
     if !on {
         return (Cow::Borrowed(resource), Vec::new());
     }
-    let plan = defaults::plan(resource);
+    let create = request.operation == kpol::request::Operation::Create;
+    let plan = defaults::plan_for(resource, create);
     if plan.is_empty() {
         return (Cow::Borrowed(resource), Vec::new());
     }

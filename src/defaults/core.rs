@@ -63,6 +63,9 @@ pub fn pod(p: &mut Planner, root: &Node) {
             }
         }
     }
+    if !p.create {
+        return;
+    }
     service_account(p, root);
     default_tolerations(p, root);
     // Priority: no class and no global default class gives priority 0.

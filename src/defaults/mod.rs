@@ -52,10 +52,19 @@ pub struct Default {
     pub edits: Vec<Edit>,
 }
 
-/// The defaults the API server would apply to `resource`; empty for a kind it does not
-/// default (custom resources, kinds not in the table).
+/// The defaults the API server would apply to `resource` on CREATE; empty for a kind it does
+/// not default (custom resources, kinds not in the table).
 pub fn plan(resource: &Resource) -> Vec<Default> {
-    let mut p = Planner::default();
+    plan_for(resource, true)
+}
+
+/// [`plan`] for a request that creates the resource (`create`) or not: the Pod admission
+/// plugins act on CREATE only; defaulting on every decode.
+pub fn plan_for(resource: &Resource, create: bool) -> Vec<Default> {
+    let mut p = Planner {
+        out: Vec::new(),
+        create,
+    };
     let (group, version) = resource.group_version();
     let root = &resource.root;
     match (group, version, resource.kind.as_str()) {
@@ -198,9 +207,10 @@ pub(crate) enum Owner {
 }
 
 /// Collects the defaults of one resource.
-#[derive(Default)]
 pub(crate) struct Planner {
     out: Vec<Default>,
+    /// The request creates the resource (admission plugins run).
+    create: bool,
 }
 
 pub(crate) fn at(path: &[Seg], seg: Seg) -> Vec<Seg> {

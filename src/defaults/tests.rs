@@ -365,3 +365,15 @@ fn each_default_applies_alone_and_inserted_nodes_locate_at_their_parent() {
     let start = span.start as usize;
     assert!(POD[start..].starts_with("name: a"), "{:?}", &POD[start..]);
 }
+
+#[test]
+fn admission_plugins_act_on_create_only() {
+    let r = res(POD);
+    let labels: Vec<String> = plan_for(&r, false).into_iter().map(|d| d.label).collect();
+    assert!(labels.contains(&"spec.dnsPolicy=ClusterFirst".to_owned()));
+    assert!(
+        !labels
+            .iter()
+            .any(|l| l.contains("serviceAccountName") || l.contains("tolerations"))
+    );
+}
