@@ -377,3 +377,43 @@ fn admission_plugins_act_on_create_only() {
             .any(|l| l.contains("serviceAccountName") || l.contains("tolerations"))
     );
 }
+
+fn engine(text: &str) -> crate::engine::Engine {
+    let source = std::sync::Arc::new(crate::source::SourceFile::new("p.yaml", text));
+    let docs = crate::yaml::parse_documents(text, Limits::default()).unwrap();
+    let loaded = crate::policy::load_policies(&source, docs);
+    assert!(loaded.invalid.is_empty(), "{:?}", loaded.diagnostics);
+    crate::engine::Engine::new(loaded.policies)
+}
+
+/// A rule that two defaults change only together names both (the defaults without which the
+/// result is the written one's); one that a single default changes names that one.
+#[test]
+fn changed_names_the_defaults_that_make_the_difference() {
+    let engine = engine(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n  rules:\n  \
+         - name: both\n    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate:\n      \
+         message: both\n      deny:\n        conditions:\n          all:\n          \
+         - {key: \"{{ request.object.spec.dnsPolicy || '' }}\", operator: Equals, value: ClusterFirst}\n          \
+         - {key: \"{{ request.object.spec.schedulerName || '' }}\", operator: Equals, value: default-scheduler}\n  \
+         - name: pull\n    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate:\n      \
+         message: pull\n      pattern:\n        spec:\n          containers:\n          \
+         - imagePullPolicy: Always\n",
+    );
+    let r = res(POD);
+    let plan = plan(&r);
+    let defaulted = apply(&r, &plan.iter().collect::<Vec<_>>());
+    let request = crate::request::Request::default();
+    let changed = changed(&engine, &request, &r, &defaulted, &plan);
+    let both = changed.iter().find(|c| c.rule == "both").unwrap();
+    assert_eq!(both.written, Some(crate::report::Status::Pass));
+    assert_eq!(
+        both.defaults,
+        [
+            "spec.dnsPolicy=ClusterFirst",
+            "spec.schedulerName=default-scheduler"
+        ]
+    );
+    // Containers b and c pull IfNotPresent: the rule fails either way, nothing changed.
+    assert!(!changed.iter().any(|c| c.rule == "pull"));
+}
