@@ -7,6 +7,7 @@ pub mod autogen;
 pub mod base;
 pub mod cel;
 pub mod conditions;
+pub mod defaults;
 pub mod diagnostic;
 pub mod engine;
 pub mod exception;

@@ -42,6 +42,8 @@ const LAYERS: &[&[&str]] = &[
     ],
     // The phase table.
     &["engine"],
+    // What runs around the engine: API-server defaulting, and which defaults changed a verdict.
+    &["defaults"],
 ];
 
 /// Modules `policy` must never import: they evaluate what it loads.

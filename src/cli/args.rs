@@ -88,6 +88,12 @@ pub struct CheckArgs {
     #[arg(long)]
     pub background: bool,
 
+    /// Apply the API server's defaulting to built-in kinds before evaluation (Kubernetes
+    /// v1.34: imagePullPolicy, restartPolicy, the service account token, ...), and say which
+    /// defaults changed a result (docs/DEFAULTS.md).
+    #[arg(long)]
+    pub apiserver_defaults: bool,
+
     /// Exit with N when there were warnings but no failures or errors.
     #[arg(long, value_name = "N")]
     pub warn_exit_code: Option<u8>,

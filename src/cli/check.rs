@@ -44,6 +44,8 @@ pub struct Finding {
     pub source: Option<Source>,
     pub start: Option<LineCol>,
     pub end: Option<LineCol>,
+    /// `--apiserver-defaults`: the defaults that changed this result.
+    pub defaults: Vec<String>,
 }
 
 impl Finding {
@@ -224,6 +226,7 @@ pub fn run(args: CheckArgs) -> u8 {
             audit_warn: settings.audit_warn,
             max_bytes,
             list_passing,
+            apiserver_defaults: settings.apiserver_defaults,
         };
         let file = check_input(&engine, &request, &old, input, options);
         progress.tick();
@@ -456,6 +459,8 @@ struct CheckOptions {
     max_bytes: u64,
     /// Whether passing and skipped results become findings (else they are only counted).
     list_passing: bool,
+    /// `--apiserver-defaults` (src/cli/apiserver.rs).
+    apiserver_defaults: bool,
 }
 
 /// The previous revisions of `--old` and `--diff-base` (cli/old.rs).
@@ -547,6 +552,9 @@ fn check_input(
     manifests.diagnostics.extend(base_diagnostics);
     let check_resource = |resource: &Resource| {
         let request = &*old.request(request, file_old, resource);
+        let (resource, defaulted) =
+            super::apiserver::prepare(engine, request, resource, opts.apiserver_defaults);
+        let resource = resource.as_ref();
         // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).
         let (changed, errors) = engine.mutated_with_errors(resource, request);
@@ -571,6 +579,7 @@ fn check_input(
                 findings.push(finding(policy, pr.policy, &mutated, resp, opts.audit_warn));
             }
         }
+        super::apiserver::annotate(&mut findings, &defaulted);
         (findings, unlisted)
     };
     // One large file (a rendered chart, a `kind: List`) is split by resources across the pool.
@@ -680,5 +689,6 @@ fn finding(
         start,
         end,
         response,
+        defaults: Vec::new(),
     }
 }

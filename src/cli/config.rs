@@ -30,6 +30,7 @@ const KEYS: &[&str] = &[
     "auditWarn",
     "warnExitCode",
     "warnNoPass",
+    "apiserverDefaults",
 ];
 
 /// What a config file says; `None`/empty where it says nothing.
@@ -48,6 +49,7 @@ pub struct Config {
     pub audit_warn: Option<bool>,
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: Option<bool>,
+    pub apiserver_defaults: Option<bool>,
 }
 
 /// The settings of one `kpol check` run: flags over the config file over defaults.
@@ -73,6 +75,8 @@ pub struct Settings {
     pub audit_warn: bool,
     /// `--background`: policies chosen as a background scan chooses them.
     pub background: bool,
+    /// `--apiserver-defaults`.
+    pub apiserver_defaults: bool,
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: bool,
     pub verbose: bool,
@@ -122,6 +126,7 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         follow_symlinks: args.follow_symlinks,
         audit_warn: args.audit_warn || config.audit_warn.unwrap_or(false),
         background: args.background,
+        apiserver_defaults: args.apiserver_defaults || config.apiserver_defaults.unwrap_or(false),
         warn_exit_code: args.warn_exit_code.or(config.warn_exit_code),
         warn_no_pass: args.warn_no_pass || config.warn_no_pass.unwrap_or(false),
         verbose: args.verbose,
@@ -236,6 +241,7 @@ pub fn parse(source: &SourceFile, base: &Path) -> Result<Config, Diagnostic> {
     }
     config.audit_warn = boolean(source, map, "auditWarn")?;
     config.warn_no_pass = boolean(source, map, "warnNoPass")?;
+    config.apiserver_defaults = boolean(source, map, "apiserverDefaults")?;
     if let Some(n) = map.get("warnExitCode") {
         let code = match n.value {
             Value::Int(i) => u8::try_from(i).ok(),

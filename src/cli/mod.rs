@@ -1,5 +1,6 @@
 //! The command-line side of kpol: argument parsing, file discovery, rendering, exit codes.
 
+mod apiserver;
 mod args;
 mod check;
 mod config;

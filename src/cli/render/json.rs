@@ -31,6 +31,12 @@ struct Result<'a> {
     path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     unsupported: Option<&'a str>,
+    /// `--apiserver-defaults`: the defaults that changed this result.
+    #[serde(
+        rename = "apiserverDefaults",
+        skip_serializing_if = "<[String]>::is_empty"
+    )]
+    apiserver_defaults: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -77,6 +83,7 @@ fn document(report: &CheckReport) -> Document<'_> {
                 end: f.end,
                 path: f.response.kyverno_path(),
                 unsupported: f.response.unsupported.as_deref(),
+                apiserver_defaults: &f.defaults,
             })
             .collect(),
         diagnostics: report
