@@ -2,11 +2,12 @@
 //!
 //! `Engine` is `Send + Sync` and does no I/O; the binary runs it over files in parallel.
 
+pub mod file;
+
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::exception::{self, PolicyException};
-use crate::matching;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody, ValidateCheck};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::{Operation, Request};
@@ -43,7 +44,7 @@ enum PolicyPlan {
     Cel,
     /// The positions, in `Policy::validate_rules(kind)`, of the validate rules that may
     /// select the resources, each with whether it selects them all
-    /// ([`matching::selects_kind`]: then it is not matched per resource); and where the
+    /// ([`Rule::selects_kind`]: then it is not matched per resource); and where the
     /// policy keeps the kind's rule list ([`Policy::kind_slot`]).
     Rules(Vec<(usize, bool)>, Option<usize>),
 }
@@ -74,13 +75,11 @@ impl KindPlan {
                             .as_ref()
                             .is_none_or(|k| k.iter().any(|k| k == kind))
                     })
-                    .filter_map(
-                        |(j, r)| match matching::selects_kind(r, api_version, kind) {
-                            Some(false) => None,
-                            Some(true) => Some((j, true)),
-                            None => Some((j, false)),
-                        },
-                    )
+                    .filter_map(|(j, r)| match r.selects_kind(api_version, kind) {
+                        Some(false) => None,
+                        Some(true) => Some((j, true)),
+                        None => Some((j, false)),
+                    })
                     .collect();
                 (i, PolicyPlan::Rules(rules, slot))
             })
@@ -285,7 +284,7 @@ fn validate_policy<'r>(
     let all = policy.validate_rules_in(slot, &resource.kind);
     for (k, &(j, selected)) in rules.iter().enumerate() {
         let rule = &all[j];
-        if !selected && !matching::rule_matches(rule, resource, request) {
+        if !selected && !rule.matches(resource, request) {
             continue;
         }
         // One evaluation budget for everything the rule builds (variables/budget.rs).
@@ -468,7 +467,7 @@ fn exempt_existing_violation(
     }
     // Overrides are ignored here: the rule's own action, else the policy's.
     let enforce = v.failure_action.unwrap_or(policy.validation_failure_action)
-        == crate::policy::FailureAction::Enforce;
+        == crate::report::FailureAction::Enforce;
     if request.operation != Operation::Update
         || !enforce
         || !v.allow_existing_violations
@@ -483,7 +482,7 @@ fn exempt_existing_violation(
         old_object: None,
         ..request.clone()
     };
-    if !matching::rule_matches(rule, &old, &matcher) {
+    if !rule.matches(&old, &matcher) {
         return;
     }
     // The old object is `request.object` now, and there is no `request.oldObject`: values
@@ -509,7 +508,9 @@ fn exempt_existing_violation(
 
 /// `values` without the keys that set `request.object` or `request.oldObject` (shared when
 /// there are none).
-fn without_object_values(values: &Arc<crate::request::values::Values>) -> Arc<crate::request::values::Values> {
+fn without_object_values(
+    values: &Arc<crate::request::values::Values>,
+) -> Arc<crate::request::values::Values> {
     let sets_objects = |k: &str| {
         ["request.object", "request.oldObject"]
             .iter()

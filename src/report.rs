@@ -3,7 +3,66 @@
 
 use serde::Serialize;
 
-use crate::policy::FailureAction;
+/// Enforce blocks at admission; Audit only reports. Carried on every finding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum FailureAction {
+    #[default]
+    Audit,
+    Enforce,
+    /// A CEL policy whose `validationActions` include `Warn` but not `Deny`: a failure is an
+    /// admission warning (never read from a ClusterPolicy's `validationFailureAction`).
+    Warn,
+}
+
+impl FailureAction {
+    /// `Enforce`/`enforce` and `Audit`/`audit` (the lowercase forms are deprecated but accepted).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "Enforce" | "enforce" => Some(Self::Enforce),
+            "Audit" | "audit" => Some(Self::Audit),
+            _ => None,
+        }
+    }
+
+    /// The action of a CEL policy's `validationActions` (a ValidatingPolicy's, or a
+    /// ValidatingAdmissionPolicyBinding's): `Deny` enforces, else `Warn` warns, else Audit.
+    /// Kyverno defaults an empty list to `[Deny]`.
+    pub fn from_validation_actions<'a>(actions: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut seen = None;
+        for a in actions {
+            match a {
+                "Deny" => return Self::Enforce,
+                "Warn" => seen = Some(Self::Warn),
+                _ => {
+                    seen.get_or_insert(Self::Audit);
+                }
+            }
+        }
+        seen.unwrap_or(Self::Enforce)
+    }
+
+    /// The stronger of two actions: Enforce, then Warn, then Audit.
+    pub fn stronger(self, other: Self) -> Self {
+        let rank = |a: Self| match a {
+            Self::Audit => 0,
+            Self::Warn => 1,
+            Self::Enforce => 2,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Audit => "Audit",
+            Self::Enforce => "Enforce",
+            Self::Warn => "Warn",
+        }
+    }
+}
 
 /// A rule result, as Kyverno names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

@@ -22,7 +22,7 @@ static ENGINE: LazyLock<kpol::engine::Engine> = LazyLock::new(|| {
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data).into_owned();
     let request = kpol::request::Request::default();
-    let _ = kpol::mutate::file::mutate_file(
+    let _ = kpol::engine::file::mutate_file(
         &ENGINE,
         &request,
         "r.yaml",

@@ -125,6 +125,26 @@ pub fn contains_kind<S: AsRef<str>>(list: &[S], kind: &str) -> bool {
     list.iter().any(|e| bare_kind(e.as_ref()) == kind)
 }
 
+/// The plural resource name of a kind, as API discovery would give it for built-in kinds, and
+/// by the usual English rules otherwise.
+pub fn plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    match lower.as_str() {
+        "endpoints" => return lower,
+        "podsecuritypolicy" => return "podsecuritypolicies".to_owned(),
+        _ => {}
+    }
+    if let Some(stem) = lower.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        return format!("{stem}ies");
+    }
+    if lower.ends_with('s') || lower.ends_with("ch") || lower.ends_with('x') {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +194,16 @@ mod tests {
             t("networking.k8s.io", "v1", "Ingress", "")
         );
         assert_eq!(p("a/b/c/d/e"), None);
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural("Pod"), "pods");
+        assert_eq!(plural("Ingress"), "ingresses");
+        assert_eq!(plural("NetworkPolicy"), "networkpolicies");
+        assert_eq!(plural("Gateway"), "gateways");
+        assert_eq!(plural("Endpoints"), "endpoints");
+        assert_eq!(plural("StorageClass"), "storageclasses");
     }
 
     #[test]

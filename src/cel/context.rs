@@ -96,7 +96,7 @@ impl CelContext {
             return Err("context resource without a kind".to_owned());
         }
         let (group, version) = parse_group_version(s(&["apiVersion"]))?;
-        let resource = crate::vpol::constraints::plural(kind);
+        let resource = crate::base::gvk::plural(kind);
         self.resources
             .entry((group, version, resource))
             .or_default()

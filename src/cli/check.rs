@@ -623,9 +623,9 @@ fn mutate_error(
 ) -> Finding {
     let ignore = policy.ignores_failures();
     response.failure_action = if ignore {
-        kpol::policy::FailureAction::Audit
+        kpol::report::FailureAction::Audit
     } else {
-        kpol::policy::FailureAction::Enforce
+        kpol::report::FailureAction::Enforce
     };
     let mut f = finding(policy, policy_index, resource, response, false);
     if ignore {
@@ -650,13 +650,13 @@ fn finding(
     let status = match response.status {
         Status::Fail if !scored => Status::Warn,
         Status::Fail
-            if audit_warn && response.failure_action == kpol::policy::FailureAction::Audit =>
+            if audit_warn && response.failure_action == kpol::report::FailureAction::Audit =>
         {
             Status::Warn
         }
         // A CEL policy acting with `Warn` and not `Deny` warns at admission (an error stays
         // an error: kpol could not tell whether the resource passes).
-        Status::Fail if response.failure_action == kpol::policy::FailureAction::Warn => {
+        Status::Fail if response.failure_action == kpol::report::FailureAction::Warn => {
             Status::Warn
         }
         s => s,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use kpol::diagnostic::{Code, Diagnostic, Severity};
 use kpol::engine::Engine;
-use kpol::mutate::file::{FileMutation, mutate_file};
+use kpol::engine::file::{FileMutation, mutate_file};
 use kpol::mutate::udiff;
 use kpol::report::Status;
 use kpol::request::Request;

@@ -30,7 +30,6 @@ use serde::Serialize;
 
 use crate::conditions::evaluate_block;
 use crate::exception::PolicyException;
-use crate::matching;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody};
 use crate::report::Status;
 use crate::request::{Operation, Request};
@@ -138,7 +137,7 @@ pub fn generate_policy(
             rules.push(response(Status::Skip, message));
             continue;
         }
-        if !matching::rule_matches(rule, resource, request) {
+        if !rule.matches(resource, request) {
             continue;
         }
         // DELETE: the CLI's new object is empty and only the old one matches, which the

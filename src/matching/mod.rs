@@ -9,7 +9,6 @@ pub mod selector;
 
 pub use filter::{ResourceDescription, ResourceFilter, Subject, UserFilter, compile_selector};
 
-use crate::policy::Rule;
 use crate::request::Request;
 use crate::resource::Resource;
 use crate::yaml::Node;
@@ -76,7 +75,7 @@ impl MatchBlock {
     }
 
     /// The filters [`MatchBlock::selects`] decides with: `any`, else `all`, else the flat one.
-    fn deciding(&self) -> &[ResourceFilter] {
+    pub(crate) fn deciding(&self) -> &[ResourceFilter] {
         if !self.any.is_empty() {
             &self.any
         } else if !self.all.is_empty() {
@@ -172,36 +171,6 @@ impl MatchBlock {
             one(&self.flat)
         }
     }
-}
-
-/// Whether a rule selects every resource of this apiVersion and kind, or none, when that
-/// depends on them alone: its `match` filters constrain only `kinds`
-/// ([`ResourceFilter::only_kinds`]) and there is nothing to exclude. `None` otherwise.
-pub fn selects_kind(rule: &Rule, api_version: &str, kind: &str) -> Option<bool> {
-    let block = &rule.match_;
-    if rule.exclude.as_ref().is_some_and(|e| !e.is_empty())
-        || !block.deciding().iter().all(ResourceFilter::only_kinds)
-    {
-        return None;
-    }
-    let (group, version) = crate::resource::split_api_version(api_version);
-    let one = |f: &ResourceFilter| f.kinds_match(group, version, kind);
-    Some(if !block.any.is_empty() {
-        block.any.iter().any(one)
-    } else if !block.all.is_empty() {
-        block.all.iter().all(one)
-    } else {
-        one(&block.flat)
-    })
-}
-
-/// Whether a rule's match (and not its exclude) selects the resource.
-pub fn rule_matches(rule: &Rule, resource: &Resource, request: &Request) -> bool {
-    rule.match_.selects(resource, request)
-        && !rule
-            .exclude
-            .as_ref()
-            .is_some_and(|e| e.excludes(resource, request))
 }
 
 #[cfg(test)]

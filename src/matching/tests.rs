@@ -263,10 +263,10 @@ fn selects_kind_agrees_with_rule_matches() {
             let rule = crate::policy::build_rule(&node(&text), "rule", Schema::V1, false).unwrap();
             for r in resources {
                 let r = res(r);
-                if let Some(decided) = selects_kind(&rule, &r.api_version, &r.kind) {
+                if let Some(decided) = rule.selects_kind(&r.api_version, &r.kind) {
                     assert_eq!(
                         decided,
-                        rule_matches(&rule, &r, &req()),
+                        rule.matches(&r, &req()),
                         "{b} / {ex:?} on {} {}",
                         r.api_version,
                         r.kind

@@ -7,7 +7,6 @@
 pub mod anchors;
 pub mod compare;
 pub mod edit;
-pub mod file;
 mod foreach;
 pub mod json_patch;
 pub mod merge;
@@ -22,7 +21,6 @@ mod tests;
 
 use std::borrow::Cow;
 
-use crate::matching;
 use crate::policy::{Policy, PolicyKind, Rule, RuleBody};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::Request;
@@ -251,7 +249,7 @@ fn mutate_policy(
             continue;
         };
         // Matched against the resource as previous rules left it (cascading, §2).
-        if !matching::rule_matches(rule, current, request) {
+        if !rule.matches(current, request) {
             continue;
         }
         // One evaluation budget for everything the rule builds (variables/budget.rs).

@@ -1,8 +1,9 @@
 //! Rule documents → [`Rule`]: match/exclude compiled, the rule body classified, CRD defaults
 //! applied (match.md §1.2). Used for the rules as written and for autogen rules.
 
-use super::model::{FailureAction, Rule, RuleBody, Validate, ValidateCheck};
+use super::model::{Rule, RuleBody, Validate, ValidateCheck};
 use crate::matching::{MatchBlock, Schema};
+use crate::report::FailureAction;
 use crate::validate::PatternScan;
 use crate::yaml::fields::{FieldError, FieldResult, as_map, opt_bool, opt_map, opt_seq, opt_str};
 use crate::yaml::{Node, Value};

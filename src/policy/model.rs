@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::matching::MatchBlock;
+use crate::matching::{MatchBlock, ResourceFilter};
+use crate::report::FailureAction;
+use crate::request::Request;
+use crate::resource::Resource;
 use crate::source::Source;
 use crate::yaml::Node;
 
@@ -17,67 +20,6 @@ pub enum PolicyKind {
     ValidatingPolicy,
     NamespacedValidatingPolicy,
     ValidatingAdmissionPolicy,
-}
-
-/// Enforce blocks at admission; Audit only reports. Carried on every finding.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-pub enum FailureAction {
-    #[default]
-    Audit,
-    Enforce,
-    /// A CEL policy whose `validationActions` include `Warn` but not `Deny`: a failure is an
-    /// admission warning (never read from a ClusterPolicy's `validationFailureAction`).
-    Warn,
-}
-
-impl FailureAction {
-    /// `Enforce`/`enforce` and `Audit`/`audit` (the lowercase forms are deprecated but accepted).
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "Enforce" | "enforce" => Some(Self::Enforce),
-            "Audit" | "audit" => Some(Self::Audit),
-            _ => None,
-        }
-    }
-
-    /// The action of a CEL policy's `validationActions` (a ValidatingPolicy's, or a
-    /// ValidatingAdmissionPolicyBinding's): `Deny` enforces, else `Warn` warns, else Audit.
-    /// Kyverno defaults an empty list to `[Deny]`.
-    pub fn from_validation_actions<'a>(actions: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut seen = None;
-        for a in actions {
-            match a {
-                "Deny" => return Self::Enforce,
-                "Warn" => seen = Some(Self::Warn),
-                _ => {
-                    seen.get_or_insert(Self::Audit);
-                }
-            }
-        }
-        seen.unwrap_or(Self::Enforce)
-    }
-
-    /// The stronger of two actions: Enforce, then Warn, then Audit.
-    pub fn stronger(self, other: Self) -> Self {
-        let rank = |a: Self| match a {
-            Self::Audit => 0,
-            Self::Warn => 1,
-            Self::Enforce => 2,
-        };
-        if rank(other) > rank(self) {
-            other
-        } else {
-            self
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Audit => "Audit",
-            Self::Enforce => "Enforce",
-            Self::Warn => "Warn",
-        }
-    }
 }
 
 /// A loaded `ClusterPolicy` or `Policy`.
@@ -163,6 +105,38 @@ pub struct Rule {
     pub report_properties: Vec<(String, String)>,
     /// `skipBackgroundRequests` (default true).
     pub skip_background_requests: bool,
+}
+
+impl Rule {
+    /// Whether a rule selects every resource of this apiVersion and kind, or none, when that
+    /// depends on them alone: its `match` filters constrain only `kinds`
+    /// ([`ResourceFilter::only_kinds`](crate::matching::ResourceFilter::only_kinds)) and there is nothing to exclude. `None` otherwise.
+    pub fn selects_kind(&self, api_version: &str, kind: &str) -> Option<bool> {
+        let block = &self.match_;
+        if self.exclude.as_ref().is_some_and(|e| !e.is_empty())
+            || !block.deciding().iter().all(ResourceFilter::only_kinds)
+        {
+            return None;
+        }
+        let (group, version) = crate::resource::split_api_version(api_version);
+        let one = |f: &ResourceFilter| f.kinds_match(group, version, kind);
+        Some(if !block.any.is_empty() {
+            block.any.iter().any(one)
+        } else if !block.all.is_empty() {
+            block.all.iter().all(one)
+        } else {
+            one(&block.flat)
+        })
+    }
+
+    /// Whether a rule's match (and not its exclude) selects the resource.
+    pub fn matches(&self, resource: &Resource, request: &Request) -> bool {
+        self.match_.selects(resource, request)
+            && !self
+                .exclude
+                .as_ref()
+                .is_some_and(|e| e.excludes(resource, request))
+    }
 }
 
 #[derive(Clone, Debug)]

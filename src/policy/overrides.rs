@@ -8,10 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use super::model::FailureAction;
 use crate::base::wildcard::Pattern;
 use crate::matching::compile_selector;
 use crate::matching::selector::LabelSelector;
+use crate::report::FailureAction;
 use crate::yaml::Map;
 use crate::yaml::fields::{FieldResult, as_map, opt_seq, opt_str, opt_str_list};
 

@@ -147,7 +147,7 @@ fn rule_matches(rule: &ResourceRule, resource: &Resource, op: Operation) -> bool
     if !any_or(&rule.operations, op.as_str()) {
         return false;
     }
-    let plural = plural(&resource.kind);
+    let plural = crate::base::gvk::plural(&resource.kind);
     let lower = resource.kind.to_ascii_lowercase();
     // A resource with no subresource matches `*` and its own plural, never `x/*`.
     let resource_ok = rule
@@ -167,39 +167,4 @@ fn rule_matches(rule: &ResourceRule, resource: &Resource, op: Operation) -> bool
         return false;
     }
     rule.resource_names.is_empty() || rule.resource_names.contains(&resource.name)
-}
-
-/// The plural resource name of a kind, as API discovery would give it for built-in kinds, and
-/// by the usual English rules otherwise.
-pub fn plural(kind: &str) -> String {
-    let lower = kind.to_ascii_lowercase();
-    match lower.as_str() {
-        "endpoints" => return lower,
-        "podsecuritypolicy" => return "podsecuritypolicies".to_owned(),
-        _ => {}
-    }
-    if let Some(stem) = lower.strip_suffix('y')
-        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
-    {
-        return format!("{stem}ies");
-    }
-    if lower.ends_with('s') || lower.ends_with("ch") || lower.ends_with('x') {
-        return format!("{lower}es");
-    }
-    format!("{lower}s")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plurals() {
-        assert_eq!(plural("Pod"), "pods");
-        assert_eq!(plural("Ingress"), "ingresses");
-        assert_eq!(plural("NetworkPolicy"), "networkpolicies");
-        assert_eq!(plural("Gateway"), "gateways");
-        assert_eq!(plural("Endpoints"), "endpoints");
-        assert_eq!(plural("StorageClass"), "storageclasses");
-    }
 }

@@ -160,7 +160,7 @@ fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> V
     }
     let mut last = None;
     // Every matching binding acts on the result: the strongest of their actions.
-    let mut action: Option<crate::policy::FailureAction> = None;
+    let mut action: Option<crate::report::FailureAction> = None;
     for b in &policy.bindings {
         let matched = match &b.match_resources {
             Some(c) => c.matches(resource, request),
@@ -271,7 +271,7 @@ pub fn request_value(
         ("version", string(version)),
         (
             "resource",
-            string(&super::constraints::plural(&resource.kind)),
+            string(&crate::base::gvk::plural(&resource.kind)),
         ),
     ]);
     let mut user: Vec<(&str, Value)> = Vec::new();

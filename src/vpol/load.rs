@@ -12,7 +12,8 @@ use super::{Binding, CelKind, CelPolicy, Validation, Variant};
 use crate::cel::{Program, compile, syntax_diagnostic};
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::matching::{MatchBlock, ResourceFilter};
-use crate::policy::{Autogen, FailureAction, Policy, PolicyKind, Rule, RuleBody};
+use crate::policy::{Autogen, Policy, PolicyKind, Rule, RuleBody};
+use crate::report::FailureAction;
 use crate::source::{Source, Span};
 use crate::yaml::Node;
 

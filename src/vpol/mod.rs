@@ -45,7 +45,7 @@ pub struct CelPolicy {
     pub broken: Option<String>,
     /// What a failing or erroring result does (`validationActions`, default `Deny`):
     /// Enforce, Warn or Audit. For a VAP each binding has its own ([`Binding::action`]).
-    pub action: crate::policy::FailureAction,
+    pub action: crate::report::FailureAction,
 }
 
 /// One set of constraints and expressions: the policy as written or an autogen copy.
@@ -73,7 +73,7 @@ pub struct Binding {
     /// `paramRef` as written.
     pub param_ref: Option<crate::yaml::Node>,
     /// The binding's `spec.validationActions` as one action (`Deny` → Enforce).
-    pub action: crate::policy::FailureAction,
+    pub action: crate::report::FailureAction,
 }
 
 impl CelPolicy {

@@ -210,7 +210,7 @@ spec:
 }
 
 /// The actions of the responses of `policy_text` for [`POD`].
-fn actions(policy_text: &str) -> Vec<crate::policy::FailureAction> {
+fn actions(policy_text: &str) -> Vec<crate::report::FailureAction> {
     let l = load("p.yaml", policy_text);
     let engine = Engine::new(l.policies);
     let source = Arc::new(SourceFile::new("r.yaml", POD));
@@ -225,7 +225,7 @@ fn actions(policy_text: &str) -> Vec<crate::policy::FailureAction> {
 
 #[test]
 fn vpol_validation_actions_give_the_failure_action() {
-    use crate::policy::FailureAction::{Audit, Enforce, Warn};
+    use crate::report::FailureAction::{Audit, Enforce, Warn};
     let failing = VPOL.replace("EXPR", "\"object.spec.replicas > 2\"");
     let with = |actions: &str| {
         failing.replace(
@@ -291,7 +291,7 @@ spec:
 
 #[test]
 fn vap_results_carry_the_matching_bindings_action() {
-    use crate::policy::FailureAction::{Audit, Enforce, Warn};
+    use crate::report::FailureAction::{Audit, Enforce, Warn};
     // No binding: evaluated as if bound with Deny.
     assert_eq!(actions(VAP), [Enforce]);
     assert_eq!(

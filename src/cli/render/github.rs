@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use kpol::diagnostic::{Diagnostic, Severity};
-use kpol::policy::FailureAction;
+use kpol::report::FailureAction;
 use kpol::report::Status;
 
 use crate::cli::check::{CheckReport, FileReport, Finding};

@@ -14,7 +14,6 @@ use std::collections::BTreeSet;
 use super::load::Inputs;
 use kpol::engine::Engine;
 use kpol::generate::{RuleGeneration, SourcePool, generate_policy};
-use kpol::matching;
 use kpol::policy::{Policy, PolicyKind, RuleBody};
 use kpol::report::Status;
 use kpol::request::{Operation, Request};
@@ -159,7 +158,7 @@ fn run_resource(
                 .rules
                 .iter()
                 .filter(|r| phase.has(&r.body))
-                .filter(|r| in_scope(p, resource) && matching::rule_matches(r, resource, &request))
+                .filter(|r| in_scope(p, resource) && r.matches(resource, &request))
                 .map(|r| unsupported(&r.name, feature))
                 .collect();
             responses.push(response(p, rules));

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::policy::{FailureAction, RuleBody, ValidateCheck};
+use crate::policy::{RuleBody, ValidateCheck};
+use crate::report::FailureAction;
 use crate::source::SourceFile;
 use crate::yaml::{Limits, parse_documents};
 

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use super::{edit, merge::value_eq};
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::engine::Engine;
 use crate::manifest::read_manifests;
+use crate::mutate::{edit, merge::value_eq};
 use crate::report::{RuleResponse, Status};
 use crate::request::Request;
 use crate::resource::Resource;
@@ -68,7 +68,7 @@ pub fn mutate_file(
     for resource in manifests.resources {
         let (patched, policies) = engine.mutate_responses(&resource, request);
         // Written back only when a rule passed, as `Mutation::changed` decides.
-        let patched = patched.filter(|_| super::any_rule_passed(&policies));
+        let patched = patched.filter(|_| crate::mutate::any_rule_passed(&policies));
         let start = Some(source.line_col(resource.root.span.start));
         for pm in &policies {
             let policy = engine.policies()[pm.response.policy].key();
