@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::exception::{self, PolicyException};
-use crate::policy::{Policy, PolicyKind, Rule, RuleBody, ValidateCheck};
+use crate::policy::{Policy, Rule, RuleBody, ValidateCheck};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
@@ -219,9 +219,7 @@ impl Engine {
                 ),
                 PolicyPlan::Cel => {
                     let cel = cel_policy(p)?;
-                    if p.kind == PolicyKind::NamespacedValidatingPolicy
-                        && p.namespace.as_deref() != Some(resource.namespace.as_str())
-                    {
+                    if !p.in_scope(&resource.namespace) {
                         return None;
                     }
                     crate::vpol::evaluate::evaluate(cel, resource, request)?
@@ -267,12 +265,8 @@ fn validate_policy<'r>(
     exceptions: &[PolicyException],
     contexts: &mut validate::Contexts<'r>,
 ) -> Vec<RuleResponse> {
-    // A namespaced Policy applies only to resources of its own namespace (match.md §2.2).
-    if policy.kind == PolicyKind::Policy {
-        let ns = policy.namespace.as_deref().unwrap_or("default");
-        if resource.namespace != ns {
-            return Vec::new();
-        }
+    if !policy.in_scope(&resource.namespace) {
+        return Vec::new();
     }
     let mut out = Vec::new();
     let empty = std::collections::BTreeMap::new();

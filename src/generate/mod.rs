@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use crate::conditions::evaluate_block;
 use crate::exception::PolicyException;
-use crate::policy::{Policy, PolicyKind, Rule, RuleBody};
+use crate::policy::{Policy, Rule, RuleBody};
 use crate::report::Status;
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
@@ -114,9 +114,7 @@ pub fn generate_policy(
     if !has_generate(policy) {
         return None;
     }
-    if policy.kind == PolicyKind::Policy
-        && policy.namespace.as_deref().unwrap_or("default") != resource.namespace
-    {
+    if !policy.in_scope(&resource.namespace) {
         return None;
     }
     let mut rules = Vec::new();

@@ -21,7 +21,7 @@ mod tests;
 
 use std::borrow::Cow;
 
-use crate::policy::{Policy, PolicyKind, Rule, RuleBody};
+use crate::policy::{Policy, Rule, RuleBody};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::Request;
 use crate::resource::Resource;
@@ -237,11 +237,8 @@ fn mutate_policy(
     current: &mut Cow<'_, Resource>,
 ) -> Vec<RuleResponse> {
     let (policy, request) = (env.policy, env.request);
-    if policy.kind == PolicyKind::Policy {
-        let ns = policy.namespace.as_deref().unwrap_or("default");
-        if current.namespace != ns {
-            return Vec::new();
-        }
+    if !policy.in_scope(&current.namespace) {
+        return Vec::new();
     }
     let mut out = Vec::new();
     for (rule, &needs_context) in policy.rules.iter().zip(needs_context) {

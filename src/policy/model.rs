@@ -196,6 +196,13 @@ impl Policy {
             == Some("Ignore")
     }
 
+    /// Whether the policy reaches resources in `namespace`: a namespaced policy (`Policy`,
+    /// `NamespacedValidatingPolicy`) only those of its own namespace (match.md §2.2), a cluster
+    /// policy all. The one scope check every phase uses.
+    pub fn in_scope(&self, namespace: &str) -> bool {
+        self.namespace.as_deref().is_none_or(|ns| ns == namespace)
+    }
+
     /// `namespace/name` for namespaced policies, `name` for cluster policies — the key Kyverno
     /// test files and reports use.
     pub fn key(&self) -> String {

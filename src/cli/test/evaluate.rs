@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use super::load::Inputs;
 use kpol::engine::Engine;
 use kpol::generate::{RuleGeneration, SourcePool, generate_policy};
-use kpol::policy::{Policy, PolicyKind, RuleBody};
+use kpol::policy::{Policy, RuleBody};
 use kpol::report::Status;
 use kpol::request::{Operation, Request};
 use kpol::resource::Resource;
@@ -158,7 +158,7 @@ fn run_resource(
                 .rules
                 .iter()
                 .filter(|r| phase.has(&r.body))
-                .filter(|r| in_scope(p, resource) && r.matches(resource, &request))
+                .filter(|r| p.in_scope(&resource.namespace) && r.matches(resource, &request))
                 .map(|r| unsupported(&r.name, feature))
                 .collect();
             responses.push(response(p, rules));
@@ -274,12 +274,6 @@ impl Phase {
             Phase::VerifyImages => matches!(body, RuleBody::VerifyImages(_)),
         }
     }
-}
-
-/// A namespaced Policy applies only in its own namespace (match.md §2.2).
-fn in_scope(policy: &Policy, resource: &Resource) -> bool {
-    policy.kind != PolicyKind::Policy
-        || policy.namespace.as_deref().unwrap_or("default") == resource.namespace
 }
 
 fn unsupported(rule: &str, feature: &str) -> RuleOutcome {
