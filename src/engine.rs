@@ -224,7 +224,7 @@ impl Engine {
                     {
                         return None;
                     }
-                    crate::vpol::evaluate::evaluate(cel, resource, request)?
+                    crate::vpol::evaluate::evaluate(cel, resource, request, &self.exceptions)?
                 }
             };
             Some(PolicyResponse { policy: *i, rules })
