@@ -127,7 +127,10 @@ fn conditions_hold(
         match eval(p) {
             Ok(false) => return Ok(false),
             Ok(true) => {}
-            Err(err) => errors.push(format!("exception {} matchCondition '{name}': {err}", e.key)),
+            Err(err) => errors.push(format!(
+                "exception {} matchCondition '{name}': {err}",
+                e.key
+            )),
         }
     }
     if errors.is_empty() {

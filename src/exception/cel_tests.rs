@@ -22,7 +22,10 @@ fn vpol(extra_spec: &str, validation: &str) -> String {
 }
 
 fn policy() -> String {
-    vpol("", "has(object.metadata.labels) && 'team' in object.metadata.labels")
+    vpol(
+        "",
+        "has(object.metadata.labels) && 'team' in object.metadata.labels",
+    )
 }
 
 const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ops\n  \
@@ -117,11 +120,17 @@ fn report_result_pass_and_priority() {
     let got = one(&policy(), &pass);
     assert_eq!(
         (got.1, got.2.as_str()),
-        (Status::Pass, "rule is passed due to policy exception: ops/p")
+        (
+            Status::Pass,
+            "rule is passed due to policy exception: ops/p"
+        )
     );
     // The first matching exception decides, unless a later one has a greater priority.
     let skip = exception("s", "ValidatingPolicy", "");
-    assert_eq!(one(&policy(), &format!("{skip}---\n{pass}")).1, Status::Skip);
+    assert_eq!(
+        one(&policy(), &format!("{skip}---\n{pass}")).1,
+        Status::Skip
+    );
     let urgent = pass.replace(
         "  namespace: ops\n",
         "  namespace: ops\n  labels: {polex.kyverno.io/priority: '3'}\n",
@@ -129,7 +138,10 @@ fn report_result_pass_and_priority() {
     let got = one(&policy(), &format!("{skip}---\n{urgent}"));
     assert_eq!(
         (got.1, got.2.as_str()),
-        (Status::Pass, "rule is passed due to policy exception: ops/s, ops/p")
+        (
+            Status::Pass,
+            "rule is passed due to policy exception: ops/s, ops/p"
+        )
     );
 }
 

@@ -53,7 +53,8 @@ pub fn load_documents<'a>(
             }
             (
                 "PolicyException",
-                "policies.kyverno.io/v1alpha1" | "policies.kyverno.io/v1beta1"
+                "policies.kyverno.io/v1alpha1"
+                | "policies.kyverno.io/v1beta1"
                 | "policies.kyverno.io/v1",
             ) => match super::cel::build(source, root, &mut out.diagnostics) {
                 Ok((name, namespace, cel)) => out.exceptions.push(PolicyException {
