@@ -222,7 +222,7 @@ impl Engine {
                     if !p.in_scope(&resource.namespace) {
                         return None;
                     }
-                    crate::vpol::evaluate::evaluate(cel, resource, request)?
+                    crate::vpol::evaluate::evaluate(cel, resource, request, &self.exceptions)?
                 }
             };
             Some(PolicyResponse { policy: *i, rules })

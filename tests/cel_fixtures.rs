@@ -1,6 +1,7 @@
 //! `kpol test` on kpol's own CEL fixtures (`testdata/cel/`): ValidatingPolicy (autogen copy
 //! included), ClusterPolicy `validate.cel`, a ValidatingAdmissionPolicy with a binding, and
-//! ValidatingPolicies served by a `context:` file (`testdata/cel/context/`).
+//! ValidatingPolicies served by a `context:` file (`testdata/cel/context/`), and CEL
+//! PolicyExceptions (`testdata/cel/exceptions/`).
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,7 +15,7 @@ fn cel_fixtures_pass() {
         .expect("run kpol");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = json["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 19);
+    assert_eq!(rows.len(), 23);
     for r in rows {
         assert_eq!(r["ok"], true, "{r}");
     }
@@ -38,4 +39,76 @@ fn check_reports_cel_syntax_error_at_its_line() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(all.contains("syntax-error.yaml:13:42"), "{all}");
+}
+
+/// A `policies.kyverno.io` PolicyException naming the ValidatingPolicy in `policyRefs` makes
+/// the `kpol test` row `skip`; a false match condition leaves the `fail`.
+#[test]
+fn cel_exception_rows_in_kpol_test() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", "testdata/cel/exceptions", "--format", "json"])
+        .output()
+        .expect("run kpol");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows: Vec<(String, String, String, bool)> = json["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["resource"].as_str().unwrap_or("").to_owned(),
+                r["rule"].as_str().unwrap_or("").to_owned(),
+                r["actual"].as_str().unwrap_or("").to_owned(),
+                r["ok"] == true,
+            )
+        })
+        .collect();
+    let row = |resource: &str| rows.iter().find(|r| r.0 == resource).expect(resource);
+    assert_eq!(row("v1/Pod/ops/legacy").1, "exception");
+    assert_eq!(row("v1/Pod/ops/legacy").2, "skip");
+    assert_eq!(row("v1/Pod/dev/legacy-elsewhere").2, "fail");
+    assert_eq!(row("v1/Pod/ops/unlabelled").2, "fail");
+    assert_eq!(row("v1/Pod/ops/owned").2, "pass");
+    assert!(rows.iter().all(|r| r.3), "{rows:?}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+/// The same exception given to `kpol check -e`: the excepted pod is `skip` with Kyverno's
+/// message, the others keep their verdicts.
+#[test]
+fn cel_exception_in_kpol_check() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args([
+            "check",
+            "--policy",
+            "testdata/cel/exceptions/policy.yaml",
+            "-e",
+            "testdata/cel/exceptions/exception.yaml",
+            "testdata/cel/exceptions/resources.yaml",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run kpol");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let results = json["results"].as_array().expect("results");
+    let by_name = |name: &str| {
+        results
+            .iter()
+            .find(|r| r["resource"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {json}"))
+    };
+    let legacy = by_name("legacy");
+    assert_eq!(legacy["result"], "skip");
+    assert_eq!(legacy["rule"], "exception");
+    assert_eq!(
+        legacy["message"],
+        "rule is skipped due to policy exception: ops/legacy-pods"
+    );
+    assert_eq!(by_name("legacy-elsewhere")["result"], "fail");
+    assert_eq!(by_name("unlabelled")["result"], "fail");
+    assert_eq!(by_name("owned")["result"], "pass");
+    assert_eq!(results.len(), 4);
+    // The failures fail the run; the skip does not.
+    assert_eq!(out.status.code(), Some(1));
 }

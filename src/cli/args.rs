@@ -62,8 +62,8 @@ pub struct CheckArgs {
     #[arg(short, long = "policy", value_name = "PATH")]
     pub policies: Vec<PathBuf>,
 
-    /// PolicyException file (repeatable; `kyverno.io/v2` or `v2beta1`). Exceptions among the
-    /// policy files are used too.
+    /// PolicyException file (repeatable; `kyverno.io/v2` or `v2beta1`, `policies.kyverno.io`
+    /// for CEL policies). Exceptions among the policy files are used too.
     #[arg(short = 'e', long = "exception", value_name = "PATH")]
     pub exceptions: Vec<PathBuf>,
 

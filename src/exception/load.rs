@@ -2,7 +2,9 @@
 //!
 //! Files given with `--exception` must hold only PolicyExceptions (Kyverno aborts otherwise;
 //! kpol reports an error and goes on); exceptions found among policy files are taken as they
-//! come.
+//! come. `policies.kyverno.io` ones (for CEL policies) are read by [`super::cel`].
+
+use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::matching::{MatchBlock, Schema};
@@ -49,13 +51,28 @@ pub fn load_documents<'a>(
                     Err(d) => out.diagnostics.push(d),
                 }
             }
-            ("PolicyException", a) if a.starts_with("policies.kyverno.io/") => {
-                out.diagnostics.push(Diagnostic::warning(
-                    Code::UnsupportedPolicy,
-                    format!("{a} PolicyException is for CEL policies; kpol does not apply it"),
-                    at,
-                ));
-            }
+            (
+                "PolicyException",
+                "policies.kyverno.io/v1alpha1"
+                | "policies.kyverno.io/v1beta1"
+                | "policies.kyverno.io/v1",
+            ) => match super::cel::build(source, root, &mut out.diagnostics) {
+                Ok((name, namespace, cel)) => out.exceptions.push(PolicyException {
+                    name,
+                    namespace: if namespace.is_empty() {
+                        "default".to_owned()
+                    } else {
+                        namespace
+                    },
+                    entries: Vec::new(),
+                    any: Vec::new(),
+                    all: Vec::new(),
+                    conditions: None,
+                    pod_security: Vec::new(),
+                    cel: Some(Arc::new(cel)),
+                }),
+                Err(d) => out.diagnostics.push(d),
+            },
             _ if only_exceptions || kind == "PolicyException" => {
                 out.diagnostics.push(Diagnostic::error(
                     Code::InvalidPolicy,
@@ -146,5 +163,6 @@ fn build(source: &SourceFile, root: &Node) -> Result<PolicyException, Diagnostic
         all: filters(block.all),
         conditions: spec.get("conditions").filter(|c| !c.is_null()).cloned(),
         pod_security,
+        cel: None,
     })
 }

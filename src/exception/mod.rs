@@ -7,13 +7,22 @@
 //! preconditions; when an exception applies, the rule is not evaluated and gives `skip` with
 //! [`skip_message`] — for podSecurity rules, exceptions with `podSecurity` entries are
 //! exclusions added to the rule's own (exceptions.md §6.3, in [`pss`]).
+//!
+//! `policies.kyverno.io` PolicyExceptions, for CEL policies, load through the same files and
+//! flags into the same list ([`PolicyException::cel`], in [`cel`]). Both kinds of policy ask
+//! [`apply`]: classic rules through [`response`], CEL policies from their evaluation; an
+//! exception of one family never applies to a policy of the other.
 
+pub mod cel;
 mod load;
 mod pss;
+
+use std::sync::Arc;
 
 pub use load::{Loaded, load_documents};
 
 use crate::base::wildcard;
+use crate::cel::Program;
 use crate::matching::ResourceFilter;
 use crate::policy::{Policy, Rule, RuleBody, ValidateCheck};
 use crate::report::{RuleResponse, Status};
@@ -35,6 +44,9 @@ pub struct PolicyException {
     pub conditions: Option<Node>,
     /// `spec.podSecurity` entries (exceptions.md §6.3), as written.
     pub pod_security: Vec<Node>,
+    /// Set for a `policies.kyverno.io` exception (then `entries`, `match` and `conditions` are
+    /// empty: it never applies to a classic rule).
+    pub cel: Option<Arc<cel::CelException>>,
 }
 
 /// A compiled `match` filter; `empty` is decided before `operations` are dropped.
@@ -100,8 +112,111 @@ pub fn matching<'a>(
         .collect()
 }
 
+/// What an exception is asked about, with how its conditions are evaluated in that context.
+pub enum Subject<'a> {
+    /// A classic rule that matched the resource and passed its preconditions; `conditions_hold`
+    /// evaluates an exception's `conditions` in the rule's context.
+    Rule {
+        policy: &'a Policy,
+        rule: &'a Rule,
+        conditions_hold: &'a mut dyn FnMut(&Node) -> bool,
+    },
+    /// A CEL policy (`kind` as written, e.g. `ValidatingPolicy`) whose constraints matched;
+    /// `eval` evaluates one match condition with the policy's variables bound.
+    Cel {
+        kind: &'a str,
+        name: &'a str,
+        /// The policy's `failurePolicy: Ignore`.
+        ignore_failures: bool,
+        eval: &'a mut dyn FnMut(&Program) -> Result<bool, String>,
+    },
+}
+
+/// What the exceptions decide for one subject and resource.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// None applies fully: evaluate as usual, with the values partial CEL exceptions allow
+    /// (`exceptions.allowedImages` / `exceptions.allowedValues`; always empty for rules).
+    Evaluate {
+        allowed_images: Vec<String>,
+        allowed_values: Vec<String>,
+    },
+    /// The subject's response.
+    Respond(RuleResponse),
+    /// A CEL exception's match condition could not be evaluated: the policy's error.
+    Error(String),
+}
+
+impl Outcome {
+    fn evaluate() -> Self {
+        Outcome::Evaluate {
+            allowed_images: Vec::new(),
+            allowed_values: Vec::new(),
+        }
+    }
+}
+
+/// The one entry point: what `exceptions` (both families, in load order) decide for `subject`
+/// on this resource (exceptions.md §6 for rules, cel.md §3.3 for CEL policies).
+pub fn apply(
+    exceptions: &[PolicyException],
+    subject: Subject<'_>,
+    resource: &Resource,
+    request: &Request,
+) -> Outcome {
+    if exceptions.is_empty() {
+        return Outcome::evaluate();
+    }
+    match subject {
+        Subject::Rule {
+            policy,
+            rule,
+            conditions_hold,
+        } => {
+            let applied = matching(
+                exceptions,
+                &policy.key(),
+                &rule.name,
+                resource,
+                request,
+                conditions_hold,
+            );
+            if applied.is_empty() {
+                return Outcome::evaluate();
+            }
+            if let RuleBody::Validate(v) = &rule.body
+                && let ValidateCheck::PodSecurity(body, _) = &v.check
+            {
+                return pss::response(&rule.name, body, resource, &applied)
+                    .map_or_else(Outcome::evaluate, Outcome::Respond);
+            }
+            Outcome::Respond(RuleResponse::new(
+                &rule.name,
+                Status::Skip,
+                skip_message(&applied),
+            ))
+        }
+        Subject::Cel {
+            kind,
+            name,
+            ignore_failures,
+            eval,
+        } => {
+            let applicable: Vec<&cel::CelException> = exceptions
+                .iter()
+                .filter_map(|e| e.cel.as_deref())
+                .filter(|c| c.refers_to(kind, name))
+                .collect();
+            if applicable.is_empty() {
+                return Outcome::evaluate();
+            }
+            cel::decide(&applicable, ignore_failures, eval)
+        }
+    }
+}
+
 /// The response exceptions give a rule, or `None` when none applies and the rule is
-/// evaluated as usual (exceptions.md §6).
+/// evaluated as usual (exceptions.md §6): [`apply`] for a [`Subject::Rule`].
 pub fn response(
     exceptions: &[PolicyException],
     policy: &Policy,
@@ -110,30 +225,15 @@ pub fn response(
     request: &Request,
     conditions_hold: &mut dyn FnMut(&Node) -> bool,
 ) -> Option<RuleResponse> {
-    if exceptions.is_empty() {
-        return None;
-    }
-    let applied = matching(
-        exceptions,
-        &policy.key(),
-        &rule.name,
-        resource,
-        request,
+    let subject = Subject::Rule {
+        policy,
+        rule,
         conditions_hold,
-    );
-    if applied.is_empty() {
-        return None;
+    };
+    match apply(exceptions, subject, resource, request) {
+        Outcome::Respond(r) => Some(r),
+        Outcome::Evaluate { .. } | Outcome::Error(_) => None,
     }
-    if let RuleBody::Validate(v) = &rule.body
-        && let ValidateCheck::PodSecurity(body, _) = &v.check
-    {
-        return pss::response(&rule.name, body, resource, &applied);
-    }
-    Some(RuleResponse::new(
-        &rule.name,
-        Status::Skip,
-        skip_message(&applied),
-    ))
 }
 
 /// The prefix of Kyverno's skip message (no space before the first name, as upstream).
@@ -147,11 +247,13 @@ pub fn skip_message(applied: &[&PolicyException]) -> String {
     format!("{SKIP_PREFIX}{}", names.join(", "))
 }
 
-/// The exception names (without namespace) a skip message lists, for reports' `exceptions`
-/// property; empty for any other message.
+/// The exception names (without namespace) a skip message lists — or the message of a CEL
+/// exception ([`cel`]) — for reports' `exceptions` property; empty for any other message.
 pub fn names_in_message(message: &str) -> Vec<String> {
-    let list = message
-        .strip_prefix(SKIP_PREFIX)
+    let list = cel::MESSAGE_PREFIXES
+        .iter()
+        .find_map(|p| message.strip_prefix(p))
+        .or_else(|| message.strip_prefix(SKIP_PREFIX))
         .or_else(|| message.strip_prefix(SKIP_PREFIX_PSS));
     let Some(list) = list else {
         return Vec::new();

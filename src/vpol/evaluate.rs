@@ -7,23 +7,27 @@ use cel::Value;
 use super::{CelKind, CelPolicy, Variant};
 use crate::cel::Activation;
 use crate::cel::convert::{map_of, string, strings, to_cel};
+use crate::exception::{self, Outcome, PolicyException, Subject};
 use crate::report::{RuleResponse, Status};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
 
 /// The rule responses of `policy` for `resource`: `None` when the CLI drops the response
 /// entirely (no match and the policy has selectors, §3.7), `Some(vec![])` for an empty one.
+/// `exceptions` are all the loaded PolicyExceptions; those for CEL policies that refer to this
+/// ValidatingPolicy apply (cel.md §3.3); none ever applies to a VAP (§11.1 item 2).
 pub fn evaluate(
     policy: &CelPolicy,
     resource: &Resource,
     request: &Request,
+    exceptions: &[PolicyException],
 ) -> Option<Vec<RuleResponse>> {
     // One evaluation budget for the policy on this resource: its variables and validations
     // together (crate::base::budget).
     let _budget = crate::base::budget::Scope::enter();
     match policy.kind {
         CelKind::ValidatingAdmissionPolicy => Some(evaluate_vap(policy, resource, request)),
-        _ => evaluate_vpol(policy, resource, request),
+        _ => evaluate_vpol(policy, resource, request, exceptions),
     }
 }
 
@@ -37,6 +41,7 @@ fn evaluate_vpol(
     policy: &CelPolicy,
     resource: &Resource,
     request: &Request,
+    exceptions: &[PolicyException],
 ) -> Option<Vec<RuleResponse>> {
     let mut act = Activation::new();
     let variant = if policy.json_mode {
@@ -66,11 +71,38 @@ fn evaluate_vpol(
     if let Some(why) = &policy.broken {
         return Some(vec![response(policy, Status::Error, why.clone())]);
     }
+    // CEL PolicyExceptions first, with neither `variables` nor `exceptions` bound yet.
+    let kind = match policy.kind {
+        CelKind::NamespacedValidatingPolicy => "NamespacedValidatingPolicy",
+        _ => "ValidatingPolicy",
+    };
+    let outcome = {
+        let probe = &act;
+        let mut eval = |p: &crate::cel::Program| probe.eval_bool(p);
+        let subject = Subject::Cel {
+            kind,
+            name: &policy.name,
+            ignore_failures: policy.ignore_failures,
+            eval: &mut eval,
+        };
+        exception::apply(exceptions, subject, resource, request)
+    };
+    let (images, values) = match outcome {
+        Outcome::Respond(mut r) => {
+            r.failure_action = policy.action;
+            return Some(vec![r]);
+        }
+        Outcome::Error(e) => return Some(vec![response(policy, Status::Error, e)]),
+        Outcome::Evaluate {
+            allowed_images,
+            allowed_values,
+        } => (allowed_images, allowed_values),
+    };
     act.set(
         "exceptions",
         map_of([
-            ("allowedImages", strings([])),
-            ("allowedValues", strings([])),
+            ("allowedImages", strings(images.iter().map(String::as_str))),
+            ("allowedValues", strings(values.iter().map(String::as_str))),
         ]),
     );
     Some(vec![run_vpol(policy, variant, &mut act)])
