@@ -129,11 +129,14 @@ pub fn response(
     {
         return pss::response(&rule.name, body, resource, &applied);
     }
-    Some(RuleResponse::new(
-        &rule.name,
-        Status::Skip,
-        skip_message(&applied),
-    ))
+    Some(skipped(&rule.name, skip_message(&applied), &applied))
+}
+
+/// A skip by `applied`, whose names the response records (reports list them).
+fn skipped(rule: &str, message: String, applied: &[&PolicyException]) -> RuleResponse {
+    let mut r = RuleResponse::new(rule, Status::Skip, message);
+    r.exceptions = applied.iter().map(|e| e.name.clone()).collect();
+    r
 }
 
 /// The prefix of Kyverno's skip message (no space before the first name, as upstream).
@@ -145,21 +148,6 @@ pub const SKIP_PREFIX_PSS: &str = "rule is skipped due to policy exception ";
 pub fn skip_message(applied: &[&PolicyException]) -> String {
     let names: Vec<String> = applied.iter().map(|e| e.qualified_name()).collect();
     format!("{SKIP_PREFIX}{}", names.join(", "))
-}
-
-/// The exception names (without namespace) a skip message lists, for reports' `exceptions`
-/// property; empty for any other message.
-pub fn names_in_message(message: &str) -> Vec<String> {
-    let list = message
-        .strip_prefix(SKIP_PREFIX)
-        .or_else(|| message.strip_prefix(SKIP_PREFIX_PSS));
-    let Some(list) = list else {
-        return Vec::new();
-    };
-    list.split(", ")
-        .filter(|s| !s.is_empty())
-        .map(|q| q.rsplit_once('/').map_or(q, |(_, n)| n).to_owned())
-        .collect()
 }
 
 #[cfg(test)]
