@@ -190,13 +190,17 @@ impl Engine {
         resource: &Resource,
         request: &Request,
     ) -> (Option<Resource>, Vec<(usize, RuleResponse)>) {
-        crate::mutate::mutated_with_errors(
+        let (mutated, mut errors) = crate::mutate::mutated_with_errors(
             resource,
             &self.policies,
             &self.mutating,
             &self.exceptions,
             request,
-        )
+        );
+        for (_, r) in &mut errors {
+            r.place(&resource.root);
+        }
+        (mutated, errors)
     }
 
     /// The validate phase for one resource: one response per policy that has validate rules,
@@ -208,7 +212,7 @@ impl Engine {
         let mut out = Vec::with_capacity(plan.policies.len());
         out.extend(plan.policies.iter().filter_map(|(i, policy_plan)| {
             let p = &self.policies[*i];
-            let rules = match policy_plan {
+            let mut rules = match policy_plan {
                 PolicyPlan::Rules(rules, slot) => validate_policy(
                     p,
                     (rules, *slot),
@@ -225,6 +229,11 @@ impl Engine {
                     crate::vpol::evaluate::evaluate(cel, resource, request, &self.exceptions)?
                 }
             };
+            // Every response says where it points, so no output format locates a path again
+            // (a foreach failure's path is relative to its element).
+            for r in &mut rules {
+                r.place(&resource.root);
+            }
             Some(PolicyResponse { policy: *i, rules })
         }));
         out
@@ -326,6 +335,7 @@ fn validate_rule<'r>(
             path: verdict.path,
             unsupported: None,
             span: verdict.span,
+            exceptions: Vec::new(),
         })
     };
     let unsupported = |feature: &str| {
@@ -588,6 +598,97 @@ spec:
     }
 
     const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: NS}\ndata: {a: '2', b: '1'}\n";
+
+    /// The text each response of `policy` for `pod` points at (`RuleResponse::span`).
+    fn placed(policy: &str, pod: &str) -> Vec<(String, Status, String)> {
+        let r = resource(pod);
+        let src = r.source.clone().unwrap();
+        engine(policy)
+            .validate(&r, &Request::default())
+            .into_iter()
+            .flat_map(|p| p.rules)
+            .map(|resp| {
+                let span = resp.span.expect("the engine places every response");
+                (resp.rule, resp.status, src.slice(span).to_owned())
+            })
+            .collect()
+    }
+
+    const FOREACH: &str = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: f}
+spec:
+  rules:
+  - name: pattern
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      foreach:
+      - list: request.object.spec.containers
+        pattern: {image: '!*:latest'}
+  - name: deny
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      foreach:
+      - list: request.object.spec.containers
+        deny: {conditions: {any: [{key: '{{ element.name }}', operator: Equals, value: b}]}}
+  - name: nested
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      foreach:
+      - list: request.object.spec.containers
+        foreach:
+        - list: element.ports
+          pattern: {=(hostPort): 0}
+  - name: outer-scope
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      foreach:
+      - list: request.object.spec.containers
+        elementScope: false
+        pattern: {metadata: {labels: {team: '?*'}}}
+  - name: plain
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      pattern: {spec: {containers: [{name: '?*', image: '!*:latest'}]}}
+";
+
+    const FOREACH_POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  labels: {app: x}
+spec:
+  containers:
+  - name: a
+    image: a:1
+  - name: b
+    image: b:latest
+    ports:
+    - containerPort: 1
+    - {containerPort: 2, hostPort: 2}
+";
+
+    /// A foreach failure points into the element (its path is relative to it), whatever
+    /// the body: a pattern's failing field, a deny's element, a nested foreach's inner
+    /// element, a pattern on the outer scope (`elementScope: false`) at the resource's field.
+    #[test]
+    fn foreach_failures_point_into_the_element() {
+        let got = placed(FOREACH, FOREACH_POD);
+        let expect = |rule: &str, text: &str| {
+            let found = got.iter().find(|(r, ..)| r == rule).unwrap();
+            assert_eq!((found.1, found.2.as_str()), (Status::Fail, text), "{rule}");
+        };
+        expect("pattern", "b:latest");
+        expect(
+            "deny",
+            "name: b\n    image: b:latest\n    ports:\n    - containerPort: 1\n    - {containerPort: 2, hostPort: 2}\n",
+        );
+        expect("nested", "2");
+        expect("outer-scope", "labels");
+        expect("plain", "b:latest");
+    }
 
     /// A namespaced Policy only sees resources of its own namespace (match.md §2.2).
     #[test]

@@ -110,10 +110,18 @@ pub struct RuleResponse {
     /// Set when kpol could not evaluate the rule because it uses a feature kpol does not
     /// implement yet (the status is then `error`): the feature's name.
     pub unsupported: Option<String>,
-    /// Where in the resource the failure is, when the engine knows it better than `path`
-    /// does (a path relative to a foreach element).
+    /// Where in the resource the response points: the failing field, the foreach element
+    /// (or its field) that failed, else the whole resource. The engine sets it on every
+    /// response it returns ([`RuleResponse::place`]); every output format reports this span
+    /// and none locates `path` again (`path` of a foreach failure is relative to the
+    /// element).
     #[serde(skip)]
     pub span: Option<crate::source::Span>,
+    /// The PolicyExceptions that turned this response into a skip, by name (without
+    /// namespace), in load order; empty when none applied. Recorded by the exception layer,
+    /// never parsed back out of `message`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exceptions: Vec<String>,
 }
 
 /// The pass message of a validate rule, `<prefix> rule '<rule>' passed.` (Kyverno writes
@@ -140,6 +148,18 @@ impl RuleResponse {
             path: None,
             unsupported: None,
             span: None,
+            exceptions: Vec::new(),
+        }
+    }
+
+    /// Sets [`span`](Self::span) when the producer left it unset: `path` located in `root`
+    /// (the resource the response is about), else `root` itself.
+    pub fn place(&mut self, root: &crate::yaml::Node) {
+        if self.span.is_none() {
+            self.span = Some(match &self.path {
+                Some(path) => root.locate(path).0,
+                None => root.span,
+            });
         }
     }
 

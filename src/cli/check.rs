@@ -661,11 +661,9 @@ fn finding(
         }
         s => s,
     };
-    let exceptions = kpol::exception::names_in_message(&response.message);
-    let span = match &response.path {
-        Some(path) => resource.root.locate(path).0,
-        None => resource.root.span,
-    };
+    let exceptions = response.exceptions.clone();
+    // The engine placed the response (RuleResponse::span); the path is not located again.
+    let span = response.span.unwrap_or(resource.root.span);
     let (start, end) = match &resource.source {
         Some(src) if !span.is_empty() || span.start > 0 => {
             (Some(src.line_col(span.start)), Some(src.line_col(span.end)))

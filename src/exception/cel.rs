@@ -21,7 +21,7 @@ pub const PRIORITY_LABEL: &str = "polex.kyverno.io/priority";
 pub const RULE: &str = "exception";
 /// How the message of a response given by an exception starts (skip, pass); the exception
 /// keys follow, joined by `, `.
-pub const MESSAGE_PREFIXES: [&str; 2] = [
+const MESSAGE_PREFIXES: [&str; 2] = [
     "rule is skipped due to policy exception: ",
     "rule is passed due to policy exception: ",
 ];
@@ -108,11 +108,13 @@ pub(super) fn decide(
     } else {
         (Status::Skip, MESSAGE_PREFIXES[0])
     };
-    Outcome::Respond(RuleResponse::new(
-        RULE,
-        status,
-        format!("{prefix}{}", keys.join(", ")),
-    ))
+    let mut response = RuleResponse::new(RULE, status, format!("{prefix}{}", keys.join(", ")));
+    // Reports list the names without their namespace, as for kyverno.io exceptions.
+    response.exceptions = keys
+        .iter()
+        .map(|k| k.rsplit_once('/').map_or(*k, |(_, n)| n).to_owned())
+        .collect();
+    Outcome::Respond(response)
 }
 
 /// All match conditions true (none means true); the first false decides; errors are

@@ -190,11 +190,7 @@ pub fn apply(
                 return pss::response(&rule.name, body, resource, &applied)
                     .map_or_else(Outcome::evaluate, Outcome::Respond);
             }
-            Outcome::Respond(RuleResponse::new(
-                &rule.name,
-                Status::Skip,
-                skip_message(&applied),
-            ))
+            Outcome::Respond(skipped(&rule.name, skip_message(&applied), &applied))
         }
         Subject::Cel {
             kind,
@@ -236,6 +232,13 @@ pub fn response(
     }
 }
 
+/// A skip by `applied`, whose names the response records (reports list them).
+fn skipped(rule: &str, message: String, applied: &[&PolicyException]) -> RuleResponse {
+    let mut r = RuleResponse::new(rule, Status::Skip, message);
+    r.exceptions = applied.iter().map(|e| e.name.clone()).collect();
+    r
+}
+
 /// The prefix of Kyverno's skip message (no space before the first name, as upstream).
 pub const SKIP_PREFIX: &str = "rule is skipped due to policy exceptions";
 /// The prefix for a podSecurity rule skipped by an exception without `podSecurity`.
@@ -245,23 +248,6 @@ pub const SKIP_PREFIX_PSS: &str = "rule is skipped due to policy exception ";
 pub fn skip_message(applied: &[&PolicyException]) -> String {
     let names: Vec<String> = applied.iter().map(|e| e.qualified_name()).collect();
     format!("{SKIP_PREFIX}{}", names.join(", "))
-}
-
-/// The exception names (without namespace) a skip message lists — or the message of a CEL
-/// exception ([`cel`]) — for reports' `exceptions` property; empty for any other message.
-pub fn names_in_message(message: &str) -> Vec<String> {
-    let list = cel::MESSAGE_PREFIXES
-        .iter()
-        .find_map(|p| message.strip_prefix(p))
-        .or_else(|| message.strip_prefix(SKIP_PREFIX))
-        .or_else(|| message.strip_prefix(SKIP_PREFIX_PSS));
-    let Some(list) = list else {
-        return Vec::new();
-    };
-    list.split(", ")
-        .filter(|s| !s.is_empty())
-        .map(|q| q.rsplit_once('/').map_or(q, |(_, n)| n).to_owned())
-        .collect()
 }
 
 #[cfg(test)]

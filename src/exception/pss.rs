@@ -12,7 +12,7 @@ use crate::report::{RuleResponse, Status};
 use crate::resource::Resource;
 use crate::yaml::{Node, Value};
 
-use super::{PolicyException, SKIP_PREFIX_PSS, skip_message};
+use super::{PolicyException, SKIP_PREFIX_PSS, skip_message, skipped};
 
 /// The response for a podSecurity rule (`body` = its `validate.podSecurity` map) that
 /// `applied` (non-empty) except; `None` leaves the rule to its normal evaluation.
@@ -24,7 +24,7 @@ pub fn response(
 ) -> Option<RuleResponse> {
     if let Some(whole) = applied.iter().find(|e| e.pod_security.is_empty()) {
         let message = format!("{SKIP_PREFIX_PSS}{}", whole.qualified_name());
-        return Some(RuleResponse::new(rule, Status::Skip, message));
+        return Some(skipped(rule, message, &[whole]));
     }
     let plain = crate::pss::validate(rule, body, resource);
     if plain.status != Status::Fail {
@@ -33,7 +33,7 @@ pub fn response(
     let extended = with_exclusions(body, applied);
     let after = crate::pss::validate(rule, &extended, resource);
     match after.status {
-        Status::Pass => Some(RuleResponse::new(rule, Status::Skip, skip_message(applied))),
+        Status::Pass => Some(skipped(rule, skip_message(applied), applied)),
         status => {
             let mut r = RuleResponse::new(rule, status, after.message);
             r.path = after.path;

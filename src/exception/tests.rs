@@ -42,6 +42,13 @@ fn run(exc: &str, resource: &str) -> Vec<(String, Status, String)> {
 }
 
 fn run_with(policy: &str, exc: &str, resource: &str) -> Vec<(String, Status, String)> {
+    responses(policy, exc, resource)
+        .into_iter()
+        .map(|r| (r.rule, r.status, r.message))
+        .collect()
+}
+
+fn responses(policy: &str, exc: &str, resource: &str) -> Vec<RuleResponse> {
     let source = Arc::new(SourceFile::new("p.yaml", policy));
     let loaded = load_policies(&source, parse_documents(policy, Limits::default()).unwrap());
     assert!(loaded.invalid.is_empty(), "{:?}", loaded.diagnostics);
@@ -54,7 +61,6 @@ fn run_with(policy: &str, exc: &str, resource: &str) -> Vec<(String, Status, Str
         .validate(&r, &Request::default())
         .into_iter()
         .flat_map(|p| p.rules)
-        .map(|r| (r.rule, r.status, r.message))
         .collect()
 }
 
@@ -78,7 +84,16 @@ fn excepted_pod_is_skipped_with_kyvernos_message() {
             "rule is skipped due to policy exceptionsdefault/legacy".into()
         )]
     );
-    assert_eq!(names_in_message(&out[0].2), ["legacy"]);
+    // The names are recorded in the response, not parsed back out of the message.
+    let r = &responses(
+        POLICY,
+        &exception(
+            "[host-network]",
+            "resources: {kinds: [Pod], names: [legacy-*]}",
+        ),
+        POD,
+    )[0];
+    assert_eq!(r.exceptions, ["legacy"]);
 }
 
 #[test]
@@ -188,8 +203,20 @@ fn pod_security_entries_exclude_controls() {
         staged.2,
         "rule is skipped due to policy exceptionsdelta/pss-exception"
     );
+    let r = &responses(
+        PSS_POLICY,
+        PSS_EXCEPTION,
+        &hostpath_pod("staging-ns", "/var/lib1"),
+    )[0];
+    assert_eq!(r.exceptions, ["pss-exception"]);
     assert_eq!(status("default", "/var/lib1").1, Status::Fail);
-    assert_eq!(status("staging-ns", "/var/lib2").1, Status::Fail);
+    // A failure names no exception, though one matched.
+    let r = &responses(
+        PSS_POLICY,
+        PSS_EXCEPTION,
+        &hostpath_pod("staging-ns", "/var/lib2"),
+    )[0];
+    assert_eq!((r.status, r.exceptions.len()), (Status::Fail, 0));
     // Without podSecurity entries the exception skips the rule outright (singular message).
     let whole = PSS_EXCEPTION
         .split("  podSecurity:")
@@ -201,5 +228,6 @@ fn pod_security_entries_exclude_controls() {
         out[0].2,
         "rule is skipped due to policy exception delta/pss-exception"
     );
-    assert_eq!(names_in_message(&out[0].2), ["pss-exception"]);
+    let r = &responses(PSS_POLICY, &whole, &hostpath_pod("staging-ns", "/var/lib2"))[0];
+    assert_eq!(r.exceptions, ["pss-exception"]);
 }

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use crate::base::budget;
 use crate::report::Status;
+use crate::source::Span;
 use crate::variables::Context;
 use crate::yaml::{Node, Value};
 
@@ -97,7 +98,13 @@ pub(crate) fn foreach_rule(
 ) -> Option<Verdict> {
     match run_entries(rule_name, message, entries, resource, ctx, 0) {
         Outcome::Pass => Some(Verdict::new(Status::Pass, "rule passed")),
-        Outcome::Stop(v) => Some(v),
+        // A failure always says where it is: its path is relative to the element, so it
+        // must not be located from the resource again (an element without a place: the
+        // resource).
+        Outcome::Stop(mut v) => {
+            v.span.get_or_insert(resource.span);
+            Some(v)
+        }
         Outcome::Nothing {
             list_error: Some(e),
         } => Some(Verdict::new(
@@ -197,8 +204,13 @@ fn run_entry<'r>(
         );
         match outcome {
             Some(v) if v.status == Status::Pass => counted = true,
-            Some(v) if matches!(v.status, Status::Fail | Status::Error) => {
+            Some(mut v) if matches!(v.status, Status::Fail | Status::Error) => {
                 ctx.reset();
+                // Where the element failed: what the body located in it (a pattern's field,
+                // a nested foreach's element), else the element itself.
+                if v.span.is_none() && element.span != Span::EMPTY {
+                    v.span = Some(element.span);
+                }
                 return Outcome::Stop(Verdict {
                     message: format!("validation failure: {}", v.message),
                     ..v
@@ -273,12 +285,14 @@ fn run_element(
         }
         Body::Nothing => return None,
     };
-    // A pattern path is relative to the element when the element is the scope: locate it
-    // there (the element keeps the resource's spans).
-    if std::ptr::eq(scope, element)
-        && let Some(path) = &verdict.path
-    {
-        verdict.span = Some(element.locate(path).0);
+    // A pattern path is relative to the scope (the element, or the outer scope under
+    // `elementScope: false`): locate it there (lists keep the resource's spans). A located
+    // node without a place leaves the span to the element (run_entry).
+    if let Some(path) = &verdict.path {
+        let (span, _) = scope.locate(path);
+        if span != Span::EMPTY {
+            verdict.span = Some(span);
+        }
     }
     Some(verdict)
 }
