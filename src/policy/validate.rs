@@ -172,12 +172,12 @@ pub fn check_rules(
                 .is_some_and(|t| !t.is_empty())
         });
         if !mutate_existing {
-            errs.extend(check_user_variables(ctx).err());
+            check_user_variables(ctx, errs);
         }
     }
     // Rule.Validate on the rules as written (items 6, 8, 9, 10, 12, 13, 19).
     for &(i, r) in rules {
-        errs.extend(filters::check_match_exclude(ctx, r, i).err());
+        filters::check_match_exclude(ctx, r, i, errs);
         // ValidatePSaControlNames (validate.md §13.4).
         if let RuleBody::Validate(v) = &r.body
             && let crate::policy::ValidateCheck::PodSecurity(body, _) = &v.check
@@ -245,10 +245,10 @@ fn mentions_forbidden(s: &str, name: &str) -> bool {
 
 /// `containsUserVariables`: variables about the requesting user are not allowed in
 /// background mode (background.go). Scans every string of the policy, as Kyverno scans the
-/// serialised policy.
-fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
+/// serialised policy; each forbidden variable is a failure.
+fn check_user_variables(ctx: &PolicyCtx, errs: &mut Vec<Invalid>) {
     let Some(vars) = crate::variables::variable_regex() else {
-        return Ok(());
+        return;
     };
     let mut stack = vec![ctx.node];
     while let Some(n) = stack.pop() {
@@ -260,7 +260,7 @@ fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
                         .iter()
                         .any(|name| mentions_forbidden(var.as_str(), name))
                     {
-                        return Err(Invalid::new(
+                        errs.push(Invalid::new(
                             format!(
                                 "only select variables are allowed in background mode. Set spec.background=false to disable background mode for this policy rule: variable {} is not allowed ",
                                 var.as_str()
@@ -281,7 +281,6 @@ fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
             _ => {}
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]
