@@ -208,7 +208,9 @@ pub fn check_rules(
         on_computed(errs, r, rules::check_kinds(r, i, ctx.background));
     }
     for &(i, r) in computed {
-        on_computed(errs, r, rules::check_computed_rule(r, i));
+        for e in rules::check_computed_rule(r, i) {
+            on_computed(errs, r, Err(e));
+        }
     }
 }
 

@@ -431,3 +431,33 @@ fn independent_rule_failures_are_each_reported() {
         l.invalid
     );
 }
+
+/// The condition blocks of one rule are checked independently: a bad precondition and a bad
+/// deny condition are both reported, and a mandatory-kinds failure after them too.
+#[test]
+fn condition_blocks_of_one_rule_are_each_reported() {
+    let text = pol(
+        "",
+        "",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          names: [x]\n    preconditions:\n      all:\n      - key: a\n        operator: Same\n        value: a\n    validate:\n      deny:\n        conditions:\n          any:\n          - key: b\n            operator: Is\n            value: b\n",
+    );
+    let l = load(&text);
+    let d: Vec<String> = l
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.position(), d.message))
+        .collect();
+    assert_eq!(d.len(), 3, "{d:#?}");
+    assert!(
+        d[0].starts_with("pol.yaml:11:11 ") && d[0].contains("the kind attribute is mandatory"),
+        "{d:#?}"
+    );
+    assert!(
+        d[1].starts_with("pol.yaml:15:19 ") && d[1].contains("preconditions.any[0]"),
+        "{d:#?}"
+    );
+    assert!(
+        d[2].starts_with("pol.yaml:22:23 ") && d[2].contains("deny.conditions.any[0]"),
+        "{d:#?}"
+    );
+}
