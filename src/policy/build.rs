@@ -5,33 +5,65 @@ use super::model::{Rule, RuleBody, Validate, ValidateCheck};
 use crate::matching::{MatchBlock, Schema};
 use crate::report::FailureAction;
 use crate::validate::PatternScan;
-use crate::yaml::fields::{FieldError, FieldResult, as_map, opt_bool, opt_map, opt_seq, opt_str};
+use crate::yaml::fields::{
+    FieldError, FieldResult, as_map, opt_bool, opt_map, opt_seq, opt_str, or_push,
+};
 use crate::yaml::{Node, Value};
 
-/// Builds one rule from its document. `path` is `spec.rules[i]`.
-pub fn build_rule(raw: &Node, path: &str, schema: Schema, autogen: bool) -> FieldResult<Rule> {
-    let m = as_map(raw, path)?;
-    let name = opt_str(m, "name", path)?
-        .ok_or_else(|| FieldError::new(format!("{path}.name: Required value"), raw.span))?
-        .to_owned();
-    let match_node = m
-        .get("match")
-        .filter(|n| !n.is_null())
-        .ok_or_else(|| FieldError::new(format!("{path}.match: Required value"), raw.span))?;
-    let match_ = MatchBlock::compile(match_node, &format!("{path}.match"), schema)?;
-    let exclude = match m.get("exclude").filter(|n| !n.is_null()) {
-        Some(n) => Some(MatchBlock::compile(n, &format!("{path}.exclude"), schema)?),
-        None => None,
+/// Builds one rule from its document. `path` is `spec.rules[i]`. Every field is read, so
+/// that each independent problem of the rule is reported (in field order).
+pub fn build_rule(
+    raw: &Node,
+    path: &str,
+    schema: Schema,
+    autogen: bool,
+) -> Result<Rule, Vec<FieldError>> {
+    let m = as_map(raw, path).map_err(|e| vec![e])?;
+    let mut errs = Vec::new();
+    let name = or_push(opt_str(m, "name", path), &mut errs, Some(""))
+        .map(str::to_owned)
+        .ok_or_else(|| FieldError::new(format!("{path}.name: Required value"), raw.span));
+    let name = or_push(name, &mut errs, String::new());
+    let match_ = match m.get("match").filter(|n| !n.is_null()) {
+        None => Err(FieldError::new(
+            format!("{path}.match: Required value"),
+            raw.span,
+        )),
+        Some(n) => MatchBlock::compile(n, &format!("{path}.match"), schema),
     };
-    let context = opt_seq(m, "context", path)?.and_then(|_| m.get("context").cloned());
+    let exclude = m
+        .get("exclude")
+        .filter(|n| !n.is_null())
+        .map(|n| MatchBlock::compile(n, &format!("{path}.exclude"), schema))
+        .transpose();
+    let (match_, exclude) = match (match_, exclude) {
+        (Ok(m), Ok(e)) => (Some(m), e),
+        (m, e) => {
+            errs.extend(m.err());
+            errs.extend(e.err());
+            (None, None)
+        }
+    };
+    let context = or_push(opt_seq(m, "context", path), &mut errs, None)
+        .and_then(|_| m.get("context").cloned());
     let preconditions = m.get("preconditions").filter(|n| !n.is_null()).cloned();
-    let cel_preconditions = opt_seq(m, "celPreconditions", path)?
+    let cel_preconditions = or_push(opt_seq(m, "celPreconditions", path), &mut errs, None)
         .and(m.get("celPreconditions"))
         .cloned();
-    let report_properties =
-        crate::yaml::fields::opt_str_map(m, "reportProperties", path)?.unwrap_or_default();
-    let skip_background_requests = opt_bool(m, "skipBackgroundRequests", path)?.unwrap_or(true);
-    let mut body = build_body(m, path, schema)?;
+    let report_properties = or_push(
+        crate::yaml::fields::opt_str_map(m, "reportProperties", path),
+        &mut errs,
+        None,
+    )
+    .unwrap_or_default();
+    let skip_background_requests =
+        or_push(opt_bool(m, "skipBackgroundRequests", path), &mut errs, None).unwrap_or(true);
+    let body = build_body(m, path, schema);
+    let (Some(match_), Ok(mut body), true) =
+        (match_, body.map_err(|e| errs.extend(e)), errs.is_empty())
+    else {
+        return Err(errs);
+    };
     // celPreconditions are compiled once, with the rule's `validate.cel`.
     if let RuleBody::Validate(v) = &mut body
         && let ValidateCheck::Cel(cel) = &mut v.check
@@ -58,28 +90,33 @@ fn present<'a>(m: &'a crate::yaml::Map, key: &str) -> Option<&'a Node> {
     m.get(key).filter(|n| !n.is_null())
 }
 
-fn build_body(m: &crate::yaml::Map, path: &str, schema: Schema) -> FieldResult<RuleBody> {
+fn build_body(
+    m: &crate::yaml::Map,
+    path: &str,
+    schema: Schema,
+) -> Result<RuleBody, Vec<FieldError>> {
     if let Some(v) = present(m, "validate") {
         return build_validate(v, &format!("{path}.validate"), schema).map(RuleBody::Validate);
     }
+    let one = |e| vec![e];
     if let Some(n) = present(m, "mutate") {
-        as_map(n, &format!("{path}.mutate"))?;
+        as_map(n, &format!("{path}.mutate")).map_err(one)?;
         return Ok(RuleBody::Mutate(n.clone()));
     }
     if let Some(n) = present(m, "generate") {
-        as_map(n, &format!("{path}.generate"))?;
+        as_map(n, &format!("{path}.generate")).map_err(one)?;
         return Ok(RuleBody::Generate(n.clone()));
     }
     if let Some(n) = present(m, "verifyImages") {
         return Ok(RuleBody::VerifyImages(n.clone()));
     }
-    Err(FieldError::new(
+    Err(vec![FieldError::new(
         format!(
             "{path}: No operation defined in the rule '{}'.(supported operations: mutate,validate,generate,verifyImages)",
             m.get("name").and_then(Node::as_str).unwrap_or("")
         ),
         m.get("name").map_or(crate::source::Span::EMPTY, |n| n.span),
-    ))
+    )])
 }
 
 /// The validate forms, in the order Kyverno's validate handler tries them.
@@ -93,41 +130,61 @@ const CHECKS: &[&str] = &[
     "manifests",
 ];
 
-fn build_validate(node: &Node, path: &str, schema: Schema) -> FieldResult<Validate> {
-    let m = as_map(node, path)?;
-    let message = opt_str(m, "message", path)?.map(str::to_owned);
-    let failure_action = match opt_str(m, "failureAction", path)? {
+fn build_validate(node: &Node, path: &str, schema: Schema) -> Result<Validate, Vec<FieldError>> {
+    let m = as_map(node, path).map_err(|e| vec![e])?;
+    let mut errs = Vec::new();
+    let message = or_push(opt_str(m, "message", path), &mut errs, None).map(str::to_owned);
+    let failure_action = match or_push(opt_str(m, "failureAction", path), &mut errs, None) {
         None => None,
-        Some(s) => Some(FailureAction::parse(s).ok_or_else(|| {
-            FieldError::new(
+        Some(s) => FailureAction::parse(s).or_else(|| {
+            errs.push(FieldError::new(
                 format!("{path}.failureAction: Unsupported value: \"{s}\": supported values: \"Audit\", \"Enforce\""),
                 m.get("failureAction").map_or(node.span, |n| n.span),
-            )
-        })?),
+            ));
+            None
+        }),
     };
     if schema == Schema::V2beta1
         && let Some(e) = m.entry("allowExistingViolations")
     {
-        return Err(FieldError::new(
+        errs.push(FieldError::new(
             format!("{path}: unknown field \"allowExistingViolations\""),
             e.key_span,
         ));
     }
-    let allow_existing_violations = opt_bool(m, "allowExistingViolations", path)?.unwrap_or(true);
-    let failure_action_overrides = super::Overrides::compile(m, "failureActionOverrides", path)?;
+    let allow_existing_violations = or_push(
+        opt_bool(m, "allowExistingViolations", path),
+        &mut errs,
+        None,
+    )
+    .unwrap_or(true);
+    let failure_action_overrides = or_push(
+        super::Overrides::compile(m, "failureActionOverrides", path),
+        &mut errs,
+        Default::default(),
+    );
     let check = CHECKS
         .iter()
         .find_map(|k| present(m, k).map(|n| (*k, n)))
         .map(|(k, n)| classify(k, n, path))
-        .transpose()?
-        .ok_or_else(|| {
-            FieldError::new(
-                format!(
-                    "{path}.: one of pattern, anyPattern, deny, foreach, cel must be specified"
-                ),
-                node.span,
-            )
-        })?;
+        .transpose()
+        .and_then(|c| {
+            c.ok_or_else(|| {
+                FieldError::new(
+                    format!(
+                        "{path}.: one of pattern, anyPattern, deny, foreach, cel must be specified"
+                    ),
+                    node.span,
+                )
+            })
+        });
+    let check = match check {
+        Ok(c) if errs.is_empty() => c,
+        res => {
+            errs.extend(res.err());
+            return Err(errs);
+        }
+    };
     let patterns = match &check {
         ValidateCheck::Pattern(p) => PatternScan::of(std::slice::from_ref(p)),
         ValidateCheck::AnyPattern(ps) => PatternScan::of(ps),
@@ -188,43 +245,51 @@ pub struct SpecFields {
     pub match_conditions: Option<Node>,
 }
 
-pub fn read_spec(spec: &crate::yaml::Map, spec_node: &Node) -> FieldResult<SpecFields> {
+/// Reads `spec`'s fields; each one that is not what it must be is pushed to `errs` and its
+/// default stands in.
+pub fn read_spec(
+    spec: &crate::yaml::Map,
+    spec_node: &Node,
+    errs: &mut Vec<FieldError>,
+) -> SpecFields {
     let p = "spec";
-    let validation_failure_action = match opt_str(spec, "validationFailureAction", p)? {
+    let validation_failure_action = match or_push(opt_str(spec, "validationFailureAction", p), errs, None) {
         None => FailureAction::Audit,
-        Some(s) => FailureAction::parse(s).ok_or_else(|| {
-            FieldError::new(
+        Some(s) => FailureAction::parse(s).unwrap_or_else(|| {
+            errs.push(FieldError::new(
                 format!("spec.validationFailureAction: Unsupported value: \"{s}\": supported values: \"audit\", \"enforce\", \"Audit\", \"Enforce\""),
                 spec.get("validationFailureAction").map_or(spec_node.span, |n| n.span),
-            )
-        })?,
+            ));
+            FailureAction::Audit
+        }),
     };
-    let apply_one = match opt_str(spec, "applyRules", p)? {
+    let apply_one = match or_push(opt_str(spec, "applyRules", p), errs, None) {
         None | Some("All") => false,
         Some("One") => true,
         Some(s) => {
-            return Err(FieldError::new(
+            errs.push(FieldError::new(
                 format!(
                     "spec.applyRules: Unsupported value: \"{s}\": supported values: \"All\", \"One\""
                 ),
                 spec.get("applyRules").map_or(spec_node.span, |n| n.span),
             ));
+            false
         }
     };
-    let match_conditions = opt_map(spec, "webhookConfiguration", p)?
+    let match_conditions = or_push(opt_map(spec, "webhookConfiguration", p), errs, None)
         .and_then(|w| w.get("matchConditions"))
         .filter(|n| !n.is_null())
         .cloned();
-    Ok(SpecFields {
+    SpecFields {
         validation_failure_action,
-        background: opt_bool(spec, "background", p)?.unwrap_or(true),
-        admission: opt_bool(spec, "admission", p)?.unwrap_or(true),
+        background: or_push(opt_bool(spec, "background", p), errs, None).unwrap_or(true),
+        admission: or_push(opt_bool(spec, "admission", p), errs, None).unwrap_or(true),
         apply_one,
-        failure_action_overrides: super::Overrides::compile(
-            spec,
-            "validationFailureActionOverrides",
-            p,
-        )?,
+        failure_action_overrides: or_push(
+            super::Overrides::compile(spec, "validationFailureActionOverrides", p),
+            errs,
+            Default::default(),
+        ),
         match_conditions,
-    })
+    }
 }

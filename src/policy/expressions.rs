@@ -15,14 +15,36 @@ use super::{Policy, RuleBody};
 /// Diagnostics for the expressions of every rule as written (autogen copies are skipped: they
 /// repeat the same text).
 pub(crate) fn check(source: &Source, policy: &Policy) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for rule in policy.rules.iter().filter(|r| !r.autogen) {
+    let rules = policy.rules.iter().filter(|r| !r.autogen).filter_map(|rule| {
         // CEL rules hold CEL, not JMESPath.
-        if matches!(&rule.body, RuleBody::Validate(v) if matches!(v.check, super::ValidateCheck::Cel(_)))
-        {
-            continue;
-        }
-        walk(&rule.raw, false, &mut |text, span, raw| {
+        let cel = matches!(&rule.body, RuleBody::Validate(v) if matches!(v.check, super::ValidateCheck::Cel(_)));
+        (!cel).then_some((rule.name.as_str(), &rule.raw))
+    });
+    check_rules(source, &policy.name, rules)
+}
+
+/// The same for the rule documents of a policy that did not compile (so that its bad
+/// expressions are reported with its other problems).
+pub(crate) fn check_raw(source: &Source, policy: &str, rule_nodes: &[Node]) -> Vec<Diagnostic> {
+    let rules = rule_nodes.iter().filter_map(|raw| {
+        let cel = raw
+            .get("validate")
+            .and_then(|v| v.get("cel"))
+            .is_some_and(|c| !c.is_null());
+        let name = raw.get("name").and_then(Node::as_str).unwrap_or("");
+        (!cel).then_some((name, raw))
+    });
+    check_rules(source, policy, rules)
+}
+
+fn check_rules<'a>(
+    source: &Source,
+    policy: &str,
+    rules: impl Iterator<Item = (&'a str, &'a Node)>,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (rule, raw) in rules {
+        walk(raw, false, &mut |text, span, raw| {
             let exprs = if raw && !text.contains("{{") {
                 vec![text.to_owned()]
             } else {
@@ -38,9 +60,7 @@ pub(crate) fn check(source: &Source, policy: &Policy) -> Vec<Diagnostic> {
                     out.push(Diagnostic::error(
                         Code::InvalidPolicy,
                         format!(
-                            "{}/{}: JMESPath expression `{}` is invalid: {what}",
-                            policy.name,
-                            rule.name,
+                            "{policy}/{rule}: JMESPath expression `{}` is invalid: {what}",
                             shorten(&e)
                         ),
                         Some(Location::at(source, span)),

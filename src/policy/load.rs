@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::build::{build_rule, read_spec};
-use super::model::{Policy, PolicyKind};
+use super::model::{Policy, PolicyKind, Rule};
 use super::validate::{self, Invalid};
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::matching::Schema;
 use crate::source::Source;
-use crate::yaml::fields::{FieldError, as_map, opt_map, opt_seq, opt_str, opt_str_map};
+use crate::yaml::fields::{FieldError, as_map, opt_map, opt_seq, opt_str, opt_str_map, or_push};
 use crate::yaml::{Document, Node, Value};
 
 /// Everything found in a set of policy documents.
@@ -225,22 +225,50 @@ fn load_policy(source: &Source, node: Node, out: &mut LoadedPolicies) {
                 .extend(super::expressions::check(source, &policy));
             out.policies.push(policy);
         }
-        Err(inv) => {
-            let location = Some(Location::at(source, inv.span));
-            out.diagnostics.push(Diagnostic::error(
-                Code::InvalidPolicy,
-                format!("{kind_str} {name}: {}", inv.reason),
-                location.clone(),
+        Err(errs) => {
+            let mut diagnostics = invalid_diagnostics(source, &format!("{kind_str} {name}"), &errs);
+            diagnostics.extend(super::expressions::check_raw(
+                source,
+                &name,
+                node.get_path(&["spec", "rules"])
+                    .and_then(Node::as_seq)
+                    .unwrap_or(&[]),
             ));
+            // Sorted by position (stable: at one place, in the order found).
+            diagnostics.sort_by_key(|d| d.location.as_ref().map(|l| (l.span.start, l.span.end)));
+            out.diagnostics.extend(diagnostics);
+            // The policy's reason is its first problem in Kyverno's order.
+            let first = errs
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Invalid::new("invalid policy", node.span));
             out.invalid.push(InvalidPolicy {
                 name,
                 namespace,
                 kind: kind_str.to_owned(),
-                reason: inv.reason,
-                location,
+                reason: first.reason,
+                location: Some(Location::at(source, first.span)),
             });
         }
     }
+}
+
+/// One diagnostic for each distinct problem.
+fn invalid_diagnostics(source: &Source, what: &str, errs: &[Invalid]) -> Vec<Diagnostic> {
+    let mut seen: Vec<&Invalid> = Vec::new();
+    let mut out = Vec::new();
+    for e in errs {
+        if seen.contains(&e) {
+            continue;
+        }
+        seen.push(e);
+        out.push(Diagnostic::error(
+            Code::InvalidPolicy,
+            format!("{what}: {}", e.reason),
+            Some(Location::at(source, e.span)),
+        ));
+    }
+    out
 }
 
 /// Syntax errors in `validate.cel` expressions, at their line:column (rules as written only).
@@ -269,15 +297,19 @@ fn field(e: FieldError) -> Invalid {
     }
 }
 
+/// Builds a policy, or gives every problem found in it (never none), the one Kyverno's first
+/// failing check gives first. A problem that leaves nothing to check below it (`spec` not a
+/// map) stops there; the others are independent and all reported.
 fn build_policy(
     source: &Source,
     node: &Node,
     kind: PolicyKind,
     name: &str,
-) -> Result<Policy, Invalid> {
-    let root = as_map(node, "").map_err(field)?;
+) -> Result<Policy, Vec<Invalid>> {
+    let one = |e| vec![field(e)];
+    let root = as_map(node, "").map_err(one)?;
     let api_version = opt_str(root, "apiVersion", "")
-        .map_err(field)?
+        .map_err(one)?
         .unwrap_or("")
         .to_owned();
     let schema = if api_version == "kyverno.io/v2beta1" {
@@ -285,27 +317,39 @@ fn build_policy(
     } else {
         Schema::V1
     };
-    let meta = opt_map(root, "metadata", "").map_err(field)?;
+    let mut ferrs = Vec::new();
+    let meta = or_push(opt_map(root, "metadata", ""), &mut ferrs, None);
     let written_ns = meta
         .and_then(|m| m.get("namespace"))
         .and_then(Node::as_str)
         .filter(|s| !s.is_empty());
     let annotations: BTreeMap<String, String> = match meta {
-        Some(m) => opt_str_map(m, "annotations", "metadata")
-            .map_err(field)?
+        Some(m) => or_push(opt_str_map(m, "annotations", "metadata"), &mut ferrs, None)
             .unwrap_or_default()
             .into_iter()
             .collect(),
         None => BTreeMap::new(),
     };
-    let spec_node = root
-        .get("spec")
-        .ok_or_else(|| Invalid::new("spec: Required value", node.span))?;
-    let spec = as_map(spec_node, "spec").map_err(field)?;
-    let fields = read_spec(spec, spec_node).map_err(field)?;
-    let rule_nodes = opt_seq(spec, "rules", "spec")
-        .map_err(field)?
-        .unwrap_or(&[]);
+    let Some(spec_node) = root.get("spec") else {
+        ferrs.push(FieldError::new("spec: Required value", node.span));
+        return Err(ferrs.into_iter().map(field).collect());
+    };
+    let spec = match as_map(spec_node, "spec") {
+        Ok(s) => s,
+        Err(e) => {
+            ferrs.push(e);
+            return Err(ferrs.into_iter().map(field).collect());
+        }
+    };
+    let fields = read_spec(spec, spec_node, &mut ferrs);
+    let rule_nodes = match opt_seq(spec, "rules", "spec") {
+        Ok(r) => r.unwrap_or(&[]),
+        Err(e) => {
+            ferrs.push(e);
+            return Err(ferrs.into_iter().map(field).collect());
+        }
+    };
+    let mut errs: Vec<Invalid> = ferrs.into_iter().map(field).collect();
 
     let ctx = validate::PolicyCtx {
         kind,
@@ -318,14 +362,36 @@ fn build_policy(
         background: fields.background,
         admission: fields.admission,
     };
-    validate::check_document(&ctx)?;
+    let bad_types = validate::check_document(&ctx, &mut errs);
 
-    let mut rules = Vec::with_capacity(rule_nodes.len());
+    let mut built = Vec::with_capacity(rule_nodes.len());
+    let mut all_built = bad_types.is_empty();
     for (i, r) in rule_nodes.iter().enumerate() {
-        rules.push(build_rule(r, &format!("spec.rules[{i}]"), schema, false).map_err(field)?);
+        if bad_types.contains(&i) {
+            continue;
+        }
+        match build_rule(r, &format!("spec.rules[{i}]"), schema, false) {
+            Ok(rule) => built.push((i, rule)),
+            Err(es) => {
+                all_built = false;
+                errs.extend(es.into_iter().map(field));
+            }
+        }
     }
+    if !all_built {
+        // The rules that compiled are checked on their own (no autogen: it needs them all).
+        let indexed: Vec<validate::Indexed> = built.iter().map(|(i, r)| (*i, r)).collect();
+        validate::check_rules(&ctx, &indexed, &indexed, &mut errs);
+        return Err(errs);
+    }
+    let rules: Vec<Rule> = built.into_iter().map(|(_, r)| r).collect();
     let autogen = crate::autogen::compute(&rules, &annotations, schema);
-    validate::check_rules(&ctx, &rules, &autogen.all)?;
+    let written: Vec<validate::Indexed> = rules.iter().enumerate().collect();
+    let computed: Vec<validate::Indexed> = autogen.all.iter().enumerate().collect();
+    validate::check_rules(&ctx, &written, &computed, &mut errs);
+    if !errs.is_empty() {
+        return Err(errs);
+    }
 
     let namespace = match kind {
         PolicyKind::Policy => Some(written_ns.unwrap_or("default").to_owned()),

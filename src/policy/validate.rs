@@ -1,7 +1,8 @@
 //! Kyverno's policy validation in mock mode (match.md §1.4,
 //! `kyverno/kyverno:pkg/validation/policy/validate.go`, `api/kyverno/v1/*_types.go`).
-//! A policy that fails is not evaluated. The first failure found is reported, checks run
-//! roughly in Kyverno's order; messages follow Kyverno's text where it is stable.
+//! A policy that fails is not evaluated. Every independent failure is collected (the first
+//! of each check and rule, in Kyverno's order, comes first); messages follow Kyverno's text
+//! where it is stable.
 
 mod conditions;
 mod filters;
@@ -49,11 +50,13 @@ impl PolicyCtx<'_> {
     }
 }
 
-/// Checks on the document, before rules are compiled.
-pub fn check_document(ctx: &PolicyCtx) -> Result<(), Invalid> {
+/// Checks on the document, before rules are compiled; each failure is pushed to `errs`.
+/// Returns the indices of the rules without exactly one type (not compiled: their type error
+/// says it all).
+pub fn check_document(ctx: &PolicyCtx, errs: &mut Vec<Invalid>) -> Vec<usize> {
     // 1. A ClusterPolicy has no namespace.
     if ctx.kind == PolicyKind::ClusterPolicy && ctx.namespace.is_some() {
-        return Err(Invalid::new(
+        errs.push(Invalid::new(
             "A clusterpolicy should not have the namespace defined",
             ctx.span_of(&["metadata", "namespace"]),
         ));
@@ -65,14 +68,14 @@ pub fn check_document(ctx: &PolicyCtx) -> Result<(), Invalid> {
         .map(String::as_str)
         == Some("all")
     {
-        return Err(Invalid::new(
+        errs.push(Invalid::new(
             "metadata.annotations: Forbidden: Autogen annotation does not support 'all' anymore, remove the annotation or set it to a valid value",
             ctx.span_of(&["metadata", "annotations"]),
         ));
     }
     // 2. Name length (it is stored in a label of reports).
     if ctx.name.len() > 63 {
-        return Err(Invalid::new(
+        errs.push(Invalid::new(
             "name: Too long: may not be more than 63 bytes",
             ctx.span_of(&["metadata", "name"]),
         ));
@@ -93,7 +96,7 @@ pub fn check_document(ctx: &PolicyCtx) -> Result<(), Invalid> {
                 .and_then(Node::as_seq)
                 .is_some_and(|t| !t.is_empty());
             if (policy_mutate_existing || on == Some(true)) && !targets {
-                return Err(Invalid::new(
+                errs.push(Invalid::new(
                     format!(
                         "spec.mutateExistingOnPolicyUpdate: Forbidden: rules[{i}].mutate.targets has to be specified when mutateExistingOnPolicyUpdate is set"
                     ),
@@ -107,7 +110,7 @@ pub fn check_document(ctx: &PolicyCtx) -> Result<(), Invalid> {
     for (i, r) in ctx.rule_nodes.iter().enumerate() {
         let name = r.get("name").and_then(Node::as_str).unwrap_or("");
         if seen.contains(&name) {
-            return Err(Invalid::new(
+            errs.push(Invalid::new(
                 format!("spec.rules[{i}].name: Invalid value: Duplicate rule name: '{name}'"),
                 r.get("name").map_or(r.span, |n| n.span),
             ));
@@ -115,73 +118,100 @@ pub fn check_document(ctx: &PolicyCtx) -> Result<(), Invalid> {
         seen.push(name);
     }
     // 5. Exactly one rule type; imageExtractors only with verifyImages.
+    let mut bad_types = Vec::new();
     for (i, r) in ctx.rule_nodes.iter().enumerate() {
-        rules::check_rule_type(r, i)?;
+        if let Err(e) = rules::check_rule_type(r, i) {
+            errs.push(e);
+            bad_types.push(i);
+        }
     }
     // 11. validationFailureActionOverrides only in a ClusterPolicy.
     if ctx.kind == PolicyKind::Policy
         && let Some(e) = ctx.spec.entry("validationFailureActionOverrides")
         && e.value.as_seq().is_some_and(|s| !s.is_empty())
     {
-        return Err(Invalid::new(
+        errs.push(Invalid::new(
             "spec.validationFailureActionOverrides: Forbidden: Use of validationFailureActionOverrides is supported only with ClusterPolicy",
             e.key_span,
         ));
     }
-    Ok(())
+    bad_types
 }
 
+/// A rule with the index Kyverno names it by (`spec.rules[i]`).
+pub type Indexed<'a> = (usize, &'a Rule);
+
 /// Checks on the compiled rules (`rules`, as written) and on the autogen-expanded list
-/// (`computed`, `ComputeRules(policy, "")`) that Kyverno checks for several items.
-pub fn check_rules(ctx: &PolicyCtx, rules: &[Rule], computed: &[Rule]) -> Result<(), Invalid> {
+/// (`computed`, `ComputeRules(policy, "")`) that Kyverno checks for several items; each
+/// failure is pushed to `errs`. A failure of an autogen copy is only kept when nothing else
+/// failed: it repeats a problem of the rule it was made from.
+pub fn check_rules(
+    ctx: &PolicyCtx,
+    rules: &[Indexed],
+    computed: &[Indexed],
+    errs: &mut Vec<Invalid>,
+) {
+    let on_computed = |errs: &mut Vec<Invalid>, rule: &Rule, res: Result<(), Invalid>| {
+        if let Err(e) = res
+            && (!rule.autogen || errs.is_empty())
+        {
+            errs.push(e);
+        }
+    };
     // 14. Background mode: no user info in match/exclude, no user variables.
     if ctx.background {
-        for (i, r) in computed.iter().enumerate() {
-            filters::check_no_user_info(r, i)?;
+        for &(i, r) in computed {
+            on_computed(errs, r, filters::check_no_user_info(r, i));
         }
-        let mutate_existing = rules.iter().any(|r| {
-            matches!(&r.body, RuleBody::Mutate(m) if m.get("targets").and_then(Node::as_seq).is_some_and(|t| !t.is_empty()))
+        // Read from the documents, so that a rule that did not compile counts too.
+        let mutate_existing = ctx.rule_nodes.iter().any(|r| {
+            r.get("mutate")
+                .filter(|m| !m.is_null())
+                .and_then(|m| m.get("targets"))
+                .and_then(Node::as_seq)
+                .is_some_and(|t| !t.is_empty())
         });
         if !mutate_existing {
-            check_user_variables(ctx)?;
+            check_user_variables(ctx, errs);
         }
     }
     // Rule.Validate on the rules as written (items 6, 8, 9, 10, 12, 13, 19).
-    for (i, r) in rules.iter().enumerate() {
-        filters::check_match_exclude(ctx, r, i)?;
+    for &(i, r) in rules {
+        filters::check_match_exclude(ctx, r, i, errs);
         // ValidatePSaControlNames (validate.md §13.4).
         if let RuleBody::Validate(v) = &r.body
             && let crate::policy::ValidateCheck::PodSecurity(body, _) = &v.check
             && let Some((msg, node)) = crate::pss::policy_error(body, i)
         {
-            return Err(Invalid::new(msg, node.span));
+            errs.push(Invalid::new(msg, node.span));
         }
     }
     // 16. admission / background.
     if !ctx.admission && !ctx.background {
-        return Err(Invalid::new(
+        errs.push(Invalid::new(
             "disabling both admission and background processing is not allowed",
             ctx.span_of(&["spec", "admission"]),
         ));
-    }
-    if !ctx.admission
-        && rules
+    } else if !ctx.admission
+        && ctx
+            .rule_nodes
             .iter()
-            .any(|r| !matches!(r.body, RuleBody::Validate(_)))
+            .any(|r| r.get("validate").is_none_or(Node::is_null))
     {
-        return Err(Invalid::new(
+        errs.push(Invalid::new(
             "disabling admission processing is only allowed with validation policies",
             ctx.span_of(&["spec", "admission"]),
         ));
     }
     // Kinds (14, 15), then per-rule checks on the computed rules (6, 7, 18, 20, validate forms).
-    for (i, r) in computed.iter().enumerate() {
-        rules::check_kinds(r, i, ctx.background)?;
+    for &(i, r) in computed {
+        on_computed(errs, r, rules::check_kinds(r, i, ctx.background));
     }
-    for (i, r) in computed.iter().enumerate() {
-        rules::check_computed_rule(r, i)?;
+    for &(i, r) in computed {
+        for e in rules::check_computed_rule(r, i) {
+            on_computed(errs, r, Err(e));
+        }
     }
-    Ok(())
 }
 
 /// The user variables background mode forbids, as Kyverno's regexes
@@ -217,10 +247,10 @@ fn mentions_forbidden(s: &str, name: &str) -> bool {
 
 /// `containsUserVariables`: variables about the requesting user are not allowed in
 /// background mode (background.go). Scans every string of the policy, as Kyverno scans the
-/// serialised policy.
-fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
+/// serialised policy; each forbidden variable is a failure.
+fn check_user_variables(ctx: &PolicyCtx, errs: &mut Vec<Invalid>) {
     let Some(vars) = crate::variables::variable_regex() else {
-        return Ok(());
+        return;
     };
     let mut stack = vec![ctx.node];
     while let Some(n) = stack.pop() {
@@ -232,7 +262,7 @@ fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
                         .iter()
                         .any(|name| mentions_forbidden(var.as_str(), name))
                     {
-                        return Err(Invalid::new(
+                        errs.push(Invalid::new(
                             format!(
                                 "only select variables are allowed in background mode. Set spec.background=false to disable background mode for this policy rule: variable {} is not allowed ",
                                 var.as_str()
@@ -253,7 +283,6 @@ fn check_user_variables(ctx: &PolicyCtx) -> Result<(), Invalid> {
             _ => {}
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

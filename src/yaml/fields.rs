@@ -22,6 +22,15 @@ impl FieldError {
 
 pub type FieldResult<T> = Result<T, FieldError>;
 
+/// Keeps reading past a field error: the error is pushed to `errs` and `fallback` stands in,
+/// so that the fields after it are checked too.
+pub fn or_push<T>(res: FieldResult<T>, errs: &mut Vec<FieldError>, fallback: T) -> T {
+    res.unwrap_or_else(|e| {
+        errs.push(e);
+        fallback
+    })
+}
+
 fn type_error(path: &str, want: &str, node: &Node) -> FieldError {
     FieldError::new(
         format!(

@@ -233,3 +233,142 @@ fn override_shapes_are_invalid_policies() {
         l.invalid[0]
     );
 }
+
+/// Four independent mistakes in four rules: each is a diagnostic at its line:column, sorted
+/// by position; the policy's reason stays the first one Kyverno's order finds.
+const FOUR_MISTAKES: &str = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: four
+spec:
+  rules:
+  - name: field-type
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      message: 5
+      pattern: {metadata: {name: '?*'}}
+  - name: operator
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      deny:
+        conditions:
+          any:
+          - key: a
+            operator: Same
+            value: a
+  - name: jmespath
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      message: 'bad {{ request.object.metadata.name[ }}'
+      pattern: {metadata: {name: '?*'}}
+  - name: match-type
+    match: [Pod]
+    validate:
+      pattern: {metadata: {name: '?*'}}
+";
+
+#[test]
+fn every_independent_problem_is_reported_at_its_place() {
+    let l = load(FOUR_MISTAKES);
+    assert!(l.policies.is_empty());
+    assert_eq!(l.invalid.len(), 1);
+    let d: Vec<String> = l
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.position(), d.message))
+        .collect();
+    assert_eq!(d.len(), 4, "{d:#?}");
+    assert!(
+        l.diagnostics
+            .iter()
+            .all(|d| d.code == Code::InvalidPolicy
+                && d.severity == crate::diagnostic::Severity::Error)
+    );
+    for (d, (at, what)) in d.iter().zip([
+        ("pol.yaml:10:16", "spec.rules[0].validate.message"),
+        ("pol.yaml:19:23", "entered value of `operator` is invalid"),
+        ("pol.yaml:24:16", "JMESPath expression"),
+        ("pol.yaml:27:12", "spec.rules[3].match"),
+    ]) {
+        assert!(d.starts_with(&format!("{at} ")) && d.contains(what), "{d}");
+    }
+    // The policy's reason: the first problem in Kyverno's order.
+    assert!(
+        l.invalid[0]
+            .reason
+            .starts_with("spec.rules[0].validate.message")
+    );
+}
+
+/// Identical problems are reported once; a policy with one problem reports one.
+#[test]
+fn one_problem_one_diagnostic() {
+    let text = BASIC.replace("      message: m\n", "      message: [m]\n");
+    let l = load(&text);
+    assert_eq!(l.diagnostics.len(), 1, "{:?}", l.diagnostics);
+}
+
+/// `spec` not a map: nothing below it is checked.
+#[test]
+fn a_problem_that_leaves_nothing_to_check_stops_there() {
+    let text = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p, annotations: 5}\nspec: [x]\n";
+    let l = load(text);
+    let d: Vec<String> = l.diagnostics.iter().map(|d| d.message.clone()).collect();
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert!(
+        d[0].contains("metadata.annotations") && d[1].contains("spec: Invalid value"),
+        "{d:?}"
+    );
+}
+
+/// Problems of one rule are each reported too (fields read independently).
+#[test]
+fn problems_within_one_rule_are_each_reported() {
+    let text = BASIC
+        .replace(
+            "  - name: r\n",
+            "  - name: r\n    skipBackgroundRequests: 1\n",
+        )
+        .replace(
+            "      message: m\n",
+            "      message: [m]\n      failureAction: Never\n",
+        );
+    let l = load(&text);
+    let d: Vec<String> = l
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.position(), d.message))
+        .collect();
+    assert_eq!(d.len(), 3, "{d:#?}");
+    assert!(
+        d[0].contains("skipBackgroundRequests")
+            && d[1].contains("message")
+            && d[2].contains("failureAction: Unsupported value"),
+        "{d:#?}"
+    );
+}
+
+/// A ValidatingPolicy: each bad expression is a diagnostic at its line:column (the CEL
+/// compiler goes on past the first).
+#[test]
+fn every_bad_cel_expression_is_reported() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/check/invalid/vpol-bad-expressions.yaml"
+    ))
+    .unwrap();
+    let l = load(&text);
+    let d: Vec<String> = l
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.position(), d.message))
+        .collect();
+    assert_eq!(d.len(), 3, "{d:#?}");
+    for (d, at) in d
+        .iter()
+        .zip(["pol.yaml:14:17", "pol.yaml:18:17", "pol.yaml:21:24"])
+    {
+        assert!(d.starts_with(at) && d.contains("CEL syntax error"), "{d}");
+    }
+}

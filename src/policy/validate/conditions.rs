@@ -14,22 +14,24 @@ const OPERATIONS: &[&str] = &["CREATE", "UPDATE", "DELETE", "CONNECT"];
 /// A problem: the path below the rule (as upstream writes it), the reason, where it points.
 type Problem = (String, String, Span);
 
-/// Checks rule `i` (a rule of `ComputeRules`).
-pub fn check(rule: &Rule, i: usize) -> Result<(), Invalid> {
-    problem(rule).map_or(Ok(()), |(path, reason, span)| {
-        Err(Invalid::new(
-            format!("path: spec.rules[{i}].{path}: {reason}"),
-            span,
-        ))
-    })
+/// Checks rule `i` (a rule of `ComputeRules`): the first problem of each of its condition
+/// blocks (preconditions, deny conditions, validate and mutate foreach), in that order.
+pub fn check(rule: &Rule, i: usize) -> Vec<Invalid> {
+    problems(rule)
+        .into_iter()
+        .map(|(path, reason, span)| {
+            Invalid::new(format!("path: spec.rules[{i}].{path}: {reason}"), span)
+        })
+        .collect()
 }
 
-fn problem(rule: &Rule) -> Option<Problem> {
+fn problems(rule: &Rule) -> Vec<Problem> {
+    let mut out = Vec::new();
     // Upstream prefixes preconditions with `validate.` whatever the rule's type.
     if let Some(p) = &rule.preconditions {
         let found = values_in(p, "preconditions").or_else(|| operators_in(p, "preconditions"));
         if let Some((path, reason, span)) = found {
-            return Some((format!("validate.{path}"), reason, span));
+            out.push((format!("validate.{path}"), reason, span));
         }
     }
     let validate = present(&rule.raw, "validate");
@@ -39,16 +41,20 @@ fn problem(rule: &Rule) -> Option<Problem> {
     {
         let found = values_in(c, "conditions").or_else(|| operators_in(c, "conditions"));
         if let Some((path, reason, span)) = found {
-            return Some((format!("validate.deny.{path}"), reason, span));
+            out.push((format!("validate.deny.{path}"), reason, span));
         }
     }
     if let Some(fes) = validate.and_then(|v| present(v, "foreach"))
         && let Some(found) = foreach(fes, "validate.foreach", true)
     {
-        return Some(found);
+        out.push(found);
     }
-    let fes = present(&rule.raw, "mutate").and_then(|m| present(m, "foreach"))?;
-    foreach(fes, "mutate.foreach", false)
+    if let Some(fes) = present(&rule.raw, "mutate").and_then(|m| present(m, "foreach"))
+        && let Some(found) = foreach(fes, "mutate.foreach", false)
+    {
+        out.push(found);
+    }
+    out
 }
 
 /// `validateValidationForEach` / `validateMutationForEach`: operators only.

@@ -54,14 +54,14 @@ pub fn check_no_user_info(rule: &Rule, idx: usize) -> Result<(), Invalid> {
     Ok(())
 }
 
-/// `Rule.Validate`'s match/exclude part for the rule at `idx`.
-pub fn check_match_exclude(ctx: &PolicyCtx, rule: &Rule, idx: usize) -> Result<(), Invalid> {
-    check_conflict(rule, idx)?;
-    check_block(ctx, &rule.match_, &format!("spec.rules[{idx}].match"))?;
+/// `Rule.Validate`'s match/exclude part for the rule at `idx`: the conflict, the match block
+/// and the exclude block are checked independently, each failure pushed to `errs`.
+pub fn check_match_exclude(ctx: &PolicyCtx, rule: &Rule, idx: usize, errs: &mut Vec<Invalid>) {
+    errs.extend(check_conflict(rule, idx).err());
+    errs.extend(check_block(ctx, &rule.match_, &format!("spec.rules[{idx}].match")).err());
     if let Some(e) = &rule.exclude {
-        check_block(ctx, e, &format!("spec.rules[{idx}].exclude"))?;
+        errs.extend(check_block(ctx, e, &format!("spec.rules[{idx}].exclude")).err());
     }
-    Ok(())
 }
 
 fn check_block(ctx: &PolicyCtx, b: &MatchBlock, path: &str) -> Result<(), Invalid> {

@@ -103,9 +103,32 @@ pub fn check_kinds(rule: &Rule, i: usize, background: bool) -> Result<(), Invali
     Ok(())
 }
 
-/// Checks Kyverno runs per rule of `ComputeRules(policy, "")`.
-pub fn check_computed_rule(rule: &Rule, i: usize) -> Result<(), Invalid> {
-    let raw = &rule.raw;
+/// Checks Kyverno runs per rule of `ComputeRules(policy, "")`: the first failure of the
+/// resource checks, else every condition block's and the first of the checks after them.
+pub fn check_computed_rule(rule: &Rule, i: usize) -> Vec<Invalid> {
+    if let Err(e) = check_resources(rule, i) {
+        return vec![e];
+    }
+    // The rest of validateResources: preconditions, deny and foreach conditions.
+    let mut out = super::conditions::check(rule, i);
+    out.extend(check_forms(rule, i).err());
+    out
+}
+
+/// The filters of the match block that Kyverno checks (`any`, else `all`, else the flat one).
+fn match_filters(rule: &Rule) -> Vec<&crate::matching::ResourceFilter> {
+    let m = &rule.match_;
+    if !m.any.is_empty() {
+        m.any.iter().collect()
+    } else if !m.all.is_empty() {
+        m.all.iter().collect()
+    } else {
+        vec![&m.flat]
+    }
+}
+
+/// JSON patches, any/all next to the flat form, empty resource descriptions.
+fn check_resources(rule: &Rule, i: usize) -> Result<(), Invalid> {
     if let RuleBody::Mutate(m) = &rule.body {
         check_json_patch(m, i)?;
     }
@@ -124,15 +147,7 @@ pub fn check_computed_rule(rule: &Rule, i: usize) -> Result<(), Invalid> {
             ));
         }
     }
-    let m = &rule.match_;
-    let match_filters: Vec<_> = if !m.any.is_empty() {
-        m.any.iter().collect()
-    } else if !m.all.is_empty() {
-        m.all.iter().collect()
-    } else {
-        vec![&m.flat]
-    };
-    for f in &match_filters {
+    for f in match_filters(rule) {
         if f.resources.is_empty() {
             return Err(Invalid::new(
                 format!("path: spec.rules[{i}].match.resources.: match resources not specified"),
@@ -140,10 +155,14 @@ pub fn check_computed_rule(rule: &Rule, i: usize) -> Result<(), Invalid> {
             ));
         }
     }
-    // The rest of validateResources: preconditions, deny and foreach conditions.
-    super::conditions::check(rule, i)?;
+    Ok(())
+}
+
+/// Kinds listed (7), validate and mutate forms, anchors, label values (20).
+fn check_forms(rule: &Rule, i: usize) -> Result<(), Invalid> {
+    let raw = &rule.raw;
     // 7. Every match filter lists kinds.
-    for f in &match_filters {
+    for f in match_filters(rule) {
         if f.resources.kinds.is_empty() {
             let msg = if only_metadata(rule) {
                 "at least one element must be specified in a kind block, the kind attribute is mandatory when working with the resources element"

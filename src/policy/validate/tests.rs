@@ -378,3 +378,86 @@ fn forbidden_user_variables_match_as_kyvernos_regexes_do() {
         }
     }
 }
+
+/// Independent failures of the checks on compiled rules are each reported: a user variable
+/// in background mode in one rule, a Policy filtering namespaces in another, a duplicate
+/// name; sorted by position, the reason still the first one in Kyverno's order.
+#[test]
+fn independent_rule_failures_are_each_reported() {
+    let rule = |name: &str, extra: &str| {
+        format!(
+            "  - name: {name}\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n{extra}    validate:\n      message: '{{{{ request.userInfo.username }}}}'\n      pattern:\n        metadata: {{name: x}}\n"
+        )
+    };
+    let text = pol(
+        "",
+        "",
+        &format!(
+            "{}{}{}",
+            rule("a", ""),
+            rule("b", "          namespaces: [x]\n"),
+            rule("a", "")
+        ),
+    )
+    .replace("kind: ClusterPolicy", "kind: Policy");
+    let l = load(&text);
+    assert!(l.policies.is_empty());
+    let d: Vec<String> = l
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.position(), d.message))
+        .collect();
+    // The duplicate name, three user variables, the namespaces filter.
+    assert_eq!(d.len(), 5, "{d:#?}");
+    assert_eq!(
+        d.iter()
+            .filter(|d| d.contains("variable {{ request.userInfo.username }} is not allowed"))
+            .count(),
+        3,
+        "{d:#?}"
+    );
+    assert!(
+        d.iter().any(|d| d.contains("Duplicate rule name: 'a'")),
+        "{d:#?}"
+    );
+    assert!(
+        d.iter()
+            .any(|d| d.contains("spec.rules[1].match.any[0].namespaces: Forbidden")),
+        "{d:#?}"
+    );
+    assert!(
+        l.invalid[0].reason.contains("Duplicate rule name"),
+        "{:?}",
+        l.invalid
+    );
+}
+
+/// The condition blocks of one rule are checked independently: a bad precondition and a bad
+/// deny condition are both reported, and a mandatory-kinds failure after them too.
+#[test]
+fn condition_blocks_of_one_rule_are_each_reported() {
+    let text = pol(
+        "",
+        "",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          names: [x]\n    preconditions:\n      all:\n      - key: a\n        operator: Same\n        value: a\n    validate:\n      deny:\n        conditions:\n          any:\n          - key: b\n            operator: Is\n            value: b\n",
+    );
+    let l = load(&text);
+    let d: Vec<String> = l
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.position(), d.message))
+        .collect();
+    assert_eq!(d.len(), 3, "{d:#?}");
+    assert!(
+        d[0].starts_with("pol.yaml:11:11 ") && d[0].contains("the kind attribute is mandatory"),
+        "{d:#?}"
+    );
+    assert!(
+        d[1].starts_with("pol.yaml:15:19 ") && d[1].contains("preconditions.any[0]"),
+        "{d:#?}"
+    );
+    assert!(
+        d[2].starts_with("pol.yaml:22:23 ") && d[2].contains("deny.conditions.any[0]"),
+        "{d:#?}"
+    );
+}
