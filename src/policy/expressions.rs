@@ -16,7 +16,7 @@ use super::{Policy, RuleBody};
 /// repeat the same text).
 pub(crate) fn check(source: &Source, policy: &Policy) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for rule in policy.rules.iter().filter(|r| !r.autogen) {
+    for rule in policy.rules().iter().filter(|r| !r.autogen) {
         // CEL rules hold CEL, not JMESPath.
         if matches!(&rule.body, RuleBody::Validate(v) if matches!(v.check, super::ValidateCheck::Cel(_)))
         {
