@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::exception::{self, PolicyException};
-use crate::policy::{Policy, Rule, RuleBody, ValidateCheck};
+use crate::policy::{Policy, PolicyBody, Rule, RuleBody, ValidateCheck};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
@@ -54,13 +54,15 @@ impl KindPlan {
         let policies = policies
             .iter()
             .enumerate()
-            .filter(|(_, p)| {
-                p.rules
+            .filter(|(_, p)| match &p.body {
+                PolicyBody::Cel(_) => true,
+                PolicyBody::Rules(set) => set
+                    .rules
                     .iter()
-                    .any(|r| matches!(r.body, RuleBody::Validate(_) | RuleBody::CelPolicy(_)))
+                    .any(|r| matches!(r.body, RuleBody::Validate(_))),
             })
             .map(|(i, p)| {
-                if cel_policy(p).is_some() {
+                if p.cel().is_some() {
                     return (i, PolicyPlan::Cel);
                 }
                 let slot = p.kind_slot(kind);
@@ -222,7 +224,7 @@ impl Engine {
                     &mut contexts,
                 ),
                 PolicyPlan::Cel => {
-                    let cel = cel_policy(p)?;
+                    let cel = p.cel()?;
                     if !p.in_scope(&resource.namespace) {
                         return None;
                     }
@@ -255,14 +257,6 @@ impl Engine {
             })
             .collect()
     }
-}
-
-/// The compiled CEL policy of a ValidatingPolicy / VAP (crate::vpol), in its namespace's scope.
-fn cel_policy(policy: &Policy) -> Option<&crate::vpol::CelPolicy> {
-    policy.rules.iter().find_map(|r| match &r.body {
-        RuleBody::CelPolicy(c) => Some(&**c),
-        _ => None,
-    })
 }
 
 /// The validate rules of `policy` at positions `rules` of its rules for the resource's kind.
@@ -306,7 +300,7 @@ fn validate_policy<'r>(
         }
         out.push(resp);
         // applyRules: One stops after the first pass or fail (match.md §3.4).
-        if policy.apply_one && applied {
+        if policy.apply_one() && applied {
             break;
         }
     }
@@ -470,8 +464,10 @@ fn exempt_existing_violation(
         return;
     }
     // Overrides are ignored here: the rule's own action, else the policy's.
-    let enforce = v.failure_action.unwrap_or(policy.validation_failure_action)
-        == crate::report::FailureAction::Enforce;
+    let enforce = v
+        .failure_action
+        .or(policy.rule_set().map(|set| set.validation_failure_action))
+        == Some(crate::report::FailureAction::Enforce);
     if request.operation != Operation::Update
         || !enforce
         || !v.allow_existing_violations

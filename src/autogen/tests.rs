@@ -65,7 +65,7 @@ const TWO_POD_RULES: &str = "  - name: a
 fn whole_controller_set_order_and_kinds() {
     let p = policy(&pol("", TWO_POD_RULES));
     assert_eq!(
-        names(&p.rules),
+        names(p.rules()),
         [
             "a",
             "b",
@@ -76,7 +76,7 @@ fn whole_controller_set_order_and_kinds() {
         ]
     );
     assert_eq!(
-        kinds(&p.rules[2]),
+        kinds(&p.rules()[2]),
         [
             "apps/v1/DaemonSet",
             "apps/v1/Deployment",
@@ -86,8 +86,8 @@ fn whole_controller_set_order_and_kinds() {
             "apps/v1/StatefulSet"
         ]
     );
-    assert_eq!(kinds(&p.rules[3]), ["batch/v1/CronJob"]);
-    assert!(p.rules[2].autogen && !p.rules[0].autogen);
+    assert_eq!(kinds(&p.rules()[3]), ["batch/v1/CronJob"]);
+    assert!(p.rules()[2].autogen && !p.rules()[0].autogen);
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn validate_phase_rules_per_kind() {
 #[test]
 fn bodies_are_wrapped_and_paths_rewritten() {
     let p = policy(&pol("", TWO_POD_RULES));
-    let RuleBody::Validate(v) = &p.rules[2].body else {
+    let RuleBody::Validate(v) = &p.rules()[2].body else {
         panic!()
     };
     let ValidateCheck::Pattern(pat) = &v.check else {
@@ -120,7 +120,7 @@ fn bodies_are_wrapped_and_paths_rewritten() {
         .unwrap();
     assert_eq!(inner.as_str(), Some("?*"));
     // The moved subtree keeps its span in the policy file; the wrapper takes the pattern's.
-    let RuleBody::Validate(orig) = &p.rules[0].body else {
+    let RuleBody::Validate(orig) = &p.rules()[0].body else {
         panic!()
     };
     let ValidateCheck::Pattern(opat) = &orig.check else {
@@ -135,7 +135,7 @@ fn bodies_are_wrapped_and_paths_rewritten() {
         v.message.as_deref(),
         Some("label required at $(./pattern/spec/template/metadata/labels)")
     );
-    let RuleBody::Validate(cv) = &p.rules[3].body else {
+    let RuleBody::Validate(cv) = &p.rules()[3].body else {
         panic!()
     };
     let ValidateCheck::Pattern(cpat) = &cv.check else {
@@ -161,7 +161,7 @@ fn bodies_are_wrapped_and_paths_rewritten() {
         )
     );
 
-    let b = &p.rules[4];
+    let b = &p.rules()[4];
     let key = |n: &Node| {
         n.get_path(&["all"]).and_then(Node::as_seq).unwrap()[0]
             .get("key")
@@ -187,7 +187,7 @@ fn bodies_are_wrapped_and_paths_rewritten() {
             .and_then(Node::as_str),
         Some("{{ request.object.spec.template.spec.hostNetwork }}")
     );
-    let cron_pre = key(p.rules[5].preconditions.as_ref().unwrap());
+    let cron_pre = key(p.rules()[5].preconditions.as_ref().unwrap());
     assert_eq!(
         cron_pre,
         "{{ request.object.spec.jobTemplate.spec.template.metadata.labels.team || \"\" }}"
@@ -200,26 +200,26 @@ fn annotation_controls_controllers() {
         format!("  annotations:\n    pod-policies.kyverno.io/autogen-controllers: '{v}'\n")
     };
     let none = policy(&pol(&ann("none"), TWO_POD_RULES));
-    assert_eq!(names(&none.rules), ["a", "b"]);
+    assert_eq!(names(none.rules()), ["a", "b"]);
     assert_eq!(names(none.validate_rules("Deployment")), ["a", "b"]);
 
     // No trimming: " Job" never matches a kind.
     let dj = policy(&pol(&ann("Deployment, Job"), TWO_POD_RULES));
-    assert_eq!(names(&dj.rules), ["a", "b", "autogen-a", "autogen-b"]);
-    assert_eq!(kinds(&dj.rules[2]), ["apps/v1/Deployment"]);
+    assert_eq!(names(dj.rules()), ["a", "b", "autogen-a", "autogen-b"]);
+    assert_eq!(kinds(&dj.rules()[2]), ["apps/v1/Deployment"]);
     assert_eq!(names(dj.validate_rules("Job")), ["a", "b"]);
 
     let cron = policy(&pol(&ann("CronJob"), TWO_POD_RULES));
     assert_eq!(
-        names(&cron.rules),
+        names(cron.rules()),
         ["a", "b", "autogen-cronjob-a", "autogen-cronjob-b"]
     );
 
     // Custom kinds alone are used as they are; next to a standard one they are dropped.
     let custom = policy(&pol(&ann("CloneSet"), TWO_POD_RULES));
-    assert_eq!(kinds(&custom.rules[2]), ["CloneSet"]);
+    assert_eq!(kinds(&custom.rules()[2]), ["CloneSet"]);
     let mixed = policy(&pol(&ann("Deployment,CloneSet"), TWO_POD_RULES));
-    assert_eq!(kinds(&mixed.rules[2]), ["apps/v1/Deployment"]);
+    assert_eq!(kinds(&mixed.rules()[2]), ["apps/v1/Deployment"]);
     assert_eq!(kinds(&mixed.validate_rules("CloneSet")[2]), ["CloneSet"]);
 
     let all = load(&pol(&ann("all"), TWO_POD_RULES));
@@ -255,22 +255,22 @@ fn ineligible_policies_are_left_alone() {
     ];
     for c in cases {
         let p = policy(&c);
-        assert_eq!(names(&p.rules), ["r"], "{c}");
+        assert_eq!(names(p.rules()), ["r"], "{c}");
     }
     // Exclude kinds without Pod: this rule is skipped.
     let p = policy(&one_rule(
         "      resources:\n        kinds: [Pod]\n",
         "    exclude:\n      resources:\n        kinds: [Service]\n",
     ));
-    assert_eq!(names(&p.rules), ["r"]);
+    assert_eq!(names(p.rules()), ["r"]);
     // Exclude flat kinds with Pod are replaced too.
     let p = policy(&one_rule(
         "      resources:\n        kinds: [Pod]\n",
         "    exclude:\n      resources:\n        kinds: [Pod]\n        namespaces: [kube-system]\n",
     ));
-    assert_eq!(p.rules[1].exclude.as_ref().unwrap().kinds().len(), 6);
+    assert_eq!(p.rules()[1].exclude.as_ref().unwrap().kinds().len(), 6);
     assert_eq!(
-        p.rules[2].exclude.as_ref().unwrap().kinds(),
+        p.rules()[2].exclude.as_ref().unwrap().kinds(),
         ["batch/v1/CronJob"]
     );
 }
@@ -294,10 +294,10 @@ fn mixed_any_filters_and_autogen_named_rules() {
 ",
     ));
     // The user rule named autogen-old disappears (match.md §8.6), and is not a source.
-    assert_eq!(names(&p.rules), ["r", "autogen-r", "autogen-cronjob-r"]);
-    let g = &p.rules[1];
+    assert_eq!(names(p.rules()), ["r", "autogen-r", "autogen-cronjob-r"]);
+    let g = &p.rules()[1];
     assert_eq!(g.match_.any[1].resources.kind_strings(), ["Service"]);
-    let c = &p.rules[2];
+    let c = &p.rules()[2];
     assert_eq!(
         c.match_.any[1].resources.kind_strings(),
         ["batch/v1/CronJob"]
@@ -328,9 +328,12 @@ fn long_names_are_truncated() {
             "  - name: {long}\n    match: {{resources: {{kinds: [Pod]}}}}\n    validate: {{pattern: {{spec: {{a: 1}}}}}}\n"
         ),
     ));
-    assert_eq!(p.rules[1].name.len(), 63);
-    assert_eq!(p.rules[1].name, format!("autogen-{}", &long[..55]));
-    assert_eq!(p.rules[2].name, format!("autogen-cronjob-{}", &long[..47]));
+    assert_eq!(p.rules()[1].name.len(), 63);
+    assert_eq!(p.rules()[1].name, format!("autogen-{}", &long[..55]));
+    assert_eq!(
+        p.rules()[2].name,
+        format!("autogen-cronjob-{}", &long[..47])
+    );
 }
 
 #[test]
@@ -361,7 +364,7 @@ fn mutate_psm_and_foreach() {
             - name: '{{ element.name }}'
 ",
     ));
-    let RuleBody::Mutate(m) = &p.rules[1].body else {
+    let RuleBody::Mutate(m) = &p.rules()[1].body else {
         panic!()
     };
     let fe = &m.get("foreach").and_then(Node::as_seq).unwrap()[0];

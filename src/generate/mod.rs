@@ -96,7 +96,7 @@ pub struct GeneratePolicyResponse {
 /// Whether the policy has any generate rule.
 pub fn has_generate(policy: &Policy) -> bool {
     policy
-        .rules
+        .rules()
         .iter()
         .any(|r| matches!(r.body, RuleBody::Generate(_)))
 }
@@ -118,7 +118,7 @@ pub fn generate_policy(
         return None;
     }
     let mut rules = Vec::new();
-    for rule in &policy.rules {
+    for rule in policy.rules() {
         let RuleBody::Generate(body) = &rule.body else {
             continue;
         };
@@ -142,7 +142,7 @@ pub fn generate_policy(
         // background check reports as `fail` ("delete the downstream"); nothing is generated.
         if request.operation == Operation::Delete {
             rules.push(response(Status::Fail, String::new()));
-            if policy.apply_one {
+            if policy.apply_one() {
                 break;
             }
             continue;
@@ -174,7 +174,7 @@ pub fn generate_policy(
         }
         let applied = out.status != Status::Skip;
         rules.push(out);
-        if policy.apply_one && applied {
+        if policy.apply_one() && applied {
             break;
         }
     }

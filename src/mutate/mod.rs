@@ -111,14 +111,14 @@ pub(crate) fn mutating(policies: &[Policy]) -> Vec<Mutating> {
         .iter()
         .enumerate()
         .filter(|(_, p)| {
-            p.rules
+            p.rules()
                 .iter()
                 .any(|r| matches!(r.body, RuleBody::Mutate(_)))
         })
         .map(|(i, p)| Mutating {
             policy: i,
             needs_context: p
-                .rules
+                .rules()
                 .iter()
                 .map(|rule| match &rule.body {
                     RuleBody::Mutate(body) => {
@@ -241,7 +241,7 @@ fn mutate_policy(
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (rule, &needs_context) in policy.rules.iter().zip(needs_context) {
+    for (rule, &needs_context) in policy.rules().iter().zip(needs_context) {
         let RuleBody::Mutate(body) = &rule.body else {
             continue;
         };
@@ -270,7 +270,7 @@ fn mutate_policy(
         }
         let passed = resp.status == Status::Pass;
         out.push(resp);
-        if policy.apply_one && passed {
+        if policy.apply_one() && passed {
             break;
         }
     }

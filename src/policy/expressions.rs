@@ -15,7 +15,7 @@ use super::{Policy, RuleBody};
 /// Diagnostics for the expressions of every rule as written (autogen copies are skipped: they
 /// repeat the same text).
 pub(crate) fn check(source: &Source, policy: &Policy) -> Vec<Diagnostic> {
-    let rules = policy.rules.iter().filter(|r| !r.autogen).filter_map(|rule| {
+    let rules = policy.rules().iter().filter(|r| !r.autogen).filter_map(|rule| {
         // CEL rules hold CEL, not JMESPath.
         let cel = matches!(&rule.body, RuleBody::Validate(v) if matches!(v.check, super::ValidateCheck::Cel(_)));
         (!cel).then_some((rule.name.as_str(), &rule.raw))

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::build::{build_rule, read_spec};
-use super::model::{Policy, PolicyKind, Rule};
+use super::model::{Policy, PolicyBody, PolicyKind, Rule, RuleSet};
 use super::validate::{self, Invalid};
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::matching::Schema;
@@ -273,7 +273,10 @@ fn invalid_diagnostics(source: &Source, what: &str, errs: &[Invalid]) -> Vec<Dia
 
 /// Syntax errors in `validate.cel` expressions, at their line:column (rules as written only).
 fn cel_syntax_diagnostics(source: &Source, policy: &Policy, out: &mut LoadedPolicies) {
-    for rule in &policy.autogen.spec_rules {
+    let Some(set) = policy.rule_set() else {
+        return;
+    };
+    for rule in &set.autogen.spec_rules {
         let super::model::RuleBody::Validate(v) = &rule.body else {
             continue;
         };
@@ -403,24 +406,26 @@ fn build_policy(
         kind,
         source: source.clone(),
         annotations,
-        validation_failure_action: fields.validation_failure_action,
-        apply_one: fields.apply_one,
         background: fields.background,
-        rules: autogen.all,
         raw: node.clone(),
         api_version,
         admission: fields.admission,
-        failure_action_overrides: fields.failure_action_overrides,
         match_conditions: fields.match_conditions,
-        autogen: super::model::Autogen {
-            spec_rules: rules,
-            by_kind: autogen
-                .controllers
-                .into_iter()
-                .map(super::model::KindRules::new)
-                .collect(),
-            schema,
-        },
+        body: PolicyBody::Rules(RuleSet {
+            validation_failure_action: fields.validation_failure_action,
+            apply_one: fields.apply_one,
+            rules: autogen.all,
+            failure_action_overrides: fields.failure_action_overrides,
+            autogen: super::model::Autogen {
+                spec_rules: rules,
+                by_kind: autogen
+                    .controllers
+                    .into_iter()
+                    .map(super::model::KindRules::new)
+                    .collect(),
+                schema,
+            },
+        }),
     })
 }
 

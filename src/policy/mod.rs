@@ -12,5 +12,7 @@ mod validate;
 
 pub use build::build_rule;
 pub use load::{InvalidPolicy, LoadedPolicies, UnsupportedPolicy, load_policies};
-pub use model::{Autogen, Policy, PolicyKind, Rule, RuleBody, Validate, ValidateCheck};
+pub use model::{
+    Autogen, Policy, PolicyBody, PolicyKind, Rule, RuleBody, RuleSet, Validate, ValidateCheck,
+};
 pub use overrides::Overrides;

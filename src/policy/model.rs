@@ -16,41 +16,60 @@ use crate::yaml::Node;
 pub enum PolicyKind {
     ClusterPolicy,
     Policy,
-    // CEL policy kinds (crate::vpol): one synthetic rule with a `RuleBody::CelPolicy` body.
+    // CEL policy kinds (crate::vpol): a `PolicyBody::Cel` body.
     ValidatingPolicy,
     NamespacedValidatingPolicy,
     ValidatingAdmissionPolicy,
 }
 
-/// A loaded `ClusterPolicy` or `Policy`.
+/// A loaded policy of any kind: what every kind shares (the envelope), and its [`PolicyBody`].
 #[derive(Clone, Debug)]
 pub struct Policy {
     pub name: String,
-    /// The namespace of a namespaced `Policy` (`default` when unset); `None` for ClusterPolicy.
+    /// The namespace of a namespaced `Policy` / `NamespacedValidatingPolicy` (`default` when
+    /// unset); `None` for cluster-wide kinds.
     pub namespace: Option<String>,
     pub kind: PolicyKind,
     /// The file the policy came from (spans in `raw` and in rules point into it).
     pub source: Source,
     pub annotations: BTreeMap<String, String>,
+    /// `spec.background` (default true).
+    pub background: bool,
+    /// The whole policy document.
+    pub raw: Node,
+    /// `apiVersion` of the document (`kyverno.io/v1`, `kyverno.io/v2beta1`, …).
+    pub api_version: String,
+    /// `spec.admission` (default true).
+    pub admission: bool,
+    /// `spec.webhookConfiguration.matchConditions`, as written (match.md §2.3).
+    pub match_conditions: Option<Node>,
+    /// What the policy's kind compiled.
+    pub body: PolicyBody,
+}
+
+/// A policy's compiled body: one variant per kind family.
+#[derive(Clone, Debug)]
+pub enum PolicyBody {
+    /// `ClusterPolicy` / `Policy`: Kyverno rules.
+    Rules(RuleSet),
+    /// A compiled ValidatingPolicy / NamespacedValidatingPolicy / ValidatingAdmissionPolicy
+    /// (crate::vpol). It has no Kyverno rules.
+    Cel(std::sync::Arc<crate::vpol::CelPolicy>),
+}
+
+/// The rules of a `ClusterPolicy` or `Policy` and the spec fields that act on them.
+#[derive(Clone, Debug)]
+pub struct RuleSet {
     /// `spec.validationFailureAction` (default Audit).
     pub validation_failure_action: FailureAction,
     /// `spec.applyRules: One`.
     pub apply_one: bool,
-    pub background: bool,
     /// The rules in Kyverno's order for the whole controller set (`ComputeRules(policy, "")`,
     /// used by the mutate phase and rule counting): the policy's own rules, then autogen rules
     /// (match.md §8.6). For the validate phase use [`Policy::validate_rules`].
     pub rules: Vec<Rule>,
-    /// The whole policy document.
-    pub raw: Node,
-    /// `apiVersion` of the document (`kyverno.io/v1` or `kyverno.io/v2beta1`).
-    pub api_version: String,
-    /// `spec.admission` (default true).
-    pub admission: bool,
     /// `spec.validationFailureActionOverrides`, compiled (ClusterPolicy only).
     pub failure_action_overrides: super::Overrides,
-    /// `spec.webhookConfiguration.matchConditions`, as written (match.md §2.3).
-    pub match_conditions: Option<Node>,
     /// Autogen as computed per resource kind for the validate phase (match.md §8.3).
     pub autogen: Autogen,
 }
@@ -146,8 +165,6 @@ pub enum RuleBody {
     Mutate(Node),
     Generate(Node),
     VerifyImages(Node),
-    /// A compiled ValidatingPolicy / ValidatingAdmissionPolicy (crate::vpol).
-    CelPolicy(std::sync::Arc<crate::vpol::CelPolicy>),
 }
 
 #[derive(Clone, Debug)]
@@ -186,6 +203,33 @@ pub enum ValidateCheck {
 }
 
 impl Policy {
+    /// The Kyverno rules of a `ClusterPolicy` / `Policy`; `None` for other kinds.
+    pub fn rule_set(&self) -> Option<&RuleSet> {
+        match &self.body {
+            PolicyBody::Rules(set) => Some(set),
+            PolicyBody::Cel(_) => None,
+        }
+    }
+
+    /// The Kyverno rules, autogen rules included ([`RuleSet::rules`]); none for kinds without
+    /// Kyverno rules.
+    pub fn rules(&self) -> &[Rule] {
+        self.rule_set().map_or(&[], |set| &set.rules)
+    }
+
+    /// The compiled CEL policy of a ValidatingPolicy / VAP (crate::vpol).
+    pub fn cel(&self) -> Option<&crate::vpol::CelPolicy> {
+        match &self.body {
+            PolicyBody::Cel(cel) => Some(cel),
+            PolicyBody::Rules(_) => None,
+        }
+    }
+
+    /// `spec.applyRules: One` ([`RuleSet::apply_one`]).
+    pub fn apply_one(&self) -> bool {
+        self.rule_set().is_some_and(|set| set.apply_one)
+    }
+
     /// `spec.failurePolicy: Ignore`: Kyverno admits a request its rules error on (the default,
     /// `Fail`, blocks it).
     pub fn ignores_failures(&self) -> bool {
@@ -222,12 +266,19 @@ impl Policy {
     /// Where `kind`'s rule list is kept, for [`Policy::validate_rules_in`]; `None` for a kind
     /// outside the autogen controllers.
     pub fn kind_slot(&self, kind: &str) -> Option<usize> {
-        self.autogen.by_kind.iter().position(|e| e.kind == kind)
+        self.rule_set()?
+            .autogen
+            .by_kind
+            .iter()
+            .position(|e| e.kind == kind)
     }
 
     /// [`Policy::validate_rules`] with the kind's slot found already.
     pub fn validate_rules_in(&self, slot: Option<usize>, kind: &str) -> &[Rule] {
-        let autogen = &self.autogen;
+        let Some(set) = self.rule_set() else {
+            return &[];
+        };
+        let autogen = &set.autogen;
         let Some(entry) = slot.and_then(|i| autogen.by_kind.get(i)) else {
             return &autogen.spec_rules;
         };
@@ -252,6 +303,10 @@ impl Policy {
         namespace: &str,
         labels: &BTreeMap<String, String>,
     ) -> FailureAction {
+        let set = match &self.body {
+            PolicyBody::Rules(set) => set,
+            PolicyBody::Cel(cel) => return cel.action,
+        };
         match &rule.body {
             RuleBody::Validate(v) => v
                 .failure_action_overrides
@@ -259,7 +314,7 @@ impl Policy {
                 .or(v.failure_action),
             _ => None,
         }
-        .or_else(|| self.failure_action_overrides.resolve(namespace, labels))
-        .unwrap_or(self.validation_failure_action)
+        .or_else(|| set.failure_action_overrides.resolve(namespace, labels))
+        .unwrap_or(set.validation_failure_action)
     }
 }

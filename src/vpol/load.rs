@@ -1,5 +1,5 @@
-//! ValidatingPolicy / ValidatingAdmissionPolicy documents → a [`Policy`] of the common model
-//! with one synthetic rule holding the compiled [`CelPolicy`]. Every expression is compiled
+//! ValidatingPolicy / ValidatingAdmissionPolicy documents → a [`Policy`] whose body is the
+//! compiled [`CelPolicy`]. Every expression is compiled
 //! here, once; a syntax error is a diagnostic at its line:column and makes every evaluation of
 //! the policy an error (as Kyverno's compiler does).
 
@@ -11,8 +11,7 @@ use super::constraints::Constraints;
 use super::{Binding, CelKind, CelPolicy, Validation, Variant};
 use crate::cel::{Program, compile, syntax_diagnostic};
 use crate::diagnostic::{Code, Diagnostic, Location};
-use crate::matching::{MatchBlock, ResourceFilter};
-use crate::policy::{Autogen, Policy, PolicyKind, Rule, RuleBody};
+use crate::policy::{Policy, PolicyBody, PolicyKind};
 use crate::report::FailureAction;
 use crate::source::{Source, Span};
 use crate::yaml::Node;
@@ -335,25 +334,6 @@ pub fn load(
                 .collect()
         })
         .unwrap_or_default();
-    let rule = Rule {
-        name: cel.rule_name().to_owned(),
-        autogen: false,
-        match_: MatchBlock {
-            raw: Node::null(),
-            any: Vec::new(),
-            all: Vec::new(),
-            flat: ResourceFilter::default(),
-            kinds_only: None,
-        },
-        exclude: None,
-        context: None,
-        preconditions: None,
-        body: RuleBody::CelPolicy(Arc::new(cel)),
-        raw: spec,
-        cel_preconditions: None,
-        report_properties: Vec::new(),
-        skip_background_requests: true,
-    };
     Policy {
         name,
         namespace,
@@ -364,19 +344,11 @@ pub fn load(
         },
         source: source.clone(),
         annotations,
-        validation_failure_action: action,
-        apply_one: false,
         background: true,
-        rules: vec![rule.clone()],
         raw: node,
         api_version,
         admission: true,
-        failure_action_overrides: Default::default(),
         match_conditions: None,
-        autogen: Autogen {
-            spec_rules: vec![rule],
-            by_kind: Vec::new(),
-            schema: crate::matching::Schema::V1,
-        },
+        body: PolicyBody::Cel(Arc::new(cel)),
     }
 }

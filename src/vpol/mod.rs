@@ -4,9 +4,9 @@
 //! ([`autogen`]) and evaluated with each kind's own result rules ([`evaluate`]); plus the
 //! ClusterPolicy `validate.cel` rule body ([`cel_rule`]).
 //!
-//! These kinds enter the common policy model as a [`crate::policy::Policy`] with one synthetic
-//! rule whose body holds the compiled [`CelPolicy`], so `kpol check` and `kpol test` need no
-//! special path for them.
+//! These kinds enter the common policy model as a [`crate::policy::Policy`] whose body
+//! ([`crate::policy::PolicyBody::Cel`]) is the compiled [`CelPolicy`]; the engine's validate
+//! phase evaluates it.
 
 pub mod autogen;
 pub mod cel_rule;

@@ -195,7 +195,7 @@ spec:
         - expression: \"object.spec.replicas == 3\"
 ";
     let l = load("p.yaml", &cp.replace("PRE", "\"object.spec.replicas > 5\""));
-    let crate::policy::RuleBody::Validate(v) = &l.policies[0].rules[0].body else {
+    let crate::policy::RuleBody::Validate(v) = &l.policies[0].rules()[0].body else {
         panic!("not a validate rule");
     };
     let crate::policy::ValidateCheck::Cel(cel) = &v.check else {
@@ -245,7 +245,7 @@ fn vpol_validation_actions_give_the_failure_action() {
     ] {
         let text = written.map_or_else(|| failing.clone(), with);
         let l = load("p.yaml", &text);
-        assert_eq!(l.policies[0].validation_failure_action, want, "{written:?}");
+        assert_eq!(l.policies[0].cel().unwrap().action, want, "{written:?}");
         assert_eq!(actions(&text), [want], "{written:?}");
     }
     // A NamespacedValidatingPolicy reads them too.
@@ -255,10 +255,7 @@ fn vpol_validation_actions_give_the_failure_action() {
             "metadata: {name: v}",
             "metadata: {name: v, namespace: default}",
         );
-    assert_eq!(
-        load("p.yaml", &ns).policies[0].validation_failure_action,
-        Audit
-    );
+    assert_eq!(load("p.yaml", &ns).policies[0].cel().unwrap().action, Audit);
 }
 
 const VAP: &str = "\
@@ -315,7 +312,7 @@ fn vap_results_carry_the_matching_bindings_action() {
     );
     assert_eq!(actions(&text), [Warn]);
     let l = load("p.yaml", &text);
-    assert_eq!(l.policies[0].validation_failure_action, Enforce);
+    assert_eq!(l.policies[0].cel().unwrap().action, Enforce);
 }
 
 /// An UPDATE with a previous revision: `oldObject` (and `request.oldObject`) is that revision,

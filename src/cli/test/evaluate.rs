@@ -119,7 +119,7 @@ fn run_resource(
     let mutate_op = policies
         .iter()
         .zip(&ops)
-        .find(|(p, _)| p.rules.iter().any(|r| Phase::Mutate.has(&r.body)))
+        .find(|(p, _)| p.rules().iter().any(|r| Phase::Mutate.has(&r.body)))
         .map_or(Operation::Create, |(_, op)| *op);
     let mutation = engine.mutate(resource, &request_for(mutate_op));
     let mut mutated = false;
@@ -150,12 +150,12 @@ fn run_resource(
     let resource = &mutation.resource;
     for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
         for (i, p) in policies.iter().enumerate() {
-            if !p.rules.iter().any(|r| phase.has(&r.body)) {
+            if !p.rules().iter().any(|r| phase.has(&r.body)) {
                 continue;
             }
             let request = request_for(ops[i]);
             let rules: Vec<RuleOutcome> = p
-                .rules
+                .rules()
                 .iter()
                 .filter(|r| phase.has(&r.body))
                 .filter(|r| p.in_scope(&resource.namespace) && r.matches(resource, &request))

@@ -42,10 +42,13 @@ fn loads_a_cluster_policy_with_defaults() {
     let p = &l.policies[0];
     assert_eq!(p.name, "basic");
     assert_eq!(p.namespace, None);
-    assert_eq!(p.validation_failure_action, FailureAction::Audit);
-    assert!(p.background && p.admission && !p.apply_one);
-    assert_eq!(p.rules.len(), 1);
-    let r = &p.rules[0];
+    assert_eq!(
+        p.rule_set().unwrap().validation_failure_action,
+        FailureAction::Audit
+    );
+    assert!(p.background && p.admission && !p.apply_one());
+    assert_eq!(p.rules().len(), 1);
+    let r = &p.rules()[0];
     assert!(r.skip_background_requests);
     let RuleBody::Validate(v) = &r.body else {
         panic!("not validate")
@@ -108,24 +111,27 @@ spec:
     let l = load(text);
     assert!(l.invalid.is_empty(), "{:?}", l.invalid);
     let p = &l.policies[0];
-    assert!(p.apply_one);
-    assert_eq!(p.validation_failure_action, FailureAction::Enforce);
-    let RuleBody::Validate(v) = &p.rules[0].body else {
+    assert!(p.apply_one());
+    assert_eq!(
+        p.rule_set().unwrap().validation_failure_action,
+        FailureAction::Enforce
+    );
+    let RuleBody::Validate(v) = &p.rules()[0].body else {
         panic!()
     };
     assert!(matches!(&v.check, ValidateCheck::AnyPattern(ps) if ps.len() == 2));
     assert_eq!(v.failure_action, Some(FailureAction::Audit));
     assert!(!v.allow_existing_violations);
     assert_eq!(
-        p.rule_action(&p.rules[0], "", &Default::default()),
+        p.rule_action(&p.rules()[0], "", &Default::default()),
         FailureAction::Audit
     );
     assert!(
-        matches!(&p.rules[1].body, RuleBody::Validate(v) if matches!(v.check, ValidateCheck::Deny(_)))
+        matches!(&p.rules()[1].body, RuleBody::Validate(v) if matches!(v.check, ValidateCheck::Deny(_)))
     );
-    assert!(matches!(p.rules[2].body, RuleBody::Mutate(_)));
+    assert!(matches!(p.rules()[2].body, RuleBody::Mutate(_)));
     assert_eq!(
-        p.rule_action(&p.rules[2], "", &Default::default()),
+        p.rule_action(&p.rules()[2], "", &Default::default()),
         FailureAction::Enforce
     );
 }
@@ -150,7 +156,7 @@ fn integral_float_literals_become_ints() {
         "app: '?*'",
         "app: '?*'\n        spec: {replicas: 8.0, ratio: 0.5}",
     ));
-    let RuleBody::Validate(v) = &l.policies[0].rules[0].body else {
+    let RuleBody::Validate(v) = &l.policies[0].rules()[0].body else {
         panic!("not a validate rule")
     };
     let ValidateCheck::Pattern(p) = &v.check else {
@@ -204,7 +210,7 @@ spec:
     let none = std::collections::BTreeMap::new();
     let prod: std::collections::BTreeMap<String, String> =
         [("tier".to_owned(), "prod".to_owned())].into();
-    let (with, plain) = (&p.rules[0], &p.rules[1]);
+    let (with, plain) = (&p.rules()[0], &p.rules()[1]);
     // The rule's overrides first (the invalid action skipped) ...
     assert_eq!(p.rule_action(with, "rule-1", &none), FailureAction::Enforce);
     assert_eq!(p.rule_action(with, "x", &prod), FailureAction::Enforce);
