@@ -1,11 +1,17 @@
 //! `kpol mutate` end to end: every case of `testdata/mutate/` (output, re-parse, second pass a
-//! no-op), `--diff`/`--write`/`--check`/`-o` on the embedded `add-default-labels` policy, and
+//! no-op), `--diff`/`--write`/`--check`/`-o` on kpol's `add-default-labels` policy (`-p`), and
 //! `kpol check` validating the mutated resource.
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Command, Output};
+
+/// kpol's `add-default-labels` policy: `kpol mutate` applies only the policies it is given.
+const LABELS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/policies/add-default-labels.yaml"
+);
 
 fn kpol_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kpol"))
@@ -87,7 +93,7 @@ fn add_default_labels_diff_write_check() {
     std::fs::write(tmp.path().join("app.yaml"), &original).unwrap();
     std::fs::write(tmp.path().join("untouched.yaml"), "# no kind here\na: 1\n").unwrap();
 
-    let diff = kpol_in(tmp.path(), &["mutate", "--diff", "app.yaml"]);
+    let diff = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "--diff", "app.yaml"]);
     let d = text(&diff.stdout);
     let added: Vec<&str> = d
         .lines()
@@ -108,10 +114,10 @@ fn add_default_labels_diff_write_check() {
     );
     assert_eq!(removed, 0, "{d}");
 
-    let check = kpol_in(tmp.path(), &["mutate", "--check", "."]);
+    let check = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "--check", "."]);
     assert_eq!(check.status.code(), Some(1), "{}", text(&check.stderr));
 
-    let w = kpol_in(tmp.path(), &["mutate", "--write", "."]);
+    let w = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "--write", "."]);
     assert_eq!(w.status.code(), Some(0), "{}", text(&w.stderr));
     let written = std::fs::read_to_string(tmp.path().join("app.yaml")).unwrap();
     let want = original
@@ -136,7 +142,7 @@ fn add_default_labels_diff_write_check() {
         .collect();
     assert_eq!(leftovers.len(), 2, "{leftovers:?}");
 
-    let again = kpol_in(tmp.path(), &["mutate", "--check", "."]);
+    let again = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "--check", "."]);
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
 }
 
@@ -151,7 +157,7 @@ fn output_dir_mirrors_the_input_tree() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
     )
     .unwrap();
-    let o = kpol_in(tmp.path(), &["mutate", "in", "-o", "out"]);
+    let o = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "in", "-o", "out"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let out = std::fs::read_to_string(tmp.path().join("out/sub/cm.yaml")).unwrap();
     assert!(out.contains("managed-by: kpol"), "{out}");
@@ -166,7 +172,7 @@ fn write_failure_keeps_the_original() {
     let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n";
     std::fs::write(&file, body).unwrap();
     std::fs::hard_link(&file, tmp.path().join("twin.yaml.bak")).unwrap();
-    let o = kpol_in(tmp.path(), &["mutate", "--write", "cm.yaml"]);
+    let o = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "--write", "cm.yaml"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), body);
     assert!(
@@ -188,7 +194,7 @@ fn write_refuses_a_read_only_file() {
     let mut perms = std::fs::metadata(&locked).unwrap().permissions();
     perms.set_readonly(true);
     std::fs::set_permissions(&locked, perms).unwrap();
-    let o = kpol_in(tmp.path(), &["mutate", "--write", "."]);
+    let o = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "--write", "."]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("read-only"), "{}", text(&o.stderr));
     assert_eq!(std::fs::read_to_string(&locked).unwrap(), body);
@@ -207,7 +213,7 @@ fn leftovers_beside_a_file_are_not_reused() {
     std::fs::write(tmp.path().join("cm.yaml"), body).unwrap();
     std::fs::write(tmp.path().join(".cm.yaml.kpol.tmp"), "apiVersion: v1\nki").unwrap();
     std::fs::create_dir(tmp.path().join(".cm.yaml.x.kpol.tmp")).unwrap();
-    let o = kpol_in(tmp.path(), &["mutate", "--write", "cm.yaml"]);
+    let o = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "--write", "cm.yaml"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let now = std::fs::read_to_string(tmp.path().join("cm.yaml")).unwrap();
     assert!(
@@ -250,7 +256,7 @@ fn check_validates_the_mutated_resource() {
 fn stdin_and_diff_names() {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["mutate", "-"])
+        .args(["mutate", "-p", LABELS, "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -268,6 +274,8 @@ fn stdin_and_diff_names() {
     );
     let d = kpol(&[
         "mutate",
+        "-p",
+        LABELS,
         "--diff",
         "./testdata/mutate/add-default-labels/resource.yaml",
     ]);
@@ -285,7 +293,7 @@ fn shared_anchors_are_not_edited_through_an_alias() {
     let tmp = tempfile::tempdir().unwrap();
     let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels: &l {x: \"1\"}\n  annotations: *l\n";
     std::fs::write(tmp.path().join("cm.yaml"), body).unwrap();
-    let o = kpol_in(tmp.path(), &["mutate", "cm.yaml"]);
+    let o = kpol_in(tmp.path(), &["mutate", "-p", LABELS, "cm.yaml"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         text(&o.stderr).contains("cm.yaml:6:1: ConfigMap default/b"),
@@ -307,6 +315,8 @@ fn shared_anchors_are_not_edited_through_an_alias() {
 fn exceptions_skip_mutate_rules() {
     let o = kpol(&[
         "mutate",
+        "-p",
+        LABELS,
         "--diff",
         "-e",
         "testdata/mutate/exception/exception.yaml",

@@ -49,7 +49,8 @@ const CHECK_EXIT_HELP: &str = "Exit codes (Kyverno's order): 2 the run was incom
                                failed or errored; else N with --warn-exit-code N when there were \
                                warnings; else the warn exit code (0 unless set) with --warn-no-pass \
                                when nothing passed; else 0. Settings may come from .kpol.yaml in \
-                               the working directory or above; flags override it.";
+                               the working directory or above (its excludes are relative to its \
+                               directory); flags override it.";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = CHECK_EXIT_HELP)]
@@ -205,18 +206,27 @@ pub struct TestArgs {
     pub format: Format,
 }
 
+const MUTATE_HELP: &str = "Policies: -p, else `policies` of .kpol.yaml (in the working directory or \
+                           above; its `exceptions`, `exclude` and `values` apply too, flags \
+                           override them); with neither the run exits 2 (nothing to apply). \
+                           kpol's embedded policies are used by kpol check only. Exit codes: 0 \
+                           clean; 1 a rule errored, or with --check a file would change; 2 the \
+                           run was incomplete.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = MUTATE_HELP)]
 pub struct MutateArgs {
     /// Files or directories (`.yaml`, `.yml`, `.json`; directories recursively); `-` reads
     /// standard input.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
 
-    /// Policy file or directory (repeatable). Without it, kpol's embedded default policies.
+    /// Policy file or directory (repeatable). Default: `policies` of .kpol.yaml; with
+    /// neither, nothing to apply (exit 2).
     #[arg(short, long = "policy", value_name = "PATH")]
     pub policies: Vec<PathBuf>,
 
-    /// Skip input paths matching this glob (repeatable).
+    /// Skip input paths matching this glob (repeatable). Default: `exclude` of .kpol.yaml.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
 
@@ -255,20 +265,31 @@ pub struct MutateArgs {
 
     #[command(flatten)]
     pub request: RequestArgs,
+
+    /// Read settings from this file instead of searching for .kpol.yaml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Ignore any .kpol.yaml.
+    #[arg(long)]
+    pub no_config: bool,
 }
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 everything generated; 1 a rule could not generate (a clone \
-                         source not given, a substitution error); 2 the run was incomplete (bad \
-                         flag, unreadable file, invalid policy)."
+    after_help = "Policies: -p, else `policies` of .kpol.yaml (its `exceptions`, `exclude` and \
+                  `values` apply too; flags override them); with neither the run exits 2 \
+                  (nothing to apply). Exit codes: 0 everything generated; 1 a rule could not \
+                  generate (a clone source not given, a substitution error); 2 the run was \
+                  incomplete (bad flag, unreadable file, invalid policy)."
 )]
 pub struct GenerateArgs {
     /// Manifest files or directories (triggers, and clone sources); `-` reads standard input.
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
 
-    /// Policy file or directory (repeatable).
-    #[arg(short, long = "policy", value_name = "PATH", required = true)]
+    /// Policy file or directory (repeatable). Default: `policies` of .kpol.yaml; with
+    /// neither, nothing to apply (exit 2).
+    #[arg(short, long = "policy", value_name = "PATH")]
     pub policies: Vec<PathBuf>,
 
     /// PolicyException file (repeatable); exceptions found among the policies apply too.
@@ -288,13 +309,24 @@ pub struct GenerateArgs {
     #[arg(long, value_enum, default_value_t = GenerateFormat::Yaml)]
     pub format: GenerateFormat,
 
-    /// Skip input paths matching this glob (repeatable).
+    /// Skip input paths matching this glob (repeatable). Default: `exclude` of .kpol.yaml.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
 
     /// Refuse input files larger than this many MiB.
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
     pub max_file_size: u64,
+
+    #[command(flatten)]
+    pub request: RequestArgs,
+
+    /// Read settings from this file instead of searching for .kpol.yaml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Ignore any .kpol.yaml.
+    #[arg(long)]
+    pub no_config: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -330,8 +362,9 @@ pub enum JpCommand {
     },
 }
 
-/// What a request is evaluated with besides the resource (`kpol check` and `kpol mutate`).
-#[derive(Debug, clap::Args)]
+/// What a request is evaluated with besides the resource (`kpol check`, `kpol mutate`,
+/// `kpol generate`).
+#[derive(Clone, Debug, clap::Args)]
 pub struct RequestArgs {
     /// Kyverno values file (cli.kyverno.io/v1alpha1 Values): variables for rules, namespace
     /// labels for namespaceSelector, `request.operation`.

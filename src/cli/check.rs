@@ -16,11 +16,12 @@ use std::sync::Arc;
 
 use super::args::CheckArgs;
 use super::config;
-use super::discover::{Input, discover, exclude_set};
+use super::discover::{Exclude, Input, discover};
 use super::exit;
 use super::ordered;
 use super::policies;
 use super::render;
+use super::session::{Fallback, Session, Spec};
 
 /// One rule result worth showing, with where it points.
 pub struct Finding {
@@ -133,7 +134,17 @@ pub struct CheckReport {
 }
 
 pub fn run(args: CheckArgs) -> u8 {
-    let settings = match config::settings(args) {
+    let settings = match config::locate(args.config.as_deref(), args.no_config)
+        .and_then(|config| config::settings(args, config))
+    {
+        Ok(s) => s,
+        Err(d) => {
+            render::print_diagnostic_line(&d);
+            return exit::INCOMPLETE;
+        }
+    };
+    let background = settings.background;
+    let session = match Session::new(spec(&settings), |p, notes| runs(p, background, notes)) {
         Ok(s) => s,
         Err(d) => {
             render::print_diagnostic_line(&d);
@@ -141,33 +152,29 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     };
     let mut diagnostics = settings.diagnostics.clone();
-    let exclude = match exclude_set(&settings.exclude) {
-        Ok(e) => e,
-        Err(d) => {
-            render::print_diagnostic_line(&d);
-            return exit::INCOMPLETE;
-        }
-    };
-    let (inputs, diags) = discover(&settings.paths, &exclude);
-    let failed = diags.iter().any(|d| d.severity == Severity::Error);
-    diagnostics.extend(diags);
+    let Session {
+        inputs,
+        discovery,
+        policy_diagnostics,
+        engine,
+        request,
+        max_bytes,
+        ..
+    } = session;
+    let failed = discovery.iter().any(|d| d.severity == Severity::Error);
+    diagnostics.extend(discovery);
     if inputs.is_empty() && !failed {
         diagnostics.push(nothing_to_check(&settings));
     }
-    let max_bytes = settings.max_bytes;
-    let mut set = policies::load(&settings.policies, &settings.exceptions, max_bytes);
-    diagnostics.extend(set.diagnostics);
-    set.policies
-        .retain(|p| runs(p, settings.background, &mut diagnostics));
-    let infos = set.policies.iter().map(policy_info).collect();
+    diagnostics.extend(policy_diagnostics);
+    let infos = engine.policies().iter().map(policy_info).collect();
     // perf: the Namespaces among the inputs are collected (a second read of every input) only
     // when a policy's text names `namespaceObject`.
-    let reads_namespaces = set
-        .policies
+    let reads_namespaces = engine
+        .policies()
         .iter()
         .any(|p| p.source.text().contains("namespaceObject"));
-    let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
-    let mut request = match request_from_settings(&settings) {
+    let mut request = match request {
         Ok((r, warnings)) => {
             for w in warnings {
                 diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
@@ -317,6 +324,23 @@ fn runs(policy: &kpol::policy::Policy, background: bool, notes: &mut Vec<Diagnos
     false
 }
 
+/// The session settings of a `kpol check` run.
+fn spec(settings: &config::Settings) -> Spec {
+    Spec {
+        command: "check",
+        paths: settings.paths.clone(),
+        policies: settings.policies.clone(),
+        exceptions: settings.exceptions.clone(),
+        exclude: settings.exclude.clone(),
+        exclude_base: settings.exclude_base.clone(),
+        values: settings.values.clone(),
+        set: settings.set.clone(),
+        userinfo: settings.userinfo.clone(),
+        max_bytes: settings.max_bytes,
+        fallback: Fallback::Embedded,
+    }
+}
+
 /// The error of a run that found no input: excludes that removed every file, or paths
 /// without a manifest, are not a clean check.
 fn nothing_to_check(settings: &config::Settings) -> Diagnostic {
@@ -325,8 +349,8 @@ fn nothing_to_check(settings: &config::Settings) -> Diagnostic {
         .iter()
         .map(|p| p.display().to_string())
         .collect();
-    let excluded = !settings.exclude.is_empty()
-        && exclude_set(&[]).is_ok_and(|none| !discover(&settings.paths, &none).0.is_empty());
+    let excluded =
+        !settings.exclude.is_empty() && !discover(&settings.paths, &Exclude::none()).0.is_empty();
     let why = if excluded {
         "every file found matches an exclude (--exclude, or exclude of .kpol.yaml)"
     } else {
@@ -369,15 +393,10 @@ fn timestamp() -> u64 {
         })
 }
 
-/// The simulated request: values (`--values-file` or `--set`) and the user (`--userinfo`).
+/// The simulated request from a values file (`-f`), `--set` variables and a userinfo file
+/// (`-u`), with the warnings reading them gave; built by the session (src/cli/session.rs).
 /// `request.operation` comes from the global values (per-resource operations of a values file
 /// apply in `kpol test`, where each policy is evaluated on its own).
-fn request_from_settings(args: &config::Settings) -> Result<(Request, Vec<String>), Diagnostic> {
-    build_request(args.values.as_deref(), &args.set, args.userinfo.as_deref())
-}
-
-/// The simulated request from a values file (`-f`), `--set` variables and a userinfo file
-/// (`-u`), with the warnings reading them gave; shared by `kpol check` and `kpol mutate`.
 pub(super) fn build_request(
     values_file: Option<&std::path::Path>,
     set: &[String],

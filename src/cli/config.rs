@@ -1,8 +1,11 @@
-//! `.kpol.yaml`: a repository's settings for `kpol check`, found in the working directory or
-//! the nearest directory above it. Flags override it; an unknown key is an error pointing at
-//! its line and column (docs/CONFIG.md).
+//! `.kpol.yaml`: a repository's settings, found in the working directory or the nearest
+//! directory above it, once per run (src/cli/session.rs); `kpol check` reads all of it,
+//! `kpol mutate` and `kpol generate` its `policies`, `exceptions`, `exclude` and `values`.
+//! Flags override it; an unknown key is an error pointing at its line and column
+//! (docs/CONFIG.md).
 //!
-//! Paths in the file are relative to the file's directory. `output` must stay inside it: the
+//! Paths in the file are relative to the file's directory; so are `exclude` globs, matched
+//! against every path found relative to that directory however it was typed. `output` must stay inside it: the
 //! config belongs to the tree being checked, which may not choose where kpol writes.
 
 use std::path::{Path, PathBuf};
@@ -39,7 +42,10 @@ pub struct Config {
     pub paths: Vec<PathBuf>,
     pub policies: Vec<PathBuf>,
     pub exceptions: Vec<PathBuf>,
+    /// Globs relative to [`Config::base`].
     pub exclude: Vec<String>,
+    /// The config file's directory (empty: the working directory).
+    pub base: PathBuf,
     pub values: Option<PathBuf>,
     pub format: Option<CheckFormat>,
     pub output: Option<PathBuf>,
@@ -59,6 +65,9 @@ pub struct Settings {
     pub policies: Vec<PathBuf>,
     pub exceptions: Vec<PathBuf>,
     pub exclude: Vec<String>,
+    /// `Some(config file's directory)` when `exclude` came from the config: its globs are
+    /// relative to it.
+    pub exclude_base: Option<PathBuf>,
     /// `-f/--values-file`, else `values` of the config.
     pub values: Option<PathBuf>,
     /// `-s/--set` variables.
@@ -86,17 +95,22 @@ pub struct Settings {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Merges the flags with the config file (`--config`, else `.kpol.yaml` found upwards).
-pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
-    let file = match (&args.config, args.no_config) {
+/// The config of a run: `--config FILE`, else `.kpol.yaml` found upwards, none with
+/// `--no-config` (an empty [`Config`] when there is none).
+pub fn locate(explicit: Option<&Path>, no_config: bool) -> Result<Config, Diagnostic> {
+    let file = match (explicit, no_config) {
         (_, true) => None,
-        (Some(p), false) => Some(p.clone()),
+        (Some(p), false) => Some(p.to_path_buf()),
         (None, false) => find(Path::new(".")),
     };
-    let config = match &file {
-        Some(p) => load(p)?,
-        None => Config::default(),
-    };
+    match &file {
+        Some(p) => load(p),
+        None => Ok(Config::default()),
+    }
+}
+
+/// Merges the flags of `kpol check` with its config.
+pub fn settings(args: CheckArgs, config: Config) -> Result<Settings, Diagnostic> {
     let diagnostics = Vec::new();
     let or = |flag: Vec<PathBuf>, conf: Vec<PathBuf>| if flag.is_empty() { conf } else { flag };
     let mut paths = or(args.paths, config.paths);
@@ -107,6 +121,8 @@ pub fn settings(args: CheckArgs) -> Result<Settings, Diagnostic> {
         paths,
         policies: or(args.policies, config.policies),
         exceptions: or(args.exceptions, config.exceptions),
+        exclude_base: (args.exclude.is_empty() && !config.exclude.is_empty())
+            .then(|| config.base.clone()),
         exclude: if args.exclude.is_empty() {
             config.exclude
         } else {
@@ -178,7 +194,10 @@ pub fn parse(source: &SourceFile, base: &Path) -> Result<Config, Diagnostic> {
         let span = Span::new(e.offset, e.offset);
         error(source, span, format!("invalid YAML: {}", e.message))
     })?;
-    let mut config = Config::default();
+    let mut config = Config {
+        base: base.to_path_buf(),
+        ..Config::default()
+    };
     let Some(root) = docs.into_iter().map(|d| d.root).find(|r| !r.is_null()) else {
         return Ok(config);
     };
@@ -216,10 +235,7 @@ pub fn parse(source: &SourceFile, base: &Path) -> Result<Config, Diagnostic> {
         .into_iter()
         .map(path)
         .collect();
-    config.exclude = strings(source, map, "exclude")?
-        .into_iter()
-        .map(|g| join(base, &g).display().to_string())
-        .collect();
+    config.exclude = strings(source, map, "exclude")?;
     config.values = string(source, map, "values")?.map(path);
     if let Some(out) = string(source, map, "output")? {
         let span = map.get("output").map_or(root.span, |n| n.span);

@@ -5,7 +5,10 @@
 //! always taken, unless it is not a regular file: a FIFO or a device is refused, never opened).
 //! Symbolic links are followed while they stay inside the directory given: one that leaves it
 //! is not followed (a note, shown at `-v`), and a link back to an ancestor is reported once,
-//! never walked forever. `--exclude` globs apply to every path found.
+//! never walked forever. `--exclude` globs apply to every path found, as it was found; the
+//! `exclude` globs of `.kpol.yaml` apply to every path found relative to the config file's
+//! directory ([`Exclude`]), however the path was typed (`manifests`, `./manifests`, an
+//! absolute path, `.` from a subdirectory).
 
 use std::path::{Path, PathBuf};
 
@@ -41,8 +44,107 @@ pub fn input_limits() -> Limits {
     Limits::default().with_run(&RUN)
 }
 
-/// Builds the exclude matcher; a bad glob is an error diagnostic.
-pub fn exclude_set(globs: &[String]) -> Result<GlobSet, Diagnostic> {
+/// What a run leaves out: `--exclude` globs, matched against each path as it was found, or
+/// the `exclude` globs of `.kpol.yaml`, matched against the path relative to the config
+/// file's directory.
+#[derive(Debug, Default)]
+pub struct Exclude {
+    /// Matched against the path as found (`--exclude`).
+    typed: GlobSet,
+    /// Matched against the path relative to `root` (canonical), or against the absolute
+    /// path for an absolute glob (`.kpol.yaml`).
+    rooted: Option<Rooted>,
+}
+
+#[derive(Debug)]
+struct Rooted {
+    root: PathBuf,
+    relative: GlobSet,
+    absolute: GlobSet,
+}
+
+impl Exclude {
+    /// Nothing excluded.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// `--exclude` globs: matched against each path as found.
+    pub fn typed(globs: &[String]) -> Result<Self, Diagnostic> {
+        Ok(Self {
+            typed: exclude_set(globs)?,
+            rooted: None,
+        })
+    }
+
+    /// `.kpol.yaml` globs, relative to `base` (the config file's directory; empty: the
+    /// working directory). A base that cannot be resolved matches paths as found, joined to
+    /// it, as before.
+    pub fn rooted(globs: &[String], base: &Path) -> Result<Self, Diagnostic> {
+        let dir = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        let Ok(root) = std::fs::canonicalize(dir) else {
+            let joined: Vec<String> = globs
+                .iter()
+                .map(|g| {
+                    if base.as_os_str().is_empty() || Path::new(g).is_absolute() {
+                        g.clone()
+                    } else {
+                        base.join(g).display().to_string()
+                    }
+                })
+                .collect();
+            return Self::typed(&joined);
+        };
+        let (abs, rel): (Vec<String>, Vec<String>) = globs
+            .iter()
+            .cloned()
+            .partition(|g| Path::new(g).is_absolute());
+        Ok(Self {
+            typed: GlobSet::empty(),
+            rooted: Some(Rooted {
+                root,
+                relative: exclude_set(&rel)?,
+                absolute: exclude_set(&abs)?,
+            }),
+        })
+    }
+
+    /// Whether `path` (as found) is excluded; `real` is the same path made absolute through
+    /// the resolved root it was found under (no link below that root resolved).
+    fn is_match(&self, path: &Path, real: impl FnOnce() -> Option<PathBuf>) -> bool {
+        if self.typed.is_match(path) {
+            return true;
+        }
+        let Some(r) = &self.rooted else {
+            return false;
+        };
+        let Some(real) = real() else {
+            return false;
+        };
+        if r.absolute.is_match(&real) {
+            return true;
+        }
+        real.strip_prefix(&r.root)
+            .is_ok_and(|rel| !rel.as_os_str().is_empty() && r.relative.is_match(rel))
+    }
+}
+
+/// `path` (a file named on the command line) made absolute: its directory resolved, its own
+/// name kept (a link there is not followed).
+fn real_file(path: &Path) -> Option<PathBuf> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(parent).ok()?.join(path.file_name()?))
+}
+
+/// Builds a glob matcher; a bad glob is an error diagnostic.
+fn exclude_set(globs: &[String]) -> Result<GlobSet, Diagnostic> {
     let mut b = GlobSetBuilder::new();
     for g in globs {
         let glob = Glob::new(g).map_err(|e| {
@@ -76,7 +178,7 @@ fn is_hidden(name: &std::ffi::OsStr) -> bool {
 
 /// Expands the given paths. Problems (missing paths, unreadable directories, link loops) come
 /// back as diagnostics beside the files that could be found.
-pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> (Vec<Input>, Vec<Diagnostic>) {
+pub fn discover(paths: &[PathBuf], exclude: &Exclude) -> (Vec<Input>, Vec<Diagnostic>) {
     let mut inputs = Vec::new();
     let mut diags = Vec::new();
     for path in paths {
@@ -96,7 +198,7 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> (Vec<Input>, Vec<Diagno
             }
         };
         if !meta.is_dir() {
-            if exclude.is_match(path) {
+            if exclude.is_match(path, || real_file(path)) {
                 continue;
             }
             // Opening a FIFO with no writer would block the run; a device is no manifest.
@@ -127,7 +229,8 @@ pub fn discover(paths: &[PathBuf], exclude: &GlobSet) -> (Vec<Input>, Vec<Diagno
                 if e.depth() == 0 {
                     return true;
                 }
-                if is_hidden(e.file_name()) || exclude.is_match(e.path()) {
+                let real = || Some(root.join(e.path().strip_prefix(path).ok()?));
+                if is_hidden(e.file_name()) || exclude.is_match(e.path(), real) {
                     return false;
                 }
                 if e.path_is_symlink() && !inside(&root, e.path()) {
@@ -236,7 +339,7 @@ mod tests {
         ] {
             std::fs::write(d.join(f), "a: 1\n").unwrap();
         }
-        let (inputs, diags) = discover(&[d.to_path_buf()], &exclude_set(&[]).unwrap());
+        let (inputs, diags) = discover(&[d.to_path_buf()], &Exclude::none());
         assert!(diags.is_empty());
         let names: Vec<String> = inputs
             .iter()
@@ -255,7 +358,7 @@ mod tests {
         std::fs::create_dir_all(d.join("vendor")).unwrap();
         std::fs::write(d.join("vendor/x.yaml"), "a: 1\n").unwrap();
         std::fs::write(d.join("y.yaml"), "a: 1\n").unwrap();
-        let ex = exclude_set(&["vendor".into()]).unwrap();
+        let ex = Exclude::typed(&["vendor".into()]).unwrap();
         let (inputs, diags) = discover(&[d.to_path_buf(), d.join("missing.yaml")], &ex);
         assert_eq!(inputs, vec![Input::File(d.join("y.yaml"))]);
         assert_eq!(diags.len(), 1);
@@ -270,7 +373,7 @@ mod tests {
         std::fs::create_dir_all(d.join("a")).unwrap();
         std::fs::write(d.join("a/x.yaml"), "a: 1\n").unwrap();
         std::os::unix::fs::symlink(d, d.join("a/loop")).unwrap();
-        let (inputs, diags) = discover(&[d.to_path_buf()], &exclude_set(&[]).unwrap());
+        let (inputs, diags) = discover(&[d.to_path_buf()], &Exclude::none());
         assert_eq!(inputs.len(), 1);
         assert!(diags.iter().any(|d| d.message.contains("loop")));
     }
@@ -289,7 +392,7 @@ mod tests {
         std::os::unix::fs::symlink(&outside, root.join("out-dir")).unwrap();
         std::os::unix::fs::symlink(outside.join("b.yaml"), root.join("out-file.yaml")).unwrap();
         std::os::unix::fs::symlink(root.join("real"), root.join("in-dir")).unwrap();
-        let (inputs, diags) = discover(std::slice::from_ref(&root), &exclude_set(&[]).unwrap());
+        let (inputs, diags) = discover(std::slice::from_ref(&root), &Exclude::none());
         assert_eq!(
             inputs,
             [
@@ -310,7 +413,7 @@ mod tests {
             diags[1].message
         );
         // Named explicitly, the outside file is taken.
-        let (inputs, _) = discover(&[root.join("out-file.yaml")], &exclude_set(&[]).unwrap());
+        let (inputs, _) = discover(&[root.join("out-file.yaml")], &Exclude::none());
         assert_eq!(inputs.len(), 1);
     }
 }

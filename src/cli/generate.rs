@@ -17,7 +17,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use kpol::diagnostic::{Diagnostic, Severity};
+use kpol::diagnostic::{Code, Diagnostic, Severity};
 use kpol::engine::Engine;
 use kpol::generate::{SourcePool, yaml_out};
 use kpol::manifest::read_manifests;
@@ -27,10 +27,10 @@ use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
 
 use super::args::{GenerateArgs, GenerateFormat};
-use super::discover::{discover, exclude_set};
 use super::exit;
 use super::policies;
 use super::render::print_diagnostic_line;
+use super::session::{Session, Spec};
 
 /// The trigger of a generated resource or finding.
 #[derive(Clone, Debug, Serialize)]
@@ -68,21 +68,50 @@ struct Output {
 }
 
 pub fn run(args: GenerateArgs) -> u8 {
-    let exclude = match exclude_set(&args.exclude) {
-        Ok(e) => e,
+    let spec = super::config::locate(args.config.as_deref(), args.no_config).map(|config| {
+        Spec::from_flags(
+            "generate",
+            config,
+            args.paths.clone(),
+            args.policies.clone(),
+            args.exceptions.clone(),
+            args.exclude.clone(),
+            args.request.clone(),
+            args.max_file_size,
+        )
+    });
+    let session = match spec.and_then(|spec| Session::new(spec, |_, _| true)) {
+        Ok(s) => s,
         Err(d) => {
             print_diagnostic_line(&d);
             return exit::INCOMPLETE;
         }
     };
-    let (inputs, mut diagnostics) = discover(&args.paths, &exclude);
-    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
-    let set = policies::load(&args.policies, &args.exceptions, max_bytes);
-    diagnostics.extend(set.diagnostics);
-    if !set.policies.iter().any(kpol::generate::has_generate) {
+    let Session {
+        inputs,
+        discovery: mut diagnostics,
+        policy_diagnostics,
+        engine,
+        request,
+        max_bytes,
+        ..
+    } = session;
+    diagnostics.extend(policy_diagnostics);
+    if !engine.policies().iter().any(kpol::generate::has_generate) {
         eprintln!("warning: none of the given policies has a generate rule");
     }
-    let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
+    let request = match request {
+        Ok((r, warnings)) => {
+            for w in warnings {
+                diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
+            }
+            r
+        }
+        Err(d) => {
+            print_diagnostic_line(&d);
+            return exit::INCOMPLETE;
+        }
+    };
     let read: Vec<(Vec<Resource>, Vec<Diagnostic>)> = inputs
         .par_iter()
         .map(|input| match policies::read(input, max_bytes) {
@@ -100,7 +129,6 @@ pub fn run(args: GenerateArgs) -> u8 {
         diagnostics.extend(ds);
     }
     let pool = SourcePool::new(resources.iter().collect());
-    let request = Request::default();
     let per_trigger: Vec<Output> = resources
         .par_iter()
         .map(|r| generate_for(&engine, r, &request, &pool))

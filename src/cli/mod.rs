@@ -14,6 +14,7 @@ mod old;
 mod ordered;
 mod policies;
 mod render;
+mod session;
 mod test;
 mod write;
 

@@ -16,32 +16,45 @@ use kpol::request::Request;
 use kpol::source::Source;
 
 use super::args::MutateArgs;
-use super::discover::{Input, discover, exclude_set};
+use super::discover::Input;
 use super::exit;
 use super::ordered;
 use super::policies;
 use super::render::print_diagnostic_line;
+use super::session::{Session, Spec};
 use super::write;
 
 pub fn run(args: MutateArgs) -> u8 {
-    let exclude = match exclude_set(&args.exclude) {
-        Ok(e) => e,
+    let spec = super::config::locate(args.config.as_deref(), args.no_config).map(|config| {
+        Spec::from_flags(
+            "mutate",
+            config,
+            args.paths.clone(),
+            args.policies.clone(),
+            args.exceptions.clone(),
+            args.exclude.clone(),
+            args.request.clone(),
+            args.max_file_size,
+        )
+    });
+    let session = match spec.and_then(|spec| Session::new(spec, |_, _| true)) {
+        Ok(s) => s,
         Err(d) => {
             print_diagnostic_line(&d);
             return exit::INCOMPLETE;
         }
     };
-    let (inputs, mut diagnostics) = discover(&args.paths, &exclude);
-    let max_bytes = args.max_file_size.saturating_mul(1024 * 1024);
-    // PolicyExceptions found among the policies, and from `--exceptions`.
-    let set = policies::load(&args.policies, &args.exceptions, max_bytes);
-    diagnostics.extend(set.diagnostics);
-    let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
-    let request = match super::check::build_request(
-        args.request.values_file.as_deref(),
-        &args.request.set,
-        args.request.userinfo.as_deref(),
-    ) {
+    let Session {
+        inputs,
+        discovery: mut diagnostics,
+        policy_diagnostics,
+        engine,
+        request,
+        max_bytes,
+        ..
+    } = session;
+    diagnostics.extend(policy_diagnostics);
+    let request = match request {
         Ok((r, warnings)) => {
             for w in warnings {
                 diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));

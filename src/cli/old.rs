@@ -15,7 +15,7 @@ use kpol::manifest::read_manifests;
 use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
 
-use super::discover::{Input, discover, exclude_set};
+use super::discover::{Exclude, Input, discover};
 
 /// Previous revisions by identity.
 #[derive(Default)]
@@ -52,7 +52,7 @@ impl OldObjects {
         if paths.is_empty() {
             return (out, Vec::new());
         }
-        let none = exclude_set(&[]).unwrap_or_default();
+        let none = Exclude::none();
         let (inputs, mut diags) = discover(paths, &none);
         for input in &inputs {
             match super::policies::read(input, max_bytes) {

@@ -9,7 +9,7 @@ use kpol::policy::{Policy, load_policies};
 use kpol::source::{SourceFile, Span};
 use kpol::yaml::parse_documents;
 
-use super::discover::{Input, discover, exclude_set, io_reason};
+use super::discover::{Exclude, Input, discover, io_reason};
 
 /// kpol's default policies, compiled into the binary (`policies/`).
 const DEFAULTS: &[(&str, &str)] = &[
@@ -76,7 +76,7 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
                 .map(|(n, t)| ((*n).to_owned(), (*t).to_owned())),
         );
     } else {
-        let none = exclude_set(&[]).unwrap_or_default();
+        let none = Exclude::none();
         let (inputs, diags) = discover(paths, &none);
         diagnostics.extend(diags);
         for input in inputs {
@@ -131,7 +131,7 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
 /// Loads `--exception` files: every document must be a PolicyException (exceptions.md §2).
 fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded {
     let mut out = kpol::exception::Loaded::default();
-    let none = exclude_set(&[]).unwrap_or_default();
+    let none = Exclude::none();
     let (inputs, diags) = discover(paths, &none);
     out.diagnostics.extend(diags);
     for input in inputs {

@@ -34,7 +34,13 @@ fn a_planted_temporary_link_does_not_redirect_a_write() {
     std::fs::write(&victim, "precious\n").unwrap();
     std::fs::write(repo.join("a.yaml"), CM).unwrap();
     std::os::unix::fs::symlink(&victim, repo.join(".a.yaml.kpol.tmp")).unwrap();
-    let o = kpol(&["mutate", "--write", s(&repo.join("a.yaml"))]);
+    let o = kpol(&[
+        "mutate",
+        "-p",
+        crate::LABELS,
+        "--write",
+        s(&repo.join("a.yaml")),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(read(&victim), "precious\n");
     assert!(is_link(&repo.join(".a.yaml.kpol.tmp")));
@@ -54,7 +60,14 @@ fn write_onto_a_symlinked_target_is_refused_the_rest_written() {
     std::os::unix::fs::symlink(&target, repo.join("link.yaml")).unwrap();
     std::fs::write(repo.join("other.yaml"), CM).unwrap();
     let (link, other) = (repo.join("link.yaml"), repo.join("other.yaml"));
-    let o = kpol(&["mutate", "--write", s(&link), s(&other)]);
+    let o = kpol(&[
+        "mutate",
+        "-p",
+        crate::LABELS,
+        "--write",
+        s(&link),
+        s(&other),
+    ]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -63,7 +76,14 @@ fn write_onto_a_symlinked_target_is_refused_the_rest_written() {
     );
     assert_eq!(read(&target), CM);
     assert!(read(&other).contains("managed-by: kpol"));
-    let o = kpol(&["mutate", "--write", "--follow-symlinks", s(&link)]);
+    let o = kpol(&[
+        "mutate",
+        "-p",
+        crate::LABELS,
+        "--write",
+        "--follow-symlinks",
+        s(&link),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(read(&target).contains("managed-by: kpol"));
     assert!(is_link(&link));
@@ -104,7 +124,7 @@ fn output_dirs_are_not_written_through_links() {
     std::fs::write(input.join("sub/cm.yaml"), CM).unwrap();
     std::fs::write(input.join("top.yaml"), CM).unwrap();
     std::os::unix::fs::symlink(&outside, out.join("sub")).unwrap();
-    let o = kpol(&["mutate", s(&input), "-o", s(&out)]);
+    let o = kpol(&["mutate", "-p", crate::LABELS, s(&input), "-o", s(&out)]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("symbolic link"), "{err}");
@@ -144,13 +164,19 @@ fn a_directory_link_leaving_the_root_is_not_read_nor_written() {
     assert!(text.contains("file-link.yaml"), "{text}");
     // Without the inner link (two names for one file would be written twice).
     std::fs::remove_file(root.join("inner")).unwrap();
-    let o = kpol(&["mutate", "--write", s(&root)]);
+    let o = kpol(&["mutate", "-p", crate::LABELS, "--write", s(&root)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(read(&root.join("real/good.yaml")).contains("managed-by: kpol"));
     assert_eq!(read(&outside.join("secret.yaml")), CM);
     assert_eq!(read(&outside.join("single.yaml")), CM);
     // Named explicitly, a file link is read.
-    let o = kpol(&["mutate", "--check", s(&root.join("file-link.yaml"))]);
+    let o = kpol(&[
+        "mutate",
+        "-p",
+        crate::LABELS,
+        "--check",
+        s(&root.join("file-link.yaml")),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
 
@@ -166,7 +192,7 @@ fn an_explicit_fifo_is_refused_quickly() {
     let start = Instant::now();
     assert_reported_beside_good(&fifo, &["error[io]", "pipe.yaml", "not a regular file"]);
     assert!(start.elapsed() < Duration::from_secs(60));
-    let o = kpol(&["mutate", "--check", s(&fifo)]);
+    let o = kpol(&["mutate", "-p", crate::LABELS, "--check", s(&fifo)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
 }
@@ -187,7 +213,7 @@ fn write_keeps_mode_and_reports_hard_links() {
     std::fs::write(&linked, CM).unwrap();
     let twin = tmp.path().join("twin.txt");
     std::fs::hard_link(&linked, &twin).unwrap();
-    let o = kpol(&["mutate", "--write", s(tmp.path())]);
+    let o = kpol(&["mutate", "-p", crate::LABELS, "--write", s(tmp.path())]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -208,7 +234,7 @@ fn mixed_line_endings_keep_untouched_lines() {
     let p = tmp.path().join("cm.yaml");
     let body = "apiVersion: v1\r\nkind: ConfigMap\nmetadata:\r\n  name: c # note\r\n  labels:\n    a: b\r\ndata:\n  k: v\r\n";
     std::fs::write(&p, body).unwrap();
-    let o = kpol(&["mutate", "--write", s(&p)]);
+    let o = kpol(&["mutate", "-p", crate::LABELS, "--write", s(&p)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let after = std::fs::read(&p).unwrap();
     let lines = |b: &[u8]| -> Vec<Vec<u8>> {
@@ -295,7 +321,7 @@ fn mutate_memory_stays_flat_in_the_number_of_files() {
         );
         std::fs::write(tmp.path().join(format!("cm{i:04}.yaml")), text).unwrap();
     }
-    let o = kpol(&["mutate", "--check", s(tmp.path())]);
+    let o = kpol(&["mutate", "-p", crate::LABELS, "--check", s(tmp.path())]);
     let err = stderr(&o);
     // Every file would change (the embedded policy adds a label), and each is named.
     assert_eq!(o.status.code(), Some(1), "{}", &err[..err.len().min(2000)]);

@@ -236,7 +236,7 @@ fn an_injection_file_name_is_escaped() {
         text.contains("x%0A%3A%3Aerror file=y%3A%3Apwned.yaml,line=9,"),
         "{text}"
     );
-    let o = kpol(&["mutate", "--check", file]);
+    let o = kpol(&["mutate", "-p", crate::LABELS, "--check", file]);
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert_log_safe("mutate stderr", &err, &[]);

@@ -28,6 +28,10 @@ mod input;
 
 pub(crate) const GOOD_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  containers:\n  - name: a\n    image: nginx:1.27\n    resources: {limits: {cpu: 100m, memory: 64Mi}}\n";
 
+/// kpol's `add-default-labels` policy (relative to the crate root, where kpol runs):
+/// `kpol mutate` applies only the policies it is given.
+pub(crate) const LABELS: &str = "policies/add-default-labels.yaml";
+
 /// Runs kpol with the bounds above.
 pub(crate) fn kpol(args: &[&str]) -> Output {
     let bin = std::env::var_os("KPOL_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_kpol").into());

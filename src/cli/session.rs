@@ -1,0 +1,144 @@
+//! A run's session, built once from the parsed arguments before a command does its work (as
+//! ripgrep builds its high-level arguments once): the config file found and merged, the
+//! inputs discovered with its excludes, the policies and exceptions loaded into the
+//! [`Engine`], and the request. `kpol check`, `kpol mutate` and `kpol generate` take it, so
+//! `.kpol.yaml` means the same to each of them (docs/CONFIG.md). `kpol test` takes none: its
+//! test files name their own policies, resources and values.
+
+use std::path::PathBuf;
+
+use kpol::diagnostic::{Code, Diagnostic};
+use kpol::engine::Engine;
+use kpol::policy::Policy;
+use kpol::request::Request;
+
+use super::args::RequestArgs;
+use super::config::Config;
+use super::discover::{Exclude, Input, discover};
+use super::policies;
+
+/// Which policies a command runs when neither `-p` nor the config names any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    /// kpol's embedded default policies (`kpol check`).
+    Embedded,
+    /// None: the run stops with "nothing to apply" (exit 2). `kpol mutate` and
+    /// `kpol generate` change or create resources, which a default set may not choose.
+    Refuse,
+}
+
+/// What a command hands the session: its flags merged with the config.
+pub struct Spec {
+    pub command: &'static str,
+    pub paths: Vec<PathBuf>,
+    pub policies: Vec<PathBuf>,
+    pub exceptions: Vec<PathBuf>,
+    pub exclude: Vec<String>,
+    /// `Some(dir)`: `exclude` came from the config in `dir`, relative to it.
+    pub exclude_base: Option<PathBuf>,
+    pub values: Option<PathBuf>,
+    pub set: Vec<String>,
+    pub userinfo: Option<PathBuf>,
+    pub max_bytes: u64,
+    pub fallback: Fallback,
+}
+
+impl Spec {
+    /// The session settings of `kpol mutate` and `kpol generate`: their flags over the
+    /// config's `policies`, `exceptions`, `exclude` and `values`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_flags(
+        command: &'static str,
+        config: Config,
+        paths: Vec<PathBuf>,
+        policies: Vec<PathBuf>,
+        exceptions: Vec<PathBuf>,
+        exclude: Vec<String>,
+        request: RequestArgs,
+        max_file_size: u64,
+    ) -> Self {
+        let or = |flag: Vec<PathBuf>, conf: Vec<PathBuf>| if flag.is_empty() { conf } else { flag };
+        let from_config = exclude.is_empty() && !config.exclude.is_empty();
+        Self {
+            command,
+            paths,
+            policies: or(policies, config.policies),
+            exceptions: or(exceptions, config.exceptions),
+            exclude_base: from_config.then(|| config.base.clone()),
+            exclude: if from_config { config.exclude } else { exclude },
+            values: request.values_file.or(config.values),
+            set: request.set,
+            userinfo: request.userinfo,
+            max_bytes: max_file_size.saturating_mul(1024 * 1024),
+            fallback: Fallback::Refuse,
+        }
+    }
+}
+
+/// Everything a command needs before it reads its first input.
+pub struct Session {
+    pub max_bytes: u64,
+    pub inputs: Vec<Input>,
+    /// Problems finding the inputs.
+    pub discovery: Vec<Diagnostic>,
+    /// Problems loading the policies and exceptions, then the notes of `select`.
+    pub policy_diagnostics: Vec<Diagnostic>,
+    pub engine: Engine,
+    /// The request with the warnings reading its files gave, or why it could not be built.
+    pub request: Result<(Request, Vec<String>), Diagnostic>,
+}
+
+impl Session {
+    /// Builds the session; `select` keeps the policies the command evaluates (pushing a note
+    /// for each one left out). An invalid exclude glob, or no policies where the command has
+    /// no fallback, is an error: the run stops there (exit 2).
+    pub fn new(
+        spec: Spec,
+        select: impl FnMut(&Policy, &mut Vec<Diagnostic>) -> bool,
+    ) -> Result<Self, Diagnostic> {
+        let mut select = select;
+        let exclude = exclude(&spec)?;
+        if spec.policies.is_empty() && spec.fallback == Fallback::Refuse {
+            return Err(nothing_to_apply(spec.command));
+        }
+        let (inputs, discovery) = discover(&spec.paths, &exclude);
+        let mut set = policies::load(&spec.policies, &spec.exceptions, spec.max_bytes);
+        let mut policy_diagnostics = set.diagnostics;
+        set.policies.retain(|p| select(p, &mut policy_diagnostics));
+        let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
+        let request = super::check::build_request(
+            spec.values.as_deref(),
+            &spec.set,
+            spec.userinfo.as_deref(),
+        );
+        Ok(Self {
+            max_bytes: spec.max_bytes,
+            inputs,
+            discovery,
+            policy_diagnostics,
+            engine,
+            request,
+        })
+    }
+}
+
+/// The exclude matcher of `spec`: flag globs as paths are found, config globs relative to
+/// the config file's directory.
+pub fn exclude(spec: &Spec) -> Result<Exclude, Diagnostic> {
+    match &spec.exclude_base {
+        Some(base) => Exclude::rooted(&spec.exclude, base),
+        None => Exclude::typed(&spec.exclude),
+    }
+}
+
+/// The error of `kpol mutate`/`kpol generate` without any policy.
+fn nothing_to_apply(command: &str) -> Diagnostic {
+    Diagnostic::error(
+        Code::Io,
+        format!(
+            "nothing to apply: kpol {command} needs policies (-p PATH, or `policies` in \
+             .kpol.yaml); kpol's embedded policies are used by kpol check only"
+        ),
+        None,
+    )
+}
