@@ -61,7 +61,6 @@ const EVALUATORS: &[&str] = &[
 
 /// Edges (`from -> to`) that break the layering or close a cycle today; each one is work left.
 const KNOWN: &[&str] = &[
-    "jmespath -> variables",
     "policy -> autogen",
     "policy -> pattern",
     "policy -> pss",

@@ -1,9 +1,13 @@
 //! The floor: primitives every layer above shares — Kyverno's wildcards, Go durations, semver,
-//! kind selectors (group/version/kind), and the evaluation budget. Nothing here knows of policies, resources or the
-//! expression languages, and nothing here imports from the rest of the crate.
+//! image references (the distribution grammar, and go-containerregistry's for CEL), Kubernetes
+//! quantities, kind selectors (group/version/kind), and the evaluation budget. Nothing here
+//! knows of policies, resources or the expression languages, and nothing here imports from the
+//! rest of the crate.
 
 pub mod budget;
 pub mod duration;
 pub mod gvk;
+pub mod image;
+pub mod quantity;
 pub mod semver;
 pub mod wildcard;

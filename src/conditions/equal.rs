@@ -4,7 +4,7 @@
 //! unparsable string value is false for Equals and true for NotEquals.
 
 use crate::base::duration;
-use crate::jmespath::quantity::Quantity;
+use crate::base::quantity::Quantity;
 use crate::jmespath::value::deep_equal;
 use crate::yaml::{Node, Value};
 

@@ -7,8 +7,8 @@ use std::cmp::Ordering;
 
 use super::equal::{durations, parse_float, parse_int};
 use crate::base::duration;
+use crate::base::quantity::Quantity;
 use crate::base::semver::Version;
-use crate::jmespath::quantity::Quantity;
 use crate::yaml::{Node, Value};
 
 /// `compareByCondition` with the operator's exact spelling (upstream compares against the

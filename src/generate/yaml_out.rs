@@ -1,85 +1,16 @@
-//! A small YAML writer for generated resources: block style, two-space indents, strings
+//! YAML for generated resources ([`crate::yaml::emit`]): keys in their own order, strings
 //! quoted only when plain style would read back as something else.
 
 use serde_json::Value;
 
 /// The value as a YAML document body (no `---`), ending with a newline.
 pub fn to_yaml(v: &Value) -> String {
-    let mut out = String::new();
-    match v {
-        Value::Object(m) if !m.is_empty() => write_map(&mut out, m, 0),
-        Value::Array(a) if !a.is_empty() => write_seq(&mut out, a, 0),
-        other => {
-            out.push_str(&scalar(other));
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn indent(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
-}
-
-fn write_map(out: &mut String, m: &serde_json::Map<String, Value>, level: usize) {
-    for (k, v) in m {
-        indent(out, level);
-        out.push_str(&quote(k));
-        out.push(':');
-        write_child(out, v, level);
-    }
-}
-
-fn write_seq(out: &mut String, a: &[Value], level: usize) {
-    for v in a {
-        indent(out, level);
-        out.push('-');
-        match v {
-            Value::Object(m) if !m.is_empty() => {
-                // The first key on the dash line, the others aligned under it.
-                let mut first = true;
-                for (k, val) in m {
-                    if first {
-                        out.push(' ');
-                        first = false;
-                    } else {
-                        indent(out, level + 2);
-                    }
-                    out.push_str(&quote(k));
-                    out.push(':');
-                    write_child(out, val, level + 2);
-                }
-            }
-            Value::Array(inner) if !inner.is_empty() => {
-                out.push('\n');
-                write_seq(out, inner, level + 2);
-            }
-            other => {
-                out.push(' ');
-                out.push_str(&scalar(other));
-                out.push('\n');
-            }
-        }
-    }
-}
-
-/// After `key:` — a nested block on the next lines, or a scalar on the same line.
-fn write_child(out: &mut String, v: &Value, level: usize) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            out.push('\n');
-            write_map(out, m, level + 2);
-        }
-        Value::Array(a) if !a.is_empty() => {
-            out.push('\n');
-            write_seq(out, a, level);
-        }
-        other => {
-            out.push(' ');
-            out.push_str(&scalar(other));
-            out.push('\n');
-        }
-    }
+    let style = crate::yaml::emit::Style {
+        sort_keys: false,
+        key: &quote,
+        scalar: &scalar,
+    };
+    crate::yaml::emit::block(v, &style)
 }
 
 fn scalar(v: &Value) -> String {

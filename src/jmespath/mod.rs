@@ -23,7 +23,6 @@
 mod functions;
 mod interp;
 mod ir;
-pub mod quantity;
 pub mod time;
 pub mod value;
 pub mod x509;

@@ -10,7 +10,6 @@ mod anchor;
 mod messages;
 mod path;
 mod plan;
-mod quantity;
 mod reference;
 mod scalar;
 mod walk;
@@ -28,10 +27,7 @@ pub(crate) use anchor::unsupported_in_validate;
 pub(crate) use reference::{has_references, substitute_references};
 // Pieces the condition operators (validate.md §8) reuse; not all are used here yet.
 #[allow(unused_imports)]
-pub(crate) use {
-    quantity::parse_quantity,
-    scalar::{Op, operator_of, scalar_match, wildcard_match},
-};
+pub(crate) use scalar::{Op, operator_of, scalar_match, wildcard_match};
 
 pub(crate) use plan::Plan;
 

@@ -11,8 +11,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 // Go `time.ParseDuration`, shared with the JMESPath duration functions.
-use super::quantity::parse_quantity;
 use crate::base::duration::parse as parse_go_duration;
+use crate::base::quantity::nanos as parse_quantity;
 use crate::number::{format_go_e, format_go_f6};
 use crate::yaml::Value;
 

@@ -2,6 +2,7 @@
 //!
 //! Knows nothing of Kyverno. Paths into a tree are JSON-pointer-like lists of keys/indices.
 
+pub mod emit;
 pub(crate) mod fields;
 mod load;
 mod node;

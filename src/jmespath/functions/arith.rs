@@ -4,7 +4,7 @@
 
 use super::{Arg, arg_f64, generic};
 use crate::base::duration;
-use crate::jmespath::quantity::Quantity;
+use crate::base::quantity::Quantity;
 use crate::jmespath::{Error, value};
 use crate::number::format_go_g;
 use crate::yaml::{Node, Value};

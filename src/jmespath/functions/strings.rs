@@ -302,7 +302,7 @@ pub(super) fn semver_compare(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
 
 pub(super) fn image_normalize(n: &str, a: &[Arg<'_, '_>], _: u32) -> R {
     let image = arg_str(n, a, 0)?;
-    let info = crate::variables::image::parse(image).map_err(|e| generic(n, e))?;
+    let info = crate::base::image::parse(image).map_err(|e| generic(n, e))?;
     Ok(value::string(info.normalized()))
 }
 
