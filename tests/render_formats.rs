@@ -274,3 +274,130 @@ fn warn_exit_code_and_warn_no_pass_follow_kyverno() {
     );
     assert_eq!(run(with(&none, &["--warn-no-pass"])).status.code(), Some(0));
 }
+
+/// GitHub ranks alerts by `security-severity` (with the `security` tag): kpol's default
+/// policies carry `policies.kyverno.io/severity`, so their rules score; an embedded policy
+/// has no file, so no `helpUri`. Audit failures are warnings, as in `--format github`.
+#[test]
+fn sarif_rules_carry_security_severity_and_audit_results_are_warnings() {
+    let o = run(with(DIRTY, &["--format", "sarif"]));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid_sarif(&doc);
+    let run = &doc["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    for rule in rules {
+        let props = &rule["properties"];
+        let score: f64 = props["security-severity"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{rule:#}"))
+            .parse()
+            .unwrap();
+        assert!((0.1..=10.0).contains(&score), "{rule:#}");
+        assert!(
+            props["tags"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from("security"))
+        );
+        assert!(rule.get("helpUri").is_none(), "{rule:#}");
+        assert!(!rule["help"]["markdown"].as_str().unwrap().is_empty());
+    }
+    // disallow-latest-tag is an Audit policy: its results are warnings.
+    let results = run["results"].as_array().unwrap();
+    let audit: Vec<&Value> = results
+        .iter()
+        .filter(|r| {
+            r["ruleId"]
+                .as_str()
+                .unwrap()
+                .starts_with("disallow-latest-tag/")
+        })
+        .collect();
+    assert!(!audit.is_empty());
+    assert!(audit.iter().all(|r| r["level"] == "warning"), "{audit:#?}");
+}
+
+#[test]
+fn sarif_help_uri_points_at_the_policy_file() {
+    let o = kpol_no_github(&[
+        "check",
+        "testdata/sample",
+        "-p",
+        "policies/disallow-latest-tag.yaml",
+        "--format",
+        "sarif",
+    ]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid_sarif(&doc);
+    let rule = &doc["runs"][0]["tool"]["driver"]["rules"][0];
+    let uri = rule["helpUri"].as_str().unwrap();
+    assert!(uri.starts_with("file:///"), "{uri}");
+    assert!(
+        uri.ends_with("/policies/disallow-latest-tag.yaml#L2"),
+        "{uri}"
+    );
+    let md = rule["help"]["markdown"].as_str().unwrap();
+    assert!(
+        md.starts_with("**Disallow latest tag**\n\nThe `latest` tag"),
+        "{md}"
+    );
+}
+
+fn kpol_no_github(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CI")
+        .env_remove("GITHUB_SERVER_URL")
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("GITHUB_SHA")
+        .output()
+        .expect("run kpol")
+}
+
+/// An absolute input under the working directory is a `%SRCROOT%`-relative URI, as code
+/// scanning needs to place it in the repository.
+#[test]
+fn sarif_absolute_input_under_the_cwd_is_relative() {
+    let abs = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/sample");
+    let o = run(with(&["check", abs], &["--format", "sarif"]));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid_sarif(&doc);
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for r in results {
+        let a = &r["locations"][0]["physicalLocation"]["artifactLocation"];
+        assert!(
+            a["uri"].as_str().unwrap().starts_with("testdata/sample/"),
+            "{a}"
+        );
+        assert_eq!(a["uriBaseId"], "%SRCROOT%");
+    }
+}
+
+/// Malformed YAML is a result of `kpol/input-error` (code scanning shows results, not
+/// notifications), and a notification too.
+#[test]
+fn sarif_input_errors_are_results() {
+    let o = run(with(
+        &["check", "testdata/check/mixed"],
+        &["--format", "sarif"],
+    ));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid_sarif(&doc);
+    let run = &doc["runs"][0];
+    let errors: Vec<&Value> = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "kpol/input-error")
+        .collect();
+    assert!(!errors.is_empty(), "{run:#}");
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    for r in errors {
+        assert_eq!(r["level"], "error");
+        let i = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[i]["id"], "kpol/input-error");
+        assert!(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].is_string());
+    }
+}

@@ -38,17 +38,27 @@ fn check(more: &[&str]) -> Output {
         .env("SOURCE_DATE_EPOCH", "1767225600")
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS")
+        // SARIF's helpUri is a GitHub page on Actions, a file URI elsewhere.
+        .env_remove("GITHUB_SERVER_URL")
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("GITHUB_SHA")
         .output()
         .expect("run kpol")
 }
 
-/// Standard output with what depends on the build (kpol's version) replaced; the exit code
+/// Standard output with what depends on the build (kpol's version, the checkout's directory
+/// in SARIF's file URIs) replaced; the exit code
 /// and any standard error are part of the snapshot.
 fn shown(o: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&o.stdout).replace(
-        &format!("\"{}\"", env!("CARGO_PKG_VERSION")),
-        "\"[version]\"",
-    );
+    let stdout = String::from_utf8_lossy(&o.stdout)
+        .replace(
+            &format!("\"{}\"", env!("CARGO_PKG_VERSION")),
+            "\"[version]\"",
+        )
+        .replace(
+            &format!("file://{}/", env!("CARGO_MANIFEST_DIR")),
+            "file://[checkout]/",
+        );
     let stderr = String::from_utf8_lossy(&o.stderr);
     let mut s = format!("exit code: {:?}\n", o.status.code());
     if !stderr.is_empty() {

@@ -115,8 +115,12 @@ pub struct PolicyInfo {
     pub category: Option<String>,
     pub severity: Option<String>,
     pub background: bool,
-    /// The file the policy came from.
+    /// The file the policy came from (for an embedded default, its name in kpol's tree).
     pub file: String,
+    /// The line of `file` where the policy document starts.
+    pub line: u32,
+    /// One of kpol's embedded default policies (no `-p`): `file` is not on disk.
+    pub embedded: bool,
 }
 
 /// Everything a renderer needs.
@@ -167,7 +171,12 @@ pub fn run(args: CheckArgs) -> u8 {
         diagnostics.push(nothing_to_check(&settings));
     }
     diagnostics.extend(policy_diagnostics);
-    let infos = engine.policies().iter().map(policy_info).collect();
+    let embedded = settings.policies.is_empty();
+    let infos = engine
+        .policies()
+        .iter()
+        .map(|p| policy_info(p, embedded))
+        .collect();
     // perf: the Namespaces among the inputs are collected (a second read of every input) only
     // when a policy's text names `namespaceObject`.
     let reads_namespaces = engine
@@ -363,7 +372,7 @@ fn nothing_to_check(settings: &config::Settings) -> Diagnostic {
     )
 }
 
-fn policy_info(p: &kpol::policy::Policy) -> PolicyInfo {
+fn policy_info(p: &kpol::policy::Policy, embedded: bool) -> PolicyInfo {
     let ann = |k: &str| {
         p.annotations
             .get(&format!("policies.kyverno.io/{k}"))
@@ -378,6 +387,8 @@ fn policy_info(p: &kpol::policy::Policy) -> PolicyInfo {
         severity: ann("severity"),
         background: p.background,
         file: p.source.name().to_owned(),
+        line: p.source.line_col(p.raw.span.start).line,
+        embedded,
     }
 }
 

@@ -7,8 +7,6 @@
 use std::io::{self, Write};
 
 use kpol::diagnostic::{Diagnostic, Severity};
-use kpol::report::FailureAction;
-use kpol::report::Status;
 
 use crate::cli::check::{CheckReport, FileReport, Finding};
 
@@ -57,10 +55,8 @@ impl super::Render for Github {
 }
 
 fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
-    let command = match (f.status, f.response.failure_action) {
-        (Status::Fail, FailureAction::Enforce) | (Status::Error, _) => "error",
-        (Status::Fail, FailureAction::Audit | FailureAction::Warn) | (Status::Warn, _) => "warning",
-        (Status::Pass | Status::Skip, _) => return Ok(()),
+    let Some(command) = super::ci_level(f) else {
+        return Ok(());
     };
     let mut props = Vec::new();
     if let Some(src) = f.source.as_deref() {

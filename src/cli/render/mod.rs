@@ -17,7 +17,7 @@ use std::io::{self, Write};
 use kpol::diagnostic::{Diagnostic, Severity};
 
 use super::args::CheckFormat as Format;
-use super::check::{CheckReport, FileReport};
+use super::check::{CheckReport, FileReport, Finding};
 
 /// One output format.
 ///
@@ -58,6 +58,20 @@ pub trait Render: Sync {
 
     /// Writes the report: the whole of it, or what follows the inputs of a streaming format.
     fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// How the CI formats (`github`, `sarif`) flag a result: `error` for an Enforce failure and
+/// an error, `warning` for an Audit (or `Warn`) failure and a warning; `None` for a pass or
+/// a skip. One function, so that both formats agree.
+pub fn ci_level(f: &Finding) -> Option<&'static str> {
+    use kpol::report::{FailureAction, Status};
+    match (f.status, f.response.failure_action) {
+        (Status::Fail, FailureAction::Enforce) | (Status::Error, _) => Some("error"),
+        (Status::Fail, FailureAction::Audit | FailureAction::Warn) | (Status::Warn, _) => {
+            Some("warning")
+        }
+        (Status::Pass | Status::Skip, _) => None,
+    }
 }
 
 /// The renderer of a format.
