@@ -62,7 +62,7 @@ impl KindPlan {
                     .any(|r| matches!(r.body, RuleBody::Validate(_))),
             })
             .map(|(i, p)| {
-                if p.cel().is_some() {
+                if crate::vpol::cel_policy(p).is_some() {
                     return (i, PolicyPlan::Cel);
                 }
                 let slot = p.kind_slot(kind);
@@ -224,7 +224,7 @@ impl Engine {
                     &mut contexts,
                 ),
                 PolicyPlan::Cel => {
-                    let cel = p.cel()?;
+                    let cel = crate::vpol::cel_policy(p)?;
                     if !p.in_scope(&resource.namespace) {
                         return None;
                     }
@@ -540,8 +540,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::kinds::load_policies;
     use crate::manifest::read_manifests;
-    use crate::policy::load_policies;
     use crate::source::SourceFile;
     use crate::yaml::{Limits, parse_documents};
 

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod exception;
 pub mod generate;
 pub mod jmespath;
+pub mod kinds;
 pub mod manifest;
 pub mod matching;
 pub mod mutate;

@@ -30,8 +30,9 @@ const LAYERS: &[&[&str]] = &[
     &["matching"],
     // The policy envelope and the loader table.
     &["policy"],
-    // The kinds and their evaluators.
+    // The kinds and their evaluators, and the loader table of the kinds above `policy`.
     &[
+        "kinds",
         "autogen",
         "validate",
         "pss",
@@ -65,7 +66,6 @@ const KNOWN: &[&str] = &[
     "policy -> pattern",
     "policy -> pss",
     "policy -> validate",
-    "policy -> vpol",
 ];
 
 fn layer_of(module: &str) -> usize {

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::policy::{LoadedPolicies, Policy, RuleBody, ValidateCheck, load_policies};
+use crate::kinds::load_policies;
+use crate::policy::{LoadedPolicies, Policy, RuleBody, ValidateCheck};
 use crate::source::SourceFile;
 use crate::yaml::{Limits, Node, parse_documents};
 

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use kpol::diagnostic::{Code, Diagnostic, Location};
 use kpol::exception::PolicyException;
-use kpol::policy::{Policy, load_policies};
+use kpol::kinds::load_policies;
+use kpol::policy::Policy;
 use kpol::source::{SourceFile, Span};
 use kpol::yaml::parse_documents;
 

@@ -381,7 +381,7 @@ fn admission_plugins_act_on_create_only() {
 fn engine(text: &str) -> crate::engine::Engine {
     let source = std::sync::Arc::new(crate::source::SourceFile::new("p.yaml", text));
     let docs = crate::yaml::parse_documents(text, Limits::default()).unwrap();
-    let loaded = crate::policy::load_policies(&source, docs);
+    let loaded = crate::kinds::load_policies(&source, docs);
     assert!(loaded.invalid.is_empty(), "{:?}", loaded.diagnostics);
     crate::engine::Engine::new(loaded.policies)
 }

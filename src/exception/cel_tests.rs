@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use super::super::{Loaded, load_documents};
 use crate::engine::Engine;
+use crate::kinds::load_policies;
 use crate::manifest::read_manifests;
-use crate::policy::load_policies;
 use crate::report::Status;
 use crate::request::Request;
 use crate::source::SourceFile;

@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::Engine;
+use crate::kinds::load_policies;
 use crate::manifest::read_manifests;
-use crate::policy::load_policies;
 use crate::source::SourceFile;
 use crate::yaml::{Limits, parse_documents};
 

@@ -227,9 +227,7 @@ fn classify(key: &str, n: &Node, path: &str) -> FieldResult<ValidateCheck> {
         }
         "cel" => {
             as_map(n, &format!("{path}.cel"))?;
-            ValidateCheck::Cel(std::sync::Arc::new(
-                crate::vpol::cel_rule::CelRule::compile(n),
-            ))
+            ValidateCheck::Cel(std::sync::Arc::new(super::CelRule::compile(n)))
         }
         _ => ValidateCheck::Manifests(n.clone()),
     })

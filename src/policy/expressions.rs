@@ -111,7 +111,7 @@ fn walk(node: &Node, in_foreach: bool, f: &mut impl FnMut(&str, Span, bool)) {
 mod tests {
     use std::sync::Arc;
 
-    use crate::policy::load_policies;
+    use crate::kinds::load_policies;
     use crate::source::SourceFile;
     use crate::yaml::{Limits, parse_documents};
 

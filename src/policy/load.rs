@@ -65,8 +65,31 @@ const UNSUPPORTED_KINDS: &[&str] = &[
     "ClusterCleanupPolicy",
 ];
 
-/// Loads the policy documents of one file.
-pub fn load_policies(source: &Source, docs: Vec<Document>) -> LoadedPolicies {
+/// A loader for one policy kind whose body a module above `policy` owns (the table is
+/// `crate::kinds::LOADERS`).
+pub struct KindLoader {
+    /// The API group (`""` for the core group).
+    pub group: &'static str,
+    /// The version; `None`: any version of the group.
+    pub version: Option<&'static str>,
+    pub kind: &'static str,
+    /// Document → policy, with its diagnostics; the policy file's VAP bindings are passed
+    /// along. A document the loader declines (a mode it does not evaluate) is given back, and
+    /// is reported as an unsupported policy when its kind is one.
+    pub load: LoadFn,
+}
+
+/// A kind's loader: (file, document, the file's VAP bindings, diagnostics) → the policy, or
+/// the document given back.
+pub type LoadFn = fn(&Source, Node, &[Node], &mut Vec<Diagnostic>) -> Result<Policy, Node>;
+
+/// Loads the policy documents of one file: ClusterPolicy / Policy and PolicyException here,
+/// the kinds of `loaders` through them.
+pub fn load_policies_with(
+    source: &Source,
+    docs: Vec<Document>,
+    loaders: &[KindLoader],
+) -> LoadedPolicies {
     let mut out = LoadedPolicies::default();
     let mut nodes = Vec::new();
     for doc in docs {
@@ -75,13 +98,13 @@ pub fn load_policies(source: &Source, docs: Vec<Document>) -> LoadedPolicies {
             nodes.push(node);
         }
     }
-    // VAP bindings are attached to their policy (same file) by crate::vpol.
+    // VAP bindings are attached to their policy (same file) by its loader.
     let (bindings, nodes): (Vec<Node>, Vec<Node>) = nodes.into_iter().partition(|n| {
         n.get("kind").and_then(Node::as_str) == Some("ValidatingAdmissionPolicyBinding")
             && n.get("apiVersion").and_then(Node::as_str) == Some("admissionregistration.k8s.io/v1")
     });
     for node in nodes {
-        load_document(source, node, &bindings, &mut out);
+        load_document(source, node, &bindings, loaders, &mut out);
     }
     out
 }
@@ -118,7 +141,13 @@ fn expand_lists(root: Node) -> Vec<Node> {
     }
 }
 
-fn load_document(source: &Source, node: Node, bindings: &[Node], out: &mut LoadedPolicies) {
+fn load_document(
+    source: &Source,
+    node: Node,
+    bindings: &[Node],
+    loaders: &[KindLoader],
+    out: &mut LoadedPolicies,
+) {
     let api_version = node.get("apiVersion").and_then(Node::as_str).unwrap_or("");
     let kind = node.get("kind").and_then(Node::as_str).unwrap_or("");
     if api_version.is_empty() || kind.is_empty() {
@@ -129,29 +158,27 @@ fn load_document(source: &Source, node: Node, bindings: &[Node], out: &mut Loade
         ));
         return;
     }
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let loader = loaders
+        .iter()
+        .find(|l| l.kind == kind && l.group == group && l.version.is_none_or(|v| v == version));
+    let node = match loader {
+        Some(l) => match (l.load)(source, node, bindings, &mut out.diagnostics) {
+            Ok(p) => {
+                out.policies.push(p);
+                return;
+            }
+            Err(node) => node,
+        },
+        None => node,
+    };
+    let api_version = node.get("apiVersion").and_then(Node::as_str).unwrap_or("");
+    let kind = node.get("kind").and_then(Node::as_str).unwrap_or("");
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
     let kyverno_v1 = matches!(api_version, "kyverno.io/v1" | "kyverno.io/v2beta1");
     match kind {
         "ClusterPolicy" | "Policy" if kyverno_v1 => load_policy(source, node, out),
         "PolicyException" if group.ends_with("kyverno.io") => out.exceptions.push(node),
-        // CEL policy kinds evaluated by crate::vpol (cel.md §1); kyverno-authz modes stay
-        // unsupported.
-        "ValidatingPolicy" | "NamespacedValidatingPolicy"
-            if group == "policies.kyverno.io" && !authz_mode(&node) =>
-        {
-            let kind = if kind == "ValidatingPolicy" {
-                crate::vpol::CelKind::ValidatingPolicy
-            } else {
-                crate::vpol::CelKind::NamespacedValidatingPolicy
-            };
-            let p = crate::vpol::load::load(source, node, kind, bindings, &mut out.diagnostics);
-            out.policies.push(p);
-        }
-        "ValidatingAdmissionPolicy" if api_version == "admissionregistration.k8s.io/v1" => {
-            let kind = crate::vpol::CelKind::ValidatingAdmissionPolicy;
-            let p = crate::vpol::load::load(source, node, kind, bindings, &mut out.diagnostics);
-            out.policies.push(p);
-        }
         _ if UNSUPPORTED_KINDS.contains(&kind)
             || (matches!(kind, "ClusterPolicy" | "Policy") && group == "kyverno.io") =>
         {
@@ -179,15 +206,6 @@ fn load_document(source: &Source, node: Node, bindings: &[Node], out: &mut Loade
         // going on purpose so mixed files stay usable.
         _ => {}
     }
-}
-
-/// `spec.evaluation.mode` Envoy/HTTP: kyverno-authz, out of scope (cel.md §1).
-fn authz_mode(node: &Node) -> bool {
-    matches!(
-        node.get_path(&["spec", "evaluation", "mode"])
-            .and_then(Node::as_str),
-        Some("Envoy" | "HTTP")
-    )
 }
 
 fn meta_str(node: &Node, key: &str) -> String {

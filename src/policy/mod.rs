@@ -4,6 +4,7 @@
 //! points into the policy file; an invalid policy is not evaluated.
 
 mod build;
+mod cel_rule;
 mod expressions;
 mod load;
 mod model;
@@ -11,8 +12,10 @@ mod overrides;
 mod validate;
 
 pub use build::build_rule;
-pub use load::{InvalidPolicy, LoadedPolicies, UnsupportedPolicy, load_policies};
+pub use cel_rule::{CelRule, Validation as CelValidation};
+pub use load::{InvalidPolicy, KindLoader, LoadedPolicies, UnsupportedPolicy, load_policies_with};
 pub use model::{
-    Autogen, Policy, PolicyBody, PolicyKind, Rule, RuleBody, RuleSet, Validate, ValidateCheck,
+    Autogen, CelBody, Policy, PolicyBody, PolicyKind, Rule, RuleBody, RuleSet, Validate,
+    ValidateCheck,
 };
 pub use overrides::Overrides;

@@ -16,7 +16,7 @@ use crate::yaml::Node;
 pub enum PolicyKind {
     ClusterPolicy,
     Policy,
-    // CEL policy kinds (crate::vpol): a `PolicyBody::Cel` body.
+    // CEL policy kinds: a `PolicyBody::Cel` body.
     ValidatingPolicy,
     NamespacedValidatingPolicy,
     ValidatingAdmissionPolicy,
@@ -52,9 +52,17 @@ pub struct Policy {
 pub enum PolicyBody {
     /// `ClusterPolicy` / `Policy`: Kyverno rules.
     Rules(RuleSet),
-    /// A compiled ValidatingPolicy / NamespacedValidatingPolicy / ValidatingAdmissionPolicy
-    /// (crate::vpol). It has no Kyverno rules.
-    Cel(std::sync::Arc<crate::vpol::CelPolicy>),
+    /// A compiled ValidatingPolicy / NamespacedValidatingPolicy / ValidatingAdmissionPolicy,
+    /// owned by the module that loaded it (the kinds layer). It has no Kyverno rules.
+    Cel(std::sync::Arc<dyn CelBody>),
+}
+
+/// What the envelope reads of a compiled CEL policy body; the module that owns the body
+/// gets it back through [`CelBody::as_any`].
+pub trait CelBody: std::fmt::Debug + Send + Sync {
+    /// The policy-wide action of a failing or erroring result.
+    fn failure_action(&self) -> FailureAction;
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// The rules of a `ClusterPolicy` or `Policy` and the spec fields that act on them.
@@ -197,8 +205,8 @@ pub enum ValidateCheck {
     Foreach(Node),
     /// The body as written, and as read for evaluation.
     PodSecurity(Node, Box<crate::pss::Body>),
-    /// `validate.cel`, compiled once (crate::vpol::cel_rule).
-    Cel(std::sync::Arc<crate::vpol::cel_rule::CelRule>),
+    /// `validate.cel`, compiled once ([`super::CelRule`]).
+    Cel(std::sync::Arc<super::CelRule>),
     Manifests(Node),
 }
 
@@ -215,14 +223,6 @@ impl Policy {
     /// Kyverno rules.
     pub fn rules(&self) -> &[Rule] {
         self.rule_set().map_or(&[], |set| &set.rules)
-    }
-
-    /// The compiled CEL policy of a ValidatingPolicy / VAP (crate::vpol).
-    pub fn cel(&self) -> Option<&crate::vpol::CelPolicy> {
-        match &self.body {
-            PolicyBody::Cel(cel) => Some(cel),
-            PolicyBody::Rules(_) => None,
-        }
     }
 
     /// `spec.applyRules: One` ([`RuleSet::apply_one`]).
@@ -305,7 +305,7 @@ impl Policy {
     ) -> FailureAction {
         let set = match &self.body {
             PolicyBody::Rules(set) => set,
-            PolicyBody::Cel(cel) => return cel.action,
+            PolicyBody::Cel(cel) => return cel.failure_action(),
         };
         match &rule.body {
             RuleBody::Validate(v) => v

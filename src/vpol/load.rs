@@ -197,6 +197,46 @@ fn validation_actions(spec: Option<&Node>) -> FailureAction {
     )
 }
 
+/// The loader of `ValidatingPolicy` / `NamespacedValidatingPolicy` (policies.kyverno.io,
+/// cel.md §1) in `crate::kinds::LOADERS`; kyverno-authz modes are declined (unsupported).
+pub fn validating_policy(
+    source: &Source,
+    node: Node,
+    bindings: &[Node],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Policy, Node> {
+    if authz_mode(&node) {
+        return Err(node);
+    }
+    let kind = if node.get("kind").and_then(Node::as_str) == Some("ValidatingPolicy") {
+        CelKind::ValidatingPolicy
+    } else {
+        CelKind::NamespacedValidatingPolicy
+    };
+    Ok(load(source, node, kind, bindings, diagnostics))
+}
+
+/// The loader of `ValidatingAdmissionPolicy` (admissionregistration.k8s.io/v1) in
+/// `crate::kinds::LOADERS`.
+pub fn admission_policy(
+    source: &Source,
+    node: Node,
+    bindings: &[Node],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Policy, Node> {
+    let kind = CelKind::ValidatingAdmissionPolicy;
+    Ok(load(source, node, kind, bindings, diagnostics))
+}
+
+/// `spec.evaluation.mode` Envoy/HTTP: kyverno-authz, out of scope (cel.md §1).
+fn authz_mode(node: &Node) -> bool {
+    matches!(
+        node.get_path(&["spec", "evaluation", "mode"])
+            .and_then(Node::as_str),
+        Some("Envoy" | "HTTP")
+    )
+}
+
 /// Builds the policy for a ValidatingPolicy / NamespacedValidatingPolicy / VAP document.
 /// `bindings` are the VAP bindings found with it.
 pub fn load(

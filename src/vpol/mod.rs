@@ -48,6 +48,24 @@ pub struct CelPolicy {
     pub action: crate::report::FailureAction,
 }
 
+impl crate::policy::CelBody for CelPolicy {
+    fn failure_action(&self) -> crate::report::FailureAction {
+        self.action
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The compiled CEL policy of a ValidatingPolicy / VAP; `None` for other kinds.
+pub fn cel_policy(policy: &crate::policy::Policy) -> Option<&CelPolicy> {
+    match &policy.body {
+        crate::policy::PolicyBody::Cel(body) => body.as_any().downcast_ref(),
+        crate::policy::PolicyBody::Rules(_) => None,
+    }
+}
+
 /// One set of constraints and expressions: the policy as written or an autogen copy.
 #[derive(Debug)]
 pub struct Variant {
@@ -58,12 +76,7 @@ pub struct Variant {
     pub audit_annotations: Vec<Program>,
 }
 
-#[derive(Debug)]
-pub struct Validation {
-    pub expression: Program,
-    pub message: Option<String>,
-    pub message_expression: Option<Program>,
-}
+pub use crate::policy::CelValidation as Validation;
 
 /// A ValidatingAdmissionPolicyBinding of the policy.
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::engine::Engine;
+use crate::kinds::load_policies;
 use crate::manifest::read_manifests;
-use crate::policy::load_policies;
 use crate::report::Status;
 use crate::request::{Operation, Request};
 use crate::source::SourceFile;
@@ -245,7 +245,11 @@ fn vpol_validation_actions_give_the_failure_action() {
     ] {
         let text = written.map_or_else(|| failing.clone(), with);
         let l = load("p.yaml", &text);
-        assert_eq!(l.policies[0].cel().unwrap().action, want, "{written:?}");
+        assert_eq!(
+            crate::vpol::cel_policy(&l.policies[0]).unwrap().action,
+            want,
+            "{written:?}"
+        );
         assert_eq!(actions(&text), [want], "{written:?}");
     }
     // A NamespacedValidatingPolicy reads them too.
@@ -255,7 +259,12 @@ fn vpol_validation_actions_give_the_failure_action() {
             "metadata: {name: v}",
             "metadata: {name: v, namespace: default}",
         );
-    assert_eq!(load("p.yaml", &ns).policies[0].cel().unwrap().action, Audit);
+    assert_eq!(
+        crate::vpol::cel_policy(&load("p.yaml", &ns).policies[0])
+            .unwrap()
+            .action,
+        Audit
+    );
 }
 
 const VAP: &str = "\
@@ -312,7 +321,10 @@ fn vap_results_carry_the_matching_bindings_action() {
     );
     assert_eq!(actions(&text), [Warn]);
     let l = load("p.yaml", &text);
-    assert_eq!(l.policies[0].cel().unwrap().action, Enforce);
+    assert_eq!(
+        crate::vpol::cel_policy(&l.policies[0]).unwrap().action,
+        Enforce
+    );
 }
 
 /// An UPDATE with a previous revision: `oldObject` (and `request.oldObject`) is that revision,

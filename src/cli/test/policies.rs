@@ -2,7 +2,8 @@
 //! (rows `Invalid Policy`, match.md §1.4) and policies of kinds kpol does not evaluate.
 
 use kpol::diagnostic::Code;
-use kpol::policy::{Policy, load_policies};
+use kpol::kinds::load_policies;
+use kpol::policy::Policy;
 use kpol::source::Source;
 use kpol::yaml::Document;
 

@@ -12,7 +12,7 @@ use crate::yaml::{Limits, parse_documents};
 pub(crate) fn load(text: &str) -> LoadedPolicies {
     let source: Source = Arc::new(SourceFile::new("pol.yaml", text));
     let docs = parse_documents(text, Limits::default()).unwrap();
-    load_policies(&source, docs)
+    crate::kinds::load_policies(&source, docs)
 }
 
 const BASIC: &str = "\

@@ -330,7 +330,7 @@ fn exclude_without_images_uses_a_fake_container() {
 /// Kyverno's policy validation of `exclude` (`ValidatePSaControlNames`).
 #[test]
 fn exclude_entries_are_validated_with_the_policy() {
-    use crate::policy::load_policies;
+    use crate::kinds::load_policies;
     use crate::source::SourceFile;
     use crate::yaml::{Limits, parse_documents};
     let load = |level: &str, entry: &str| {

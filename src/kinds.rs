@@ -1,0 +1,34 @@
+//! The (group, version, kind) → loader table of the policy kinds whose bodies live above
+//! `policy` (docs/ARCHITECTURE.md), and the policy loader that uses it.
+
+use crate::policy::{KindLoader, LoadedPolicies};
+use crate::source::Source;
+use crate::yaml::Document;
+
+/// The kinds loaded by a module of the kinds layer; ClusterPolicy / Policy and
+/// PolicyException are read by `policy` itself.
+pub const LOADERS: &[KindLoader] = &[
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "ValidatingPolicy",
+        load: crate::vpol::load::validating_policy,
+    },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "NamespacedValidatingPolicy",
+        load: crate::vpol::load::validating_policy,
+    },
+    KindLoader {
+        group: "admissionregistration.k8s.io",
+        version: Some("v1"),
+        kind: "ValidatingAdmissionPolicy",
+        load: crate::vpol::load::admission_policy,
+    },
+];
+
+/// Loads the policy documents of one file, every kind kpol evaluates included.
+pub fn load_policies(source: &Source, docs: Vec<Document>) -> LoadedPolicies {
+    crate::policy::load_policies_with(source, docs, LOADERS)
+}

@@ -1,0 +1,89 @@
+//! The compiled ClusterPolicy / Policy `validate.cel` rule body: its CEL programs, compiled
+//! once at load (crate::vpol::cel_rule evaluates them), and the Kubernetes validation entry
+//! that the CEL policy kinds share.
+
+use crate::cel::{Program, SyntaxError, compile};
+use crate::yaml::Node;
+
+/// One Kubernetes CEL validation (`expression`, `message`, `messageExpression`).
+#[derive(Debug)]
+pub struct Validation {
+    pub expression: Program,
+    pub message: Option<String>,
+    pub message_expression: Option<Program>,
+}
+
+/// A compiled `validate.cel` block.
+#[derive(Debug)]
+pub struct CelRule {
+    pub validations: Vec<Validation>,
+    pub variables: Vec<(String, Program)>,
+    pub audit_annotations: Vec<Program>,
+    /// The rule's `celPreconditions` expressions, compiled once with the rule.
+    pub preconditions: Vec<Program>,
+    /// `paramKind` and `paramRef` both set: the rule needs params.
+    pub uses_params: bool,
+    /// Syntax errors: `(node, error)` for the policy loader's diagnostics.
+    pub syntax_errors: Vec<(Node, SyntaxError)>,
+}
+
+impl CelRule {
+    /// Compiles every expression of the `validate.cel` node.
+    pub fn compile(cel: &Node) -> Self {
+        let mut syntax_errors = Vec::new();
+        let mut program = |n: &Node| {
+            let (p, e) = compile(n.as_str().unwrap_or(""), n.span);
+            if let Some(e) = e {
+                syntax_errors.push((n.clone(), e));
+            }
+            p
+        };
+        let seq = |k: &str| cel.get(k).and_then(Node::as_seq).unwrap_or(&[]).to_vec();
+        let validations = seq("expressions")
+            .iter()
+            .map(|v| Validation {
+                expression: program(v.get("expression").unwrap_or(&Node::null())),
+                message: v.get("message").and_then(Node::as_str).map(str::to_owned),
+                message_expression: v.get("messageExpression").map(&mut program),
+            })
+            .collect();
+        let variables = seq("variables")
+            .iter()
+            .map(|v| {
+                let name = v
+                    .get("name")
+                    .and_then(Node::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                (name, program(v.get("expression").unwrap_or(&Node::null())))
+            })
+            .collect();
+        let audit_annotations = seq("auditAnnotations")
+            .iter()
+            .filter_map(|a| a.get("valueExpression").map(&mut program))
+            .collect();
+        let uses_params = cel.get("paramKind").is_some() && cel.get("paramRef").is_some();
+        Self {
+            validations,
+            variables,
+            audit_annotations,
+            preconditions: Vec::new(),
+            uses_params,
+            syntax_errors,
+        }
+    }
+
+    /// Compiles the rule's `celPreconditions` (a list of `{name, expression}`). A syntax
+    /// error stays in the program and fails the rule when evaluated, as before.
+    pub fn set_preconditions(&mut self, node: Option<&Node>) {
+        self.preconditions = node
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .map(|pre| {
+                let expr = pre.get("expression").unwrap_or(&Node::null()).clone();
+                compile(expr.as_str().unwrap_or(""), expr.span).0
+            })
+            .collect();
+    }
+}
