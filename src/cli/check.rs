@@ -157,6 +157,7 @@ pub fn run(args: CheckArgs) -> u8 {
     };
     let mut diagnostics = settings.diagnostics.clone();
     let Session {
+        loaded,
         inputs,
         discovery,
         policy_diagnostics,
@@ -171,6 +172,9 @@ pub fn run(args: CheckArgs) -> u8 {
         diagnostics.push(nothing_to_check(&settings));
     }
     diagnostics.extend(policy_diagnostics);
+    if !settings.policies.is_empty() && engine.policies().is_empty() {
+        diagnostics.push(no_policies(&settings, loaded));
+    }
     let embedded = settings.policies.is_empty();
     let infos = engine
         .policies()
@@ -243,6 +247,7 @@ pub fn run(args: CheckArgs) -> u8 {
             max_bytes,
             list_passing,
             apiserver_defaults: settings.apiserver_defaults,
+            allow_empty: settings.allow_empty,
         };
         let file = check_input(&engine, &request, &old, input, options);
         progress.tick();
@@ -365,11 +370,44 @@ fn nothing_to_check(settings: &config::Settings) -> Diagnostic {
     } else {
         "no .yaml, .yml or .json file found"
     };
-    Diagnostic::error(
-        Code::Io,
+    empty(
+        settings.allow_empty,
         format!("nothing to check in {}: {why}", paths.join(", ")),
         None,
     )
+}
+
+/// The error of a run whose `-p` paths gave no policy to evaluate: a path holding only
+/// manifests (or exceptions) checks nothing, which is not a pass.
+fn no_policies(settings: &config::Settings, loaded: usize) -> Diagnostic {
+    let paths: Vec<String> = settings
+        .policies
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let why = if loaded == 0 {
+        "no ClusterPolicy, Policy or other supported policy found".to_owned()
+    } else {
+        format!("all {loaded} are left out of this run (see the not-evaluated notes, -v)")
+    };
+    empty(
+        settings.allow_empty,
+        format!("no policies loaded from {}: {why}", paths.join(", ")),
+        None,
+    )
+}
+
+/// A run that checks nothing: an error (exit 2), or with `--allow-empty` an info note.
+fn empty(allow: bool, message: String, location: Option<Location>) -> Diagnostic {
+    if allow {
+        Diagnostic::info(Code::Io, format!("{message} (--allow-empty)"), location)
+    } else {
+        Diagnostic::error(
+            Code::Io,
+            format!("{message}; pass --allow-empty if that is expected"),
+            location,
+        )
+    }
 }
 
 fn policy_info(p: &kpol::policy::Policy, embedded: bool) -> PolicyInfo {
@@ -491,6 +529,8 @@ struct CheckOptions {
     list_passing: bool,
     /// `--apiserver-defaults` (src/cli/apiserver.rs).
     apiserver_defaults: bool,
+    /// `--allow-empty`: standard input without a resource is a note, not an error.
+    allow_empty: bool,
 }
 
 /// The previous revisions of `--old` and `--diff-base` (cli/old.rs).
@@ -580,6 +620,18 @@ fn check_input(
     let source: Source = Arc::new(SourceFile::new(input.display(), text));
     let mut manifests = read_manifests(&source, super::discover::input_limits());
     manifests.diagnostics.extend(base_diagnostics);
+    // An empty stdin is most often a generator that failed (`helm template … | kpol check -`).
+    let failed = manifests
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Error);
+    if matches!(input, Input::Stdin) && manifests.resources.is_empty() && !failed {
+        manifests.diagnostics.push(empty(
+            opts.allow_empty,
+            "no resources on standard input".to_owned(),
+            Some(Location::file(input.display())),
+        ));
+    }
     let check_resource = |resource: &Resource| {
         let request = &*old.request(request, file_old, resource);
         let (resource, defaulted) =

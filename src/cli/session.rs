@@ -78,6 +78,8 @@ impl Spec {
 /// Everything a command needs before it reads its first input.
 pub struct Session {
     pub max_bytes: u64,
+    /// How many policies were loaded, before `select` left any out.
+    pub loaded: usize,
     pub inputs: Vec<Input>,
     /// Problems finding the inputs.
     pub discovery: Vec<Diagnostic>,
@@ -104,6 +106,8 @@ impl Session {
         let (inputs, discovery) = discover(&spec.paths, &exclude);
         let mut set = policies::load(&spec.policies, &spec.exceptions, spec.max_bytes);
         let mut policy_diagnostics = set.diagnostics;
+        unknown_policies(&set.policies, &set.exceptions, &mut policy_diagnostics);
+        let loaded = set.policies.len();
         set.policies.retain(|p| select(p, &mut policy_diagnostics));
         let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
         let request = super::check::build_request(
@@ -113,6 +117,7 @@ impl Session {
         );
         Ok(Self {
             max_bytes: spec.max_bytes,
+            loaded,
             inputs,
             discovery,
             policy_diagnostics,
@@ -128,6 +133,32 @@ pub fn exclude(spec: &Spec) -> Result<Exclude, Diagnostic> {
     match &spec.exclude_base {
         Some(base) => Exclude::rooted(&spec.exclude, base),
         None => Exclude::typed(&spec.exclude),
+    }
+}
+
+/// A warning for each PolicyException entry whose `policyName` no loaded policy has: the
+/// exception can never apply, and is most likely a typo or a stale name.
+fn unknown_policies(
+    policies: &[Policy],
+    exceptions: &[kpol::exception::PolicyException],
+    out: &mut Vec<Diagnostic>,
+) {
+    let keys: std::collections::HashSet<String> = policies.iter().map(Policy::key).collect();
+    for e in exceptions {
+        for (i, (name, _)) in e.entries.iter().enumerate() {
+            if keys.contains(name) {
+                continue;
+            }
+            out.push(Diagnostic::warning(
+                Code::InvalidPolicy,
+                format!(
+                    "PolicyException {}: policyName {name} names no loaded policy; the \
+                     exception never applies",
+                    e.qualified_name()
+                ),
+                e.entry_locations.get(i).cloned(),
+            ));
+        }
     }
 }
 
