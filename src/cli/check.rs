@@ -77,6 +77,59 @@ pub struct Summary {
     pub warn: usize,
     pub error: usize,
     pub skip: usize,
+    /// Inputs that could not be checked (read, parsed, or empty standard input; an error of the input or of
+    /// finding it). Not rule results: `error` counts only those (docs/OUTPUT.md).
+    #[serde(rename = "inputErrors")]
+    pub input_errors: usize,
+    /// Errors loading the policies and exceptions (an invalid policy, an unreadable `-p`).
+    #[serde(rename = "policyErrors")]
+    pub policy_errors: usize,
+    /// The run's other errors: settings, values, `--old`, nothing to check.
+    #[serde(rename = "otherErrors")]
+    pub other_errors: usize,
+}
+
+impl Summary {
+    /// Kyverno's summary line, then (when there were any) the problems that are not rule
+    /// results: `pass: 0, …, skip: 0; 2 inputs could not be checked, 1 policy error`.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "pass: {}, fail: {}, warn: {}, error: {}, skip: {}",
+            self.pass, self.fail, self.warn, self.error, self.skip
+        );
+        let problems = self.problems();
+        if !problems.is_empty() {
+            line.push_str("; ");
+            line.push_str(&problems.join(", "));
+        }
+        line
+    }
+
+    /// One phrase per class of problem that is not a rule result, for those that occurred.
+    pub fn problems(&self) -> Vec<String> {
+        let plural = |n: usize, one: &str, many: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {many}")
+            }
+        };
+        let mut out = Vec::new();
+        if self.input_errors > 0 {
+            out.push(plural(
+                self.input_errors,
+                "input could not be checked",
+                "inputs could not be checked",
+            ));
+        }
+        if self.policy_errors > 0 {
+            out.push(plural(self.policy_errors, "policy error", "policy errors"));
+        }
+        if self.other_errors > 0 {
+            out.push(plural(self.other_errors, "other error", "other errors"));
+        }
+        out
+    }
 }
 
 /// What a worker hands back for one input: the report, or its rendered text.
@@ -166,7 +219,10 @@ pub fn run(args: CheckArgs) -> u8 {
         max_bytes,
         ..
     } = session;
-    let failed = discovery.iter().any(|d| d.severity == Severity::Error);
+    let is_error = |d: &&Diagnostic| d.severity == Severity::Error;
+    let discovery_errors = discovery.iter().filter(is_error).count();
+    let policy_errors = policy_diagnostics.iter().filter(is_error).count();
+    let failed = discovery_errors > 0;
     diagnostics.extend(discovery);
     if inputs.is_empty() && !failed {
         diagnostics.push(nothing_to_check(&settings));
@@ -267,9 +323,11 @@ pub fn run(args: CheckArgs) -> u8 {
         };
         (counts, failed, body)
     };
+    let mut input_errors = discovery_errors;
     ordered::for_each(&inputs, check, |(counts, failed, body)| {
         summary.merge(counts);
         incomplete |= failed;
+        input_errors += usize::from(failed);
         match body {
             Checked::File(file) => files.push(file),
             Checked::Text(text) if written.is_ok() => {
@@ -286,6 +344,14 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     });
     progress.finish();
+    summary.input_errors = input_errors;
+    summary.policy_errors = policy_errors;
+    summary.other_errors = report
+        .diagnostics
+        .iter()
+        .filter(is_error)
+        .count()
+        .saturating_sub(discovery_errors + policy_errors);
     report.summary = summary;
     report.incomplete |= incomplete;
     report.files = files;
@@ -299,6 +365,20 @@ pub fn run(args: CheckArgs) -> u8 {
     }) {
         eprintln!("kpol: cannot write output: {e}");
         return exit::INCOMPLETE;
+    }
+    // When standard output is not the human report (`-o FILE`, a machine format), the
+    // problems and the summary still reach the person or log reading stderr.
+    if settings.output.is_some() || settings.format != super::args::CheckFormat::Human {
+        for problem in summary.problems() {
+            eprintln!("kpol: {problem}");
+        }
+        let plain = Summary {
+            input_errors: 0,
+            policy_errors: 0,
+            other_errors: 0,
+            ..summary
+        };
+        eprintln!("{}", plain.line());
     }
     let incomplete = report.incomplete;
     if incomplete {
