@@ -88,7 +88,8 @@ fn empty_stdin_exits_2() {
     );
 }
 
-/// A PolicyException whose policyName no loaded policy has: a warning at that line:column.
+/// A PolicyException whose policyName no loaded policy has, or whose ruleNames match no rule
+/// of it: a warning at the entry's `policyName`.
 #[test]
 fn an_exception_naming_no_policy_warns_at_policy_name() {
     let o = kpol(&[
@@ -113,4 +114,17 @@ fn an_exception_naming_no_policy_warns_at_policy_name() {
         text.contains("--> testdata/exceptions/unknown-policy.yaml:8:19"),
         "{text}"
     );
+    // A loaded policy without the named rule warns too; `autogen-*` matches its autogen rules.
+    assert!(
+        text.contains(
+            "PolicyException default/stale-rule: no rule of policy disallow-latest-tag matches \
+             ruleNames [no-such-rule]"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("--> testdata/exceptions/unknown-policy.yaml:22:19"),
+        "{text}"
+    );
+    assert_eq!(text.matches("warning[").count(), 2, "{text}");
 }

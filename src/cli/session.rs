@@ -136,30 +136,60 @@ pub fn exclude(spec: &Spec) -> Result<Exclude, Diagnostic> {
     }
 }
 
-/// A warning for each PolicyException entry whose `policyName` no loaded policy has: the
-/// exception can never apply, and is most likely a typo or a stale name.
+/// A warning for each PolicyException entry that can never apply: its `policyName` names no
+/// loaded policy, or none of its `ruleNames` matches a rule of that policy (autogen rules
+/// included). Most likely a typo or a stale name.
 fn unknown_policies(
     policies: &[Policy],
     exceptions: &[kpol::exception::PolicyException],
     out: &mut Vec<Diagnostic>,
 ) {
-    let keys: std::collections::HashSet<String> = policies.iter().map(Policy::key).collect();
+    let by_key: std::collections::HashMap<String, &Policy> =
+        policies.iter().map(|p| (p.key(), p)).collect();
     for e in exceptions {
-        for (i, (name, _)) in e.entries.iter().enumerate() {
-            if keys.contains(name) {
-                continue;
-            }
+        for (i, (name, rules)) in e.entries.iter().enumerate() {
+            let why = match by_key.get(name) {
+                None => format!("policyName {name} names no loaded policy"),
+                Some(policy) => match rule_names(policy) {
+                    Some(known)
+                        if !rules
+                            .iter()
+                            .any(|r| known.iter().any(|k| kpol::base::wildcard::matches(r, k))) =>
+                    {
+                        format!(
+                            "no rule of policy {name} matches ruleNames [{}]",
+                            rules.join(", ")
+                        )
+                    }
+                    _ => continue,
+                },
+            };
             out.push(Diagnostic::warning(
                 Code::InvalidPolicy,
                 format!(
-                    "PolicyException {}: policyName {name} names no loaded policy; the \
-                     exception never applies",
+                    "PolicyException {}: {why}; the exception never applies",
                     e.qualified_name()
                 ),
                 e.entry_locations.get(i).cloned(),
             ));
         }
     }
+}
+
+/// The rule names of a classic policy: as written, autogen ones for the whole controller set
+/// and for each controller kind. `None` for a policy without rules (the CEL kinds).
+fn rule_names(policy: &Policy) -> Option<Vec<String>> {
+    let set = policy.rule_set()?;
+    let mut names: Vec<String> = set.rules.iter().map(|r| r.name.clone()).collect();
+    for entry in &set.autogen.by_kind {
+        names.extend(
+            policy
+                .validate_rules(&entry.kind)
+                .iter()
+                .map(|r| r.name.clone()),
+        );
+    }
+    Some(names)
 }
 
 /// The error of `kpol mutate`/`kpol generate` without any policy.
