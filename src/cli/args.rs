@@ -45,7 +45,8 @@ pub enum Command {
 }
 
 const CHECK_EXIT_HELP: &str = "Exit codes (Kyverno's order): 2 the run was incomplete (bad flag, \
-                               unreadable file, malformed YAML, invalid policy); else 1 a rule \
+                               unreadable file, malformed YAML, invalid policy, or nothing checked: no policy from -p, no \
+                               input, empty stdin, unless --allow-empty); else 1 a rule \
                                failed or errored; else N with --warn-exit-code N when there were \
                                warnings; else the warn exit code (0 unless set) with --warn-no-pass \
                                when nothing passed; else 0. Settings may come from .kpol.yaml in \
@@ -102,6 +103,12 @@ pub struct CheckArgs {
     /// Exit with the warn exit code (0 unless set) when no rule passed.
     #[arg(long)]
     pub warn_no_pass: bool,
+
+    /// Exit 0 (with an info note) when there was nothing to check: no policy loaded from
+    /// `-p`, every input excluded or without a manifest, or no resource on standard input.
+    /// By default each of these is an error (exit 2): a gate that checked nothing did not pass.
+    #[arg(long)]
+    pub allow_empty: bool,
 
     /// Write `-o FILE` even when it is a symbolic link (by default a link there is refused).
     #[arg(long)]

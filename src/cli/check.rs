@@ -77,6 +77,59 @@ pub struct Summary {
     pub warn: usize,
     pub error: usize,
     pub skip: usize,
+    /// Inputs that could not be checked (read, parsed, or empty standard input; an error of the input or of
+    /// finding it). Not rule results: `error` counts only those (docs/OUTPUT.md).
+    #[serde(rename = "inputErrors")]
+    pub input_errors: usize,
+    /// Errors loading the policies and exceptions (an invalid policy, an unreadable `-p`).
+    #[serde(rename = "policyErrors")]
+    pub policy_errors: usize,
+    /// The run's other errors: settings, values, `--old`, nothing to check.
+    #[serde(rename = "otherErrors")]
+    pub other_errors: usize,
+}
+
+impl Summary {
+    /// Kyverno's summary line, then (when there were any) the problems that are not rule
+    /// results: `pass: 0, …, skip: 0; 2 inputs could not be checked, 1 policy error`.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "pass: {}, fail: {}, warn: {}, error: {}, skip: {}",
+            self.pass, self.fail, self.warn, self.error, self.skip
+        );
+        let problems = self.problems();
+        if !problems.is_empty() {
+            line.push_str("; ");
+            line.push_str(&problems.join(", "));
+        }
+        line
+    }
+
+    /// One phrase per class of problem that is not a rule result, for those that occurred.
+    pub fn problems(&self) -> Vec<String> {
+        let plural = |n: usize, one: &str, many: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {many}")
+            }
+        };
+        let mut out = Vec::new();
+        if self.input_errors > 0 {
+            out.push(plural(
+                self.input_errors,
+                "input could not be checked",
+                "inputs could not be checked",
+            ));
+        }
+        if self.policy_errors > 0 {
+            out.push(plural(self.policy_errors, "policy error", "policy errors"));
+        }
+        if self.other_errors > 0 {
+            out.push(plural(self.other_errors, "other error", "other errors"));
+        }
+        out
+    }
 }
 
 /// What a worker hands back for one input: the report, or its rendered text.
@@ -157,6 +210,7 @@ pub fn run(args: CheckArgs) -> u8 {
     };
     let mut diagnostics = settings.diagnostics.clone();
     let Session {
+        loaded,
         inputs,
         discovery,
         policy_diagnostics,
@@ -165,12 +219,18 @@ pub fn run(args: CheckArgs) -> u8 {
         max_bytes,
         ..
     } = session;
-    let failed = discovery.iter().any(|d| d.severity == Severity::Error);
+    let is_error = |d: &&Diagnostic| d.severity == Severity::Error;
+    let discovery_errors = discovery.iter().filter(is_error).count();
+    let policy_errors = policy_diagnostics.iter().filter(is_error).count();
+    let failed = discovery_errors > 0;
     diagnostics.extend(discovery);
     if inputs.is_empty() && !failed {
         diagnostics.push(nothing_to_check(&settings));
     }
     diagnostics.extend(policy_diagnostics);
+    if !settings.policies.is_empty() && engine.policies().is_empty() {
+        diagnostics.push(no_policies(&settings, loaded));
+    }
     let embedded = settings.policies.is_empty();
     let infos = engine
         .policies()
@@ -243,6 +303,7 @@ pub fn run(args: CheckArgs) -> u8 {
             max_bytes,
             list_passing,
             apiserver_defaults: settings.apiserver_defaults,
+            allow_empty: settings.allow_empty,
         };
         let file = check_input(&engine, &request, &old, input, options);
         progress.tick();
@@ -262,9 +323,11 @@ pub fn run(args: CheckArgs) -> u8 {
         };
         (counts, failed, body)
     };
+    let mut input_errors = discovery_errors;
     ordered::for_each(&inputs, check, |(counts, failed, body)| {
         summary.merge(counts);
         incomplete |= failed;
+        input_errors += usize::from(failed);
         match body {
             Checked::File(file) => files.push(file),
             Checked::Text(text) if written.is_ok() => {
@@ -281,6 +344,14 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     });
     progress.finish();
+    summary.input_errors = input_errors;
+    summary.policy_errors = policy_errors;
+    summary.other_errors = report
+        .diagnostics
+        .iter()
+        .filter(is_error)
+        .count()
+        .saturating_sub(discovery_errors + policy_errors);
     report.summary = summary;
     report.incomplete |= incomplete;
     report.files = files;
@@ -294,6 +365,20 @@ pub fn run(args: CheckArgs) -> u8 {
     }) {
         eprintln!("kpol: cannot write output: {e}");
         return exit::INCOMPLETE;
+    }
+    // When standard output is not the human report (`-o FILE`, a machine format), the
+    // problems and the summary still reach the person or log reading stderr.
+    if settings.output.is_some() || settings.format != super::args::CheckFormat::Human {
+        for problem in summary.problems() {
+            eprintln!("kpol: {problem}");
+        }
+        let plain = Summary {
+            input_errors: 0,
+            policy_errors: 0,
+            other_errors: 0,
+            ..summary
+        };
+        eprintln!("{}", plain.line());
     }
     let incomplete = report.incomplete;
     if incomplete {
@@ -365,11 +450,44 @@ fn nothing_to_check(settings: &config::Settings) -> Diagnostic {
     } else {
         "no .yaml, .yml or .json file found"
     };
-    Diagnostic::error(
-        Code::Io,
+    empty(
+        settings.allow_empty,
         format!("nothing to check in {}: {why}", paths.join(", ")),
         None,
     )
+}
+
+/// The error of a run whose `-p` paths gave no policy to evaluate: a path holding only
+/// manifests (or exceptions) checks nothing, which is not a pass.
+fn no_policies(settings: &config::Settings, loaded: usize) -> Diagnostic {
+    let paths: Vec<String> = settings
+        .policies
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let why = if loaded == 0 {
+        "no ClusterPolicy, Policy or other supported policy found".to_owned()
+    } else {
+        format!("all {loaded} are left out of this run (see the not-evaluated notes, -v)")
+    };
+    empty(
+        settings.allow_empty,
+        format!("no policies loaded from {}: {why}", paths.join(", ")),
+        None,
+    )
+}
+
+/// A run that checks nothing: an error (exit 2), or with `--allow-empty` an info note.
+fn empty(allow: bool, message: String, location: Option<Location>) -> Diagnostic {
+    if allow {
+        Diagnostic::info(Code::Io, format!("{message} (--allow-empty)"), location)
+    } else {
+        Diagnostic::error(
+            Code::Io,
+            format!("{message}; pass --allow-empty if that is expected"),
+            location,
+        )
+    }
 }
 
 fn policy_info(p: &kpol::policy::Policy, embedded: bool) -> PolicyInfo {
@@ -491,6 +609,8 @@ struct CheckOptions {
     list_passing: bool,
     /// `--apiserver-defaults` (src/cli/apiserver.rs).
     apiserver_defaults: bool,
+    /// `--allow-empty`: standard input without a resource is a note, not an error.
+    allow_empty: bool,
 }
 
 /// The previous revisions of `--old` and `--diff-base` (cli/old.rs).
@@ -580,6 +700,18 @@ fn check_input(
     let source: Source = Arc::new(SourceFile::new(input.display(), text));
     let mut manifests = read_manifests(&source, super::discover::input_limits());
     manifests.diagnostics.extend(base_diagnostics);
+    // An empty stdin is most often a generator that failed (`helm template … | kpol check -`).
+    let failed = manifests
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Error);
+    if matches!(input, Input::Stdin) && manifests.resources.is_empty() && !failed {
+        manifests.diagnostics.push(empty(
+            opts.allow_empty,
+            "no resources on standard input".to_owned(),
+            Some(Location::file(input.display())),
+        ));
+    }
     let check_resource = |resource: &Resource| {
         let request = &*old.request(request, file_old, resource);
         let (resource, defaulted) =

@@ -88,6 +88,8 @@ pub struct Settings {
     pub apiserver_defaults: bool,
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: bool,
+    /// `--allow-empty`: nothing to check is an info note, not an error.
+    pub allow_empty: bool,
     pub verbose: bool,
     /// `--max-file-size`, in bytes.
     pub max_bytes: u64,
@@ -145,6 +147,7 @@ pub fn settings(args: CheckArgs, config: Config) -> Result<Settings, Diagnostic>
         apiserver_defaults: args.apiserver_defaults || config.apiserver_defaults.unwrap_or(false),
         warn_exit_code: args.warn_exit_code.or(config.warn_exit_code),
         warn_no_pass: args.warn_no_pass || config.warn_no_pass.unwrap_or(false),
+        allow_empty: args.allow_empty,
         verbose: args.verbose,
         max_bytes: args.max_file_size.saturating_mul(1024 * 1024),
         diagnostics,

@@ -78,6 +78,8 @@ impl Spec {
 /// Everything a command needs before it reads its first input.
 pub struct Session {
     pub max_bytes: u64,
+    /// How many policies were loaded, before `select` left any out.
+    pub loaded: usize,
     pub inputs: Vec<Input>,
     /// Problems finding the inputs.
     pub discovery: Vec<Diagnostic>,
@@ -104,6 +106,8 @@ impl Session {
         let (inputs, discovery) = discover(&spec.paths, &exclude);
         let mut set = policies::load(&spec.policies, &spec.exceptions, spec.max_bytes);
         let mut policy_diagnostics = set.diagnostics;
+        unknown_policies(&set.policies, &set.exceptions, &mut policy_diagnostics);
+        let loaded = set.policies.len();
         set.policies.retain(|p| select(p, &mut policy_diagnostics));
         let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
         let request = super::check::build_request(
@@ -113,6 +117,7 @@ impl Session {
         );
         Ok(Self {
             max_bytes: spec.max_bytes,
+            loaded,
             inputs,
             discovery,
             policy_diagnostics,
@@ -129,6 +134,62 @@ pub fn exclude(spec: &Spec) -> Result<Exclude, Diagnostic> {
         Some(base) => Exclude::rooted(&spec.exclude, base),
         None => Exclude::typed(&spec.exclude),
     }
+}
+
+/// A warning for each PolicyException entry that can never apply: its `policyName` names no
+/// loaded policy, or none of its `ruleNames` matches a rule of that policy (autogen rules
+/// included). Most likely a typo or a stale name.
+fn unknown_policies(
+    policies: &[Policy],
+    exceptions: &[kpol::exception::PolicyException],
+    out: &mut Vec<Diagnostic>,
+) {
+    let by_key: std::collections::HashMap<String, &Policy> =
+        policies.iter().map(|p| (p.key(), p)).collect();
+    for e in exceptions {
+        for (i, (name, rules)) in e.entries.iter().enumerate() {
+            let why = match by_key.get(name) {
+                None => format!("policyName {name} names no loaded policy"),
+                Some(policy) => match rule_names(policy) {
+                    Some(known)
+                        if !rules
+                            .iter()
+                            .any(|r| known.iter().any(|k| kpol::base::wildcard::matches(r, k))) =>
+                    {
+                        format!(
+                            "no rule of policy {name} matches ruleNames [{}]",
+                            rules.join(", ")
+                        )
+                    }
+                    _ => continue,
+                },
+            };
+            out.push(Diagnostic::warning(
+                Code::InvalidPolicy,
+                format!(
+                    "PolicyException {}: {why}; the exception never applies",
+                    e.qualified_name()
+                ),
+                e.entry_locations.get(i).cloned(),
+            ));
+        }
+    }
+}
+
+/// The rule names of a classic policy: as written, autogen ones for the whole controller set
+/// and for each controller kind. `None` for a policy without rules (the CEL kinds).
+fn rule_names(policy: &Policy) -> Option<Vec<String>> {
+    let set = policy.rule_set()?;
+    let mut names: Vec<String> = set.rules.iter().map(|r| r.name.clone()).collect();
+    for entry in &set.autogen.by_kind {
+        names.extend(
+            policy
+                .validate_rules(&entry.kind)
+                .iter()
+                .map(|r| r.name.clone()),
+        );
+    }
+    Some(names)
 }
 
 /// The error of `kpol mutate`/`kpol generate` without any policy.

@@ -65,6 +65,7 @@ pub fn load_documents<'a>(
                         namespace
                     },
                     entries: Vec::new(),
+                    entry_locations: Vec::new(),
                     any: Vec::new(),
                     all: Vec::new(),
                     conditions: None,
@@ -114,6 +115,7 @@ fn build(source: &SourceFile, root: &Node) -> Result<PolicyException, Diagnostic
         ));
     };
     let mut entries = Vec::new();
+    let mut entry_locations = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let policy = item.get("policyName").and_then(Node::as_str);
         let rules = item.get("ruleNames").and_then(Node::as_seq);
@@ -131,6 +133,8 @@ fn build(source: &SourceFile, root: &Node) -> Result<PolicyException, Diagnostic
             .map(str::to_owned)
             .collect();
         entries.push((policy.to_owned(), rules));
+        let at = item.get("policyName").map_or(item.span, |n| n.span);
+        entry_locations.push(Location::at(source, at));
     }
     let Some(raw) = spec.get("match") else {
         return Err(err(
@@ -159,6 +163,7 @@ fn build(source: &SourceFile, root: &Node) -> Result<PolicyException, Diagnostic
         name,
         namespace,
         entries,
+        entry_locations,
         any: filters(block.any),
         all: filters(block.all),
         conditions: spec.get("conditions").filter(|c| !c.is_null()).cloned(),

@@ -38,6 +38,8 @@ pub struct PolicyException {
     pub namespace: String,
     /// `spec.exceptions`: `(policyName, ruleNames)`.
     pub entries: Vec<(String, Vec<String>)>,
+    /// Where each entry's `policyName` is written, parallel to `entries`.
+    pub entry_locations: Vec<crate::diagnostic::Location>,
     any: Vec<Filter>,
     all: Vec<Filter>,
     /// `spec.conditions`, as written.

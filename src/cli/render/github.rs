@@ -45,12 +45,7 @@ impl super::Render for Github {
     }
 
     fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
-        let s = &report.summary;
-        writeln!(
-            out,
-            "pass: {}, fail: {}, warn: {}, error: {}, skip: {}",
-            s.pass, s.fail, s.warn, s.error, s.skip
-        )
+        writeln!(out, "{}", report.summary.line())
     }
 }
 

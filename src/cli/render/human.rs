@@ -48,12 +48,7 @@ impl super::Render for Human {
 }
 
 fn summary(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
-    let s = &report.summary;
-    writeln!(
-        out,
-        "pass: {}, fail: {}, warn: {}, error: {}, skip: {}",
-        s.pass, s.fail, s.warn, s.error, s.skip
-    )
+    writeln!(out, "{}", report.summary.line())
 }
 
 fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
