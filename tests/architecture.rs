@@ -21,7 +21,7 @@ const LAYERS: &[&[&str]] = &[
     // Outcomes and their diagnostics.
     &["report", "diagnostic"],
     // What is checked: resources, requests, values and test files.
-    &["resource", "manifest", "request", "values", "testfile"],
+    &["resource", "manifest", "request", "testfile"],
     // The expression languages.
     &["jmespath", "cel"],
     // Variables, conditions and patterns, written in those languages.
@@ -47,18 +47,9 @@ const LAYERS: &[&[&str]] = &[
     &["defaults"],
 ];
 
-/// Modules `policy` must never import: they evaluate what it loads.
-const EVALUATORS: &[&str] = &[
-    "autogen",
-    "validate",
-    "pss",
-    "vpol",
-    "exception",
-    "mutate",
-    "generate",
-    "engine",
-    "pattern",
-];
+/// Evaluators that sit below `policy` in the layers and that it must still not import (the
+/// layer rule already forbids every evaluator above it: the kinds, the engine).
+const EVALUATORS_BELOW: &[&str] = &["pattern"];
 
 /// Edges (`from -> to`) that break the layering or close a cycle today; each one is work left.
 const KNOWN: &[&str] = &[
@@ -238,7 +229,7 @@ fn violations(graph: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<String> {
     for (from, tos) in graph {
         for to in tos {
             let up = layer_of(to) > layer_of(from);
-            let evaluator = from == "policy" && EVALUATORS.contains(&to.as_str());
+            let evaluator = from == "policy" && EVALUATORS_BELOW.contains(&to.as_str());
             if up || evaluator {
                 out.insert(format!("{from} -> {to}"));
             }
