@@ -17,7 +17,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use kpol::diagnostic::{Code, Diagnostic, Severity};
+use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::engine::Engine;
 use kpol::generate::{SourcePool, yaml_out};
 use kpol::manifest::read_manifests;
@@ -30,7 +30,7 @@ use super::args::{GenerateArgs, GenerateFormat};
 use super::exit;
 use super::policies;
 use super::render::print_diagnostic_line;
-use super::session::{Session, Spec};
+use super::session::{Applying, Spec, open_applying};
 
 /// The trigger of a generated resource or finding.
 #[derive(Clone, Debug, Serialize)]
@@ -80,37 +80,19 @@ pub fn run(args: GenerateArgs) -> u8 {
             args.max_file_size,
         )
     });
-    let session = match spec.and_then(|spec| Session::new(spec, |_, _| true)) {
-        Ok(s) => s,
-        Err(d) => {
-            print_diagnostic_line(&d);
-            return exit::INCOMPLETE;
-        }
-    };
-    let Session {
+    let Applying {
         inputs,
-        discovery: mut diagnostics,
-        policy_diagnostics,
+        mut diagnostics,
         engine,
         request,
         max_bytes,
-        ..
-    } = session;
-    diagnostics.extend(policy_diagnostics);
-    if !engine.policies().iter().any(kpol::generate::has_generate) {
-        eprintln!("warning: none of the given policies has a generate rule");
-    }
-    let request = match request {
-        Ok((r, warnings)) => {
-            for w in warnings {
-                diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
-            }
-            r
+    } = match open_applying(spec, |engine| {
+        if !engine.policies().iter().any(kpol::generate::has_generate) {
+            eprintln!("warning: none of the given policies has a generate rule");
         }
-        Err(d) => {
-            print_diagnostic_line(&d);
-            return exit::INCOMPLETE;
-        }
+    }) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let read: Vec<(Vec<Resource>, Vec<Diagnostic>)> = inputs
         .par_iter()

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use kpol::diagnostic::{Code, Diagnostic, Severity};
+use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::engine::Engine;
 use kpol::engine::file::{FileMutation, mutate_file};
 use kpol::mutate::udiff;
@@ -21,7 +21,7 @@ use super::exit;
 use super::ordered;
 use super::policies;
 use super::render::print_diagnostic_line;
-use super::session::{Session, Spec};
+use super::session::{Applying, Spec, open_applying};
 use super::write;
 
 pub fn run(args: MutateArgs) -> u8 {
@@ -37,34 +37,15 @@ pub fn run(args: MutateArgs) -> u8 {
             args.max_file_size,
         )
     });
-    let session = match spec.and_then(|spec| Session::new(spec, |_, _| true)) {
-        Ok(s) => s,
-        Err(d) => {
-            print_diagnostic_line(&d);
-            return exit::INCOMPLETE;
-        }
-    };
-    let Session {
+    let Applying {
         inputs,
-        discovery: mut diagnostics,
-        policy_diagnostics,
+        mut diagnostics,
         engine,
         request,
         max_bytes,
-        ..
-    } = session;
-    diagnostics.extend(policy_diagnostics);
-    let request = match request {
-        Ok((r, warnings)) => {
-            for w in warnings {
-                diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
-            }
-            r
-        }
-        Err(d) => {
-            print_diagnostic_line(&d);
-            return exit::INCOMPLETE;
-        }
+    } = match open_applying(spec, |_| {}) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let links = write::Links {
         follow: args.follow_symlinks,

@@ -75,6 +75,48 @@ impl Spec {
     }
 }
 
+/// A session opened for a command that applies every policy it is given (`kpol mutate`,
+/// `kpol generate`): the request built, and the problems so far in one list.
+pub struct Applying {
+    pub inputs: Vec<Input>,
+    /// Discovery problems, then policy problems, then the request's warnings.
+    pub diagnostics: Vec<Diagnostic>,
+    pub engine: Engine,
+    pub request: Request,
+    pub max_bytes: u64,
+}
+
+/// [`Session::new`] for `kpol mutate` and `kpol generate`, from the config lookup and their
+/// flags merged by [`Spec::from_flags`]. `loaded` looks at the policies once they are loaded,
+/// before the request is built. A problem that stops the run is printed here; the error is
+/// then the exit code.
+pub fn open_applying(
+    spec: Result<Spec, Diagnostic>,
+    loaded: impl FnOnce(&Engine),
+) -> Result<Applying, u8> {
+    let stop = |d: Diagnostic| {
+        super::render::print_diagnostic_line(&d);
+        super::exit::INCOMPLETE
+    };
+    let session = spec
+        .and_then(|spec| Session::new(spec, |_, _| true))
+        .map_err(stop)?;
+    let mut diagnostics = session.discovery;
+    diagnostics.extend(session.policy_diagnostics);
+    loaded(&session.engine);
+    let (request, warnings) = session.request.map_err(stop)?;
+    for w in warnings {
+        diagnostics.push(Diagnostic::warning(Code::InvalidTest, w, None));
+    }
+    Ok(Applying {
+        inputs: session.inputs,
+        diagnostics,
+        engine: session.engine,
+        request,
+        max_bytes: session.max_bytes,
+    })
+}
+
 /// Everything a command needs before it reads its first input.
 pub struct Session {
     pub max_bytes: u64,
