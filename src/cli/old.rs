@@ -64,6 +64,11 @@ impl OldObjects {
     }
 
     pub fn get(&self, r: &Resource) -> Option<Arc<Resource>> {
+        // perf: without `--old` the map is empty, and every checked resource asks: no key is
+        // built for it then.
+        if self.by_id.is_empty() {
+            return None;
+        }
         self.by_id.get(&key(r)).cloned()
     }
 }
