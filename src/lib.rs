@@ -24,6 +24,7 @@ pub mod pss;
 pub mod report;
 pub mod request;
 pub mod resource;
+pub mod smd;
 pub mod source;
 pub mod testfile;
 pub mod validate;

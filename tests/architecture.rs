@@ -20,8 +20,9 @@ const LAYERS: &[&[&str]] = &[
     &["base", "number", "source", "yaml"],
     // Outcomes and their diagnostics.
     &["report", "diagnostic"],
-    // What is checked: resources, requests, values and test files.
-    &["resource", "manifest", "request", "testfile"],
+    // What is checked: resources, requests, values and test files; and the typed
+    // (structured-merge-diff) merge of partial objects into resources.
+    &["resource", "manifest", "request", "testfile", "smd"],
     // The expression languages.
     &["jmespath", "cel"],
     // Variables, conditions and patterns, written in those languages.
