@@ -34,6 +34,8 @@ mod schema;
 mod typed;
 
 #[cfg(test)]
+mod oracle_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fmt;
