@@ -603,3 +603,23 @@ fn a_patch_that_is_not_an_object_is_an_error() {
     let err = apply(&yaml(POD), &Node::from_json(&json!([1])), "v1", "Pod").unwrap_err();
     assert_eq!(err, SmdError::NotAnObject("patch"));
 }
+
+#[test]
+fn the_result_goes_to_the_byte_edit_writer() {
+    // The merged tree diffs against the spanned original into edits that keep the rest of the
+    // text, and the edited text reads back as the merged tree.
+    let object = yaml(POD);
+    let out = apply(
+        &object,
+        &Node::from_json(&json!({"metadata": {"labels": {"team": "a"}},
+            "spec": {"containers": [{"name": "sidecar", "image": "envoy:2"}, {"name": "log", "image": "fluentd"}]}})),
+        "v1",
+        "Pod",
+    )
+    .unwrap();
+    let edits = crate::mutate::edit::diff(POD, &object, &out).unwrap();
+    let text = crate::mutate::edit::apply(POD, &edits).unwrap();
+    assert_eq!(yaml(&text).to_json(), out.to_json());
+    assert!(text.contains("    image: nginx:1.25\n"), "{text}");
+    assert!(text.contains("  - name: log\n"), "{text}");
+}
