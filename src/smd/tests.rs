@@ -623,3 +623,16 @@ fn the_result_goes_to_the_byte_edit_writer() {
     assert!(text.contains("    image: nginx:1.25\n"), "{text}");
     assert!(text.contains("  - name: log\n"), "{text}");
 }
+
+#[test]
+fn a_float_key_matches_the_integer_it_equals() {
+    // structured-merge-diff compares an int and a float as numbers (value.Equals).
+    let out = pod_apply(json!({"spec": {"containers": [{"name": "app", "ports": [
+        {"containerPort": 80.0, "name": "http"}
+    ]}]}}))
+    .unwrap();
+    let ports = container(&out, "app")["ports"].as_array().unwrap().clone();
+    assert_eq!(ports.len(), 1);
+    assert_eq!(ports[0]["name"], "http");
+    assert_eq!(ports[0]["protocol"], "TCP");
+}
