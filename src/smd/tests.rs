@@ -636,3 +636,37 @@ fn a_float_key_matches_the_integer_it_equals() {
     assert_eq!(ports[0]["name"], "http");
     assert_eq!(ports[0]["protocol"], "TCP");
 }
+
+#[test]
+fn a_patch_as_deep_as_the_reader_allows_merges() {
+    // The YAML reader stops at 512 levels; the walk goes that deep without trouble.
+    use crate::yaml::{Map, Value};
+    fn nest(depth: usize, leaf: i64) -> Node {
+        let mut n = Node::synthetic(Value::Int(leaf));
+        for _ in 0..depth {
+            let mut m = Map::new();
+            m.insert("x".into(), crate::source::Span::EMPTY, n);
+            n = Node::synthetic(Value::Map(m));
+        }
+        n
+    }
+    let depth = crate::yaml::Limits::default().max_depth;
+    let mut object = Node::from_json(&json!({"apiVersion": "v1", "kind": "Pod"}));
+    let mut patch = Node::from_json(&json!({}));
+    for (n, leaf) in [(&mut object, 1), (&mut patch, 2)] {
+        let Value::Map(m) = &mut n.value else {
+            unreachable!()
+        };
+        m.insert(
+            "spec".into(),
+            crate::source::Span::EMPTY,
+            nest(depth - 1, leaf),
+        );
+    }
+    let out = apply_deduced(&object, &patch, "v1", "Pod").unwrap();
+    let mut n = out.get("spec").unwrap();
+    while let Some(next) = n.get("x") {
+        n = next;
+    }
+    assert_eq!(n.value, Value::Int(2));
+}
