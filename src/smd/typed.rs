@@ -86,7 +86,7 @@ impl fmt::Display for ValueText<'_> {
 pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Float(x), Value::Float(y)) => x == y,
-        #[allow(clippy::cast_precision_loss)] // the comparison Go makes, float64(int)
+        // Go compares float64(int) with the float.
         (Value::Float(x), Value::Int(i)) | (Value::Int(i), Value::Float(x)) => *x == *i as f64,
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => x == y,
