@@ -37,6 +37,7 @@ const LAYERS: &[&[&str]] = &[
         "validate",
         "pss",
         "vpol",
+        "mpol",
         "exception",
         "mutate",
         "generate",

@@ -147,7 +147,40 @@ fn run_resource(
         mutated |= rules.iter().any(|o| o.unsupported.is_some());
         responses.push(response(p, rules));
     }
-    let resource = &mutation.resource;
+    // MutatingPolicies, in load order, on the output of the classic mutate rules (cel.md
+    // §6.4); each response carries the resource after all of them, as the CLI's do.
+    let mut resource = mutation.resource.clone();
+    let first_mpol = responses.len();
+    for (i, p) in policies.iter().enumerate() {
+        let request = request_for(ops[i]);
+        let Some(pm) = kpol::mpol::mutate(i, p, &resource, &request, &inputs.policy_exceptions)
+        else {
+            continue;
+        };
+        if let Some(root) = &pm.patched {
+            resource = resource.with_root(root.clone());
+        }
+        let rules = pm
+            .response
+            .rules
+            .iter()
+            .map(|r| RuleOutcome {
+                rule: r.rule.clone(),
+                status: r.status,
+                message: r.message.clone(),
+                unsupported: r.unsupported.clone(),
+                patched: None,
+                generated: None,
+            })
+            .collect();
+        responses.push(response(p, rules));
+    }
+    for r in &mut responses[first_mpol..] {
+        for o in &mut r.rules {
+            o.patched = Some(resource.root.clone());
+        }
+    }
+    let resource = &resource;
     for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
         for (i, p) in policies.iter().enumerate() {
             if !p.rules().iter().any(|r| phase.has(&r.body)) {
