@@ -61,7 +61,7 @@ pub fn mutate(
             current = current.with_root(root);
         }
     }
-    if !matched && body.variants.iter().all(|v| simple(v)) {
+    if !matched && body.variants.iter().all(simple) {
         return None;
     }
     Some(PolicyMutation {

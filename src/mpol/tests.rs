@@ -52,10 +52,10 @@ fn run_with(
     mutate(0, policy, r, &request, ex)
 }
 
-fn one(
-    policy_text: &str,
-    resource_text: &str,
-) -> Option<(Vec<(String, Status, String)>, serde_json::Value)> {
+/// `(rule, status, message)` of each rule response, and the patched resource as JSON.
+type Outcome = (Vec<(String, Status, String)>, serde_json::Value);
+
+fn one(policy_text: &str, resource_text: &str) -> Option<Outcome> {
     let l = load(policy_text);
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let pm = run_with(
