@@ -188,7 +188,8 @@ fn apply_object(root: &Node, value: &Value, api_version: &str, kind: &str) -> Re
         .map_err(|e| format!("error applying patch: {e}"))
 }
 
-/// A JSONPatch result applied to `root` (k8s `patch/json_patch.go`): a failed `test`
+/// A JSONPatch result applied to `root` (k8s `patch/json_patch.go`, with json-patch v4's
+/// defaults: no parent created on `add`, removing a missing path is an error): a failed `test`
 /// operation leaves the object as it was.
 fn apply_json_patch(root: &Node, value: &Value) -> Result<Node, String> {
     let Value::List(items) = value else {
@@ -233,9 +234,9 @@ fn apply_json_patch(root: &Node, value: &Value) -> Result<Node, String> {
         });
     }
     let mut out = root.clone();
-    match json_patch::apply(&mut out, &ops) {
+    match json_patch::apply_with(&mut out, &ops, json_patch::Options::KUBERNETES) {
         Ok(()) => Ok(out),
         Err(e) if e.starts_with("testing value") => Ok(root.clone()),
-        Err(e) => Err(e),
+        Err(e) => Err(format!("JSON Patch: {e}")),
     }
 }

@@ -192,6 +192,25 @@ spec:
 }
 
 #[test]
+fn json_patch_creates_no_parents_and_removes_only_what_exists() {
+    let text = |expr: &str| {
+        mpol("[pods]", "[]", "").replace(
+            "  - patchType: ApplyConfiguration\n    applyConfiguration:\n      expression: >-\n        \n",
+            &format!("  - patchType: JSONPatch\n    jsonPatch:\n      expression: >-\n        {expr}\n"),
+        )
+    };
+    for expr in [
+        "[JSONPatch{op: 'add', path: '/metadata/annotations/a', value: 'b'}]",
+        "[JSONPatch{op: 'remove', path: '/metadata/annotations'}]",
+    ] {
+        let (rules, _) = one(&text(expr), POD).unwrap();
+        assert_eq!(rules[0].1, Status::Error, "{expr}");
+        assert!(rules[0].2.contains("JSON Patch: "), "{}", rules[0].2);
+        assert!(rules[0].2.contains("doc is missing path"), "{}", rules[0].2);
+    }
+}
+
+#[test]
 fn namespaced_policies_reach_only_their_namespace() {
     let text = mpol("[pods]", "[]", LABEL).replace(
         "kind: MutatingPolicy\nmetadata: {name: m}",
