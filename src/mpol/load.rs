@@ -23,7 +23,21 @@ pub fn mutating_policy(
     _bindings: &[Node],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Policy, Node> {
-    Ok(load(source, node, diagnostics))
+    let at = Location::at(source, node.span);
+    let policy = load(source, node, diagnostics);
+    // Until the mutate phase of `kpol check` / `kpol mutate` applies them, say so there
+    // (as for every kind kpol does not evaluate); `kpol test` does not print this code.
+    diagnostics.push(Diagnostic::warning(
+        Code::UnsupportedPolicy,
+        format!(
+            "{} {} ({}) is evaluated by `kpol test` only; `kpol check` and `kpol mutate` do not apply it yet",
+            policy.raw.get("kind").and_then(Node::as_str).unwrap_or("MutatingPolicy"),
+            policy.name,
+            policy.api_version
+        ),
+        Some(at),
+    ));
+    Ok(policy)
 }
 
 /// Compiles expressions; problems of the policy as written become diagnostics, those of an
