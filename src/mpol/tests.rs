@@ -58,7 +58,9 @@ type Outcome = (Vec<(String, Status, String)>, serde_json::Value);
 fn one(policy_text: &str, resource_text: &str) -> Option<Outcome> {
     let l = load(policy_text);
     assert!(
-        l.diagnostics.iter().all(|d| d.code == crate::diagnostic::Code::UnsupportedPolicy),
+        l.diagnostics
+            .iter()
+            .all(|d| d.code == crate::diagnostic::Code::UnsupportedPolicy),
         "{:?}",
         l.diagnostics
     );
