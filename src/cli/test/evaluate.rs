@@ -169,7 +169,12 @@ fn run_resource(
                 rule: r.rule.clone(),
                 status: r.status,
                 message: r.message.clone(),
-                unsupported: r.unsupported.clone(),
+                // A classic mutation kpol did not apply, or values it does not use, may have
+                // changed what the policy saw.
+                unsupported: r
+                    .unsupported
+                    .clone()
+                    .or_else(|| taint(inputs, p, classic, &r.rule, mutated)),
                 patched: None,
                 generated: None,
             })
