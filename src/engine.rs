@@ -55,7 +55,8 @@ impl KindPlan {
             .iter()
             .enumerate()
             .filter(|(_, p)| match &p.body {
-                PolicyBody::Cel(_) => true,
+                // The CEL kinds the validate phase evaluates (a MutatingPolicy is not one).
+                PolicyBody::Cel(_) => crate::vpol::cel_policy(p).is_some(),
                 PolicyBody::Rules(set) => set
                     .rules
                     .iter()

@@ -21,6 +21,18 @@ pub const LOADERS: &[KindLoader] = &[
         load: crate::vpol::load::validating_policy,
     },
     KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "MutatingPolicy",
+        load: crate::mpol::load::mutating_policy,
+    },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "NamespacedMutatingPolicy",
+        load: crate::mpol::load::mutating_policy,
+    },
+    KindLoader {
         group: "admissionregistration.k8s.io",
         version: Some("v1"),
         kind: "ValidatingAdmissionPolicy",

@@ -16,6 +16,7 @@ pub mod jmespath;
 pub mod kinds;
 pub mod manifest;
 pub mod matching;
+pub mod mpol;
 pub mod mutate;
 pub mod number;
 pub mod pattern;

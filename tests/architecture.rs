@@ -38,6 +38,7 @@ const LAYERS: &[&[&str]] = &[
         "validate",
         "pss",
         "vpol",
+        "mpol",
         "exception",
         "mutate",
         "generate",

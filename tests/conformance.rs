@@ -326,7 +326,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 4);
+    assert_eq!(names.len(), 5);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -356,7 +356,31 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 14 tests passed and 1 tests failed\n"),
+        text.contains("\nTest Summary: 16 tests passed and 2 tests failed\n"),
         "{text}"
+    );
+}
+
+/// MutatingPolicy rows (crate::mpol): no response where its simple constraints do not match,
+/// the patched resource compared, classic validate rules on the resource before it.
+#[test]
+fn fixture_mutating_policy_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("mpol")]);
+    assert_eq!(code, 1, "the Not found row fails");
+    let rows = rows_of(&json);
+    let s = |x: &str| x.to_owned();
+    assert_eq!(
+        rows,
+        [
+            (
+                s(""),
+                s("v1/Pod/default/p"),
+                s("not found"),
+                false,
+                s("Not found")
+            ),
+            (s(""), s("v1/ConfigMap/default/c"), s("pass"), true, s("")),
+            (s("r"), s("v1/ConfigMap/default/c"), s("fail"), true, s("")),
+        ]
     );
 }

@@ -52,6 +52,7 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function(super::compile::BUDGET, super::eval::charge);
     let _ = ctx.add_function(super::compile::SIZE, super::eval::charge_size);
     let _ = ctx.add_function("jsonpatch.escapeKey", escape_key);
+    let _ = ctx.add_function(super::objects::OBJECT, super::objects::object);
     let _ = ctx.add_function("parseServiceAccount", parse_service_account);
     let _ = ctx.add_function("user.parseServiceAccount", parse_service_account);
     let _ = ctx.add_function("find", find);

@@ -2,7 +2,8 @@
 //! ([`convert`]), the extra libraries ([`libs`]) and the offline
 //! context data they serve ([`context`]), Kyverno's `time` library ([`time`]),
 //! Kubernetes' list library extras ([`k8s_lists`]), Kyverno's image
-//! references ([`image`]) and its hash, json and x509 functions ([`data`]), compiling with located syntax errors
+//! references ([`image`]) and its hash, json and x509 functions ([`data`]), Kubernetes' object
+//! literals for mutating expressions ([`objects`]), compiling with located syntax errors
 //! ([`compile`]) and bounded evaluation ([`eval`]). The policy kinds built on it live in
 //! `crate::vpol`.
 
@@ -15,6 +16,7 @@ pub mod eval;
 pub mod image;
 pub mod k8s_lists;
 pub mod libs;
+pub mod objects;
 pub mod time;
 
 pub use compile::{Program, SyntaxError, compile, compile_node, syntax_diagnostic};

@@ -67,8 +67,37 @@ pub fn pointer(p: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Applies the operations in order.
+/// The evanphx/json-patch options that differ between Kyverno's `patchesJson6902` and
+/// Kubernetes' JSONPatch mutations.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// `EnsurePathExistsOnAdd`: `add` creates missing parents.
+    pub ensure_path_on_add: bool,
+    /// `AllowMissingPathOnRemove`: `remove` of a missing path is a no-op.
+    pub allow_missing_on_remove: bool,
+}
+
+impl Options {
+    /// Kyverno's `patchesJson6902` (mutate.md §5).
+    pub const KYVERNO: Options = Options {
+        ensure_path_on_add: true,
+        allow_missing_on_remove: true,
+    };
+    /// Kubernetes' JSONPatch mutations (`gopkg.in/evanphx/json-patch.v4` defaults, as
+    /// `apiserver/pkg/admission/plugin/policy/mutating/patch/json_patch.go` applies them).
+    pub const KUBERNETES: Options = Options {
+        ensure_path_on_add: false,
+        allow_missing_on_remove: false,
+    };
+}
+
+/// Applies the operations in order, with Kyverno's options.
 pub fn apply(doc: &mut Node, ops: &[Op]) -> Result<(), String> {
+    apply_with(doc, ops, Options::KYVERNO)
+}
+
+/// Applies the operations in order.
+pub fn apply_with(doc: &mut Node, ops: &[Op], options: Options) -> Result<(), String> {
     for op in ops {
         let value = || {
             op.value
@@ -76,9 +105,20 @@ pub fn apply(doc: &mut Node, ops: &[Op]) -> Result<(), String> {
                 .ok_or_else(|| format!("{} operation has no value", op.op))
         };
         match op.op.as_str() {
-            "add" => add(doc, &op.path, value()?)?,
+            "add" if options.ensure_path_on_add => add(doc, &op.path, value()?)?,
+            "add" => {
+                let value = value()?;
+                match op.path.split_last() {
+                    None => *doc = value,
+                    Some((_, parents)) => {
+                        let parent =
+                            get_mut(doc, parents).ok_or_else(|| missing("add", &op.path))?;
+                        insert(parent, &op.path, value)?;
+                    }
+                }
+            }
             "remove" => {
-                remove(doc, &op.path, true)?;
+                remove(doc, &op.path, options.allow_missing_on_remove)?;
             }
             "replace" => {
                 get(doc, &op.path).ok_or_else(|| missing("replace", &op.path))?;
@@ -171,7 +211,7 @@ fn is_array_segment(seg: &str) -> bool {
 /// `add` with `EnsurePathExistsOnAdd`: missing parents become arrays (next segment numeric
 /// or `-`) or objects; short arrays are padded with nulls.
 fn add(doc: &mut Node, path: &[String], value: Node) -> Result<(), String> {
-    let Some((last, parents)) = path.split_last() else {
+    let Some((_, parents)) = path.split_last() else {
         *doc = value;
         return Ok(());
     };
@@ -202,6 +242,14 @@ fn add(doc: &mut Node, path: &[String], value: Node) -> Result<(), String> {
             _ => return Err(missing("add", path)),
         };
     }
+    insert(node, path, value)
+}
+
+/// `add`'s last step: `value` put at `path`'s last segment of `node`, its parent.
+fn insert(node: &mut Node, path: &[String], value: Node) -> Result<(), String> {
+    let Some(last) = path.last() else {
+        return Err(missing("add", path));
+    };
     match &mut node.value {
         Value::Map(m) => {
             m.insert(last.clone(), Span::EMPTY, value);

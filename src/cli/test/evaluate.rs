@@ -147,7 +147,46 @@ fn run_resource(
         mutated |= rules.iter().any(|o| o.unsupported.is_some());
         responses.push(response(p, rules));
     }
-    let resource = &mutation.resource;
+    // MutatingPolicies, in load order, on the output of the classic mutate rules (cel.md
+    // §6.4); each response carries the resource after all of them, as the CLI's do.
+    let classic = &mutation.resource;
+    let mut resource = classic.clone();
+    let first_mpol = responses.len();
+    for (i, p) in policies.iter().enumerate() {
+        let request = request_for(ops[i]);
+        let Some(pm) = kpol::mpol::mutate(i, p, &resource, &request, &inputs.policy_exceptions)
+        else {
+            continue;
+        };
+        if let Some(root) = &pm.patched {
+            resource = resource.with_root(root.clone());
+        }
+        let rules = pm
+            .response
+            .rules
+            .iter()
+            .map(|r| RuleOutcome {
+                rule: r.rule.clone(),
+                status: r.status,
+                message: r.message.clone(),
+                // A classic mutation kpol did not apply, or values it does not use, may have
+                // changed what the policy saw.
+                unsupported: r
+                    .unsupported
+                    .clone()
+                    .or_else(|| taint(inputs, p, classic, &r.rule, mutated)),
+                patched: None,
+                generated: None,
+            })
+            .collect();
+        responses.push(response(p, rules));
+    }
+    for r in &mut responses[first_mpol..] {
+        for o in &mut r.rules {
+            o.patched = Some(resource.root.clone());
+        }
+    }
+    let resource = &resource;
     for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
         for (i, p) in policies.iter().enumerate() {
             if !p.rules().iter().any(|r| phase.has(&r.body)) {
@@ -165,39 +204,56 @@ fn run_resource(
         }
     }
     // Validate phase: one engine run per distinct operation, each policy's response taken
-    // from the run with its own operation.
+    // from the run with its own operation. The CLI validates classic rules before the
+    // MutatingPolicies run and CEL kinds after: when those changed the resource, classic
+    // responses come from a run on the resource before them.
     let distinct: BTreeSet<usize> = ops.iter().map(|o| *o as usize).collect();
+    let mpol_changed = resource.root != classic.root;
     let mut validate: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
     for op in distinct {
         let Some(&operation) = ops.iter().find(|o| **o as usize == op) else {
             continue;
         };
-        for pr in engine.validate(resource, &request_for(operation)) {
-            if ops.get(pr.policy) != Some(&operation) {
-                continue;
+        let request = request_for(operation);
+        // Which resource each run validates, and whether it keeps CEL-kind responses (`None`:
+        // all responses).
+        let passes: Vec<(&Resource, Option<bool>)> = if mpol_changed {
+            vec![(classic, Some(false)), (resource, Some(true))]
+        } else {
+            vec![(resource, None)]
+        };
+        for (validated, keep_cel) in passes {
+            for pr in engine.validate(validated, &request) {
+                if ops.get(pr.policy) != Some(&operation) {
+                    continue;
+                }
+                let Some(policy) = policies.get(pr.policy) else {
+                    continue;
+                };
+                let cel = matches!(policy.body, kpol::policy::PolicyBody::Cel(_));
+                if keep_cel.is_some_and(|k| k != cel) {
+                    continue;
+                }
+                let rules = pr
+                    .rules
+                    .into_iter()
+                    .map(|r| {
+                        let mut o = RuleOutcome {
+                            unsupported: r.unsupported,
+                            rule: r.rule,
+                            status: r.status,
+                            message: r.message,
+                            generated: None,
+                            patched: Some(validated.root.clone()),
+                        };
+                        if o.unsupported.is_none() {
+                            o.unsupported = taint(inputs, policy, validated, &o.rule, mutated);
+                        }
+                        o
+                    })
+                    .collect();
+                validate.push((pr.policy, rules));
             }
-            let Some(policy) = policies.get(pr.policy) else {
-                continue;
-            };
-            let rules = pr
-                .rules
-                .into_iter()
-                .map(|r| {
-                    let mut o = RuleOutcome {
-                        unsupported: r.unsupported,
-                        rule: r.rule,
-                        status: r.status,
-                        message: r.message,
-                        generated: None,
-                        patched: Some(resource.root.clone()),
-                    };
-                    if o.unsupported.is_none() {
-                        o.unsupported = taint(inputs, policy, resource, &o.rule, mutated);
-                    }
-                    o
-                })
-                .collect();
-            validate.push((pr.policy, rules));
         }
     }
     validate.sort_by_key(|(i, _)| *i);

@@ -1,0 +1,242 @@
+//! Evaluating a MutatingPolicy on one resource as the Kyverno v1.19 CLI does (cel.md §6.4,
+//! `pkg/cel/policies/mpol/{compiler/policy.go,engine/engine.go}`,
+//! `cmd/cli/kubectl-kyverno/processor/policy_processor.go`).
+//!
+//! The policy as written and each autogen copy are evaluated in turn on the object the one
+//! before left. For one that matches: CEL PolicyExceptions (before `variables` exist), then
+//! `variables` (visible to matchConditions), matchConditions (false → skip, error → error),
+//! then every mutation in order, `object` rebound after each; any error → error "failed to
+//! evaluate policy: …", else pass "success".
+
+use cel::Value;
+
+use super::apply::apply_configuration;
+use super::{MutatingPolicy, Mutation, Variant, mutating_policy};
+use crate::cel::Activation;
+use crate::cel::convert::{map_of, strings, to_cel};
+use crate::cel::objects::{check_type_names, to_plain_node, type_name};
+use crate::exception::{self, Outcome, PolicyException, Subject};
+use crate::mutate::PolicyMutation;
+use crate::mutate::json_patch;
+use crate::policy::Policy;
+use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
+use crate::request::Request;
+use crate::resource::Resource;
+use crate::vpol::evaluate::{bind_admission, namespace_object};
+use crate::yaml::Node;
+
+/// What `policy` (the engine's policy number `index`) does to `resource`: `None` when it is
+/// not a MutatingPolicy, is out of its namespace, or the CLI drops its response (nothing
+/// matched and every copy's matchConstraints is simple, cel.md §3.7); else the response and,
+/// when something matched, the resource after the policy (`patched`, what `patchedResources`
+/// compares — the resource itself when nothing changed). `exceptions` are all the loaded
+/// PolicyExceptions; the CEL ones naming this policy apply.
+pub fn mutate(
+    index: usize,
+    policy: &Policy,
+    resource: &Resource,
+    request: &Request,
+    exceptions: &[PolicyException],
+) -> Option<PolicyMutation> {
+    let body = mutating_policy(policy)?;
+    if !policy.in_scope(&resource.namespace) {
+        return None;
+    }
+    let _budget = crate::base::budget::Scope::enter();
+    let mut current = resource.clone();
+    let mut rules = Vec::new();
+    let mut matched = false;
+    for variant in &body.variants {
+        let hit = variant
+            .constraints
+            .as_ref()
+            .is_some_and(|c| c.matches(&current, request));
+        if !hit {
+            continue;
+        }
+        matched = true;
+        let (rule, patched) = evaluate_variant(body, variant, &current, request, exceptions);
+        rules.push(rule);
+        if let Some(root) = patched {
+            current = current.with_root(root);
+        }
+    }
+    if !matched && body.variants.iter().all(simple) {
+        return None;
+    }
+    Some(PolicyMutation {
+        response: PolicyResponse {
+            policy: index,
+            rules,
+        },
+        patched: matched.then(|| current.root.clone()),
+    })
+}
+
+/// `hasSelector` of the CLI (despite its name, true for the simple case, cel.md §3.7).
+fn simple(v: &Variant) -> bool {
+    v.constraints.as_ref().is_some_and(|c| {
+        !c.has_selector()
+            && c.exclude_rules.is_empty()
+            && c.resource_rules.len() == 1
+            && c.resource_rules
+                .first()
+                .is_some_and(|r| r.resource_names.is_empty())
+    })
+}
+
+fn response(rule: &str, status: Status, message: impl Into<String>) -> RuleResponse {
+    let mut r = RuleResponse::new(rule, status, message);
+    r.rule_type = RuleType::Mutation;
+    r
+}
+
+fn error(e: impl std::fmt::Display) -> RuleResponse {
+    response(
+        "evaluation",
+        Status::Error,
+        format!("failed to evaluate policy: {e}"),
+    )
+}
+
+/// One variant on the resource: its response, and the new tree when it passed.
+fn evaluate_variant(
+    body: &MutatingPolicy,
+    v: &Variant,
+    resource: &Resource,
+    request: &Request,
+    exceptions: &[PolicyException],
+) -> (RuleResponse, Option<Node>) {
+    if let Some(why) = &body.broken {
+        return (error(why), None);
+    }
+    let mut act = Activation::new();
+    bind_admission(&mut act, resource, request, request.operation, true);
+    act.set("namespaceObject", namespace_object(resource, request));
+    let outcome = {
+        let probe = &act;
+        let mut eval = |p: &crate::cel::Program| probe.eval_bool(p);
+        let subject = Subject::Cel {
+            kind: body.kind,
+            name: &body.name,
+            ignore_failures: body.ignore_failures,
+            eval: &mut eval,
+        };
+        exception::apply(exceptions, subject, resource, request)
+    };
+    let (images, values) = match outcome {
+        Outcome::Respond(mut r) => {
+            r.rule_type = RuleType::Mutation;
+            return (r, None);
+        }
+        Outcome::Error(e) => return (error(e), None),
+        Outcome::Evaluate {
+            allowed_images,
+            allowed_values,
+        } => (allowed_images, allowed_values),
+    };
+    act.set(
+        "exceptions",
+        map_of([
+            ("allowedImages", strings(images.iter().map(String::as_str))),
+            ("allowedValues", strings(values.iter().map(String::as_str))),
+        ]),
+    );
+    act.bind_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
+    let mut errors = Vec::new();
+    for (_, cond) in &v.match_conditions {
+        match act.eval_bool(cond) {
+            Ok(false) => return (response("", Status::Skip, "skip"), None),
+            Ok(true) => {}
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        return (error(errors.join("; ")), None);
+    }
+    let mut root = resource.root.clone();
+    for m in &v.mutations {
+        let next = match m {
+            Mutation::ApplyConfiguration(p) => act.eval(p).and_then(|value| {
+                apply_object(&root, &value, &resource.api_version, &resource.kind)
+            }),
+            Mutation::JsonPatch(p) => act
+                .eval(p)
+                .and_then(|value| apply_json_patch(&root, &value)),
+        };
+        match next {
+            Ok(n) => {
+                act.set("object", to_cel(&n));
+                root = n;
+            }
+            Err(e) => return (error(e), None),
+        }
+    }
+    (response("", Status::Pass, "success"), Some(root))
+}
+
+/// An ApplyConfiguration result merged into `root` (k8s `patch/smd.go` `Patch`).
+fn apply_object(root: &Node, value: &Value, api_version: &str, kind: &str) -> Result<Node, String> {
+    if type_name(value) != Some("Object") {
+        return Err(format!(
+            "unsupported return type from ApplyConfiguration expression: {}",
+            type_name(value).map_or_else(|| value.type_of().to_string(), str::to_owned)
+        ));
+    }
+    check_type_names(value).map_err(|e| format!("type mismatch: {e}"))?;
+    apply_configuration(root, &to_plain_node(value), api_version, kind)
+        .map_err(|e| format!("error applying patch: {e}"))
+}
+
+/// A JSONPatch result applied to `root` (k8s `patch/json_patch.go`, with json-patch v4's
+/// defaults: no parent created on `add`, removing a missing path is an error): a failed `test`
+/// operation leaves the object as it was.
+fn apply_json_patch(root: &Node, value: &Value) -> Result<Node, String> {
+    let Value::List(items) = value else {
+        return Err("type mismatch: JSONPatchType.expression should evaluate to array".to_owned());
+    };
+    let mut ops = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        let Value::Map(m) = item else {
+            return Err(
+                "type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch"
+                    .to_owned(),
+            );
+        };
+        let field = |k: &str| m.map.get(&cel::objects::Key::from(k));
+        let text = |k: &str| match field(k) {
+            Some(Value::String(s)) => s.to_string(),
+            _ => String::new(),
+        };
+        let op = text("op");
+        let path = json_patch::pointer(&text("path"))
+            .ok_or_else(|| format!("invalid JSON patch path {:?}", text("path")))?;
+        let from = match text("from") {
+            f if f.is_empty() => None,
+            f => Some(
+                json_patch::pointer(&f).ok_or_else(|| format!("invalid JSON patch from {f:?}"))?,
+            ),
+        };
+        let value = match field("value") {
+            None => None,
+            Some(v) => {
+                if type_name(v).is_some() {
+                    check_type_names(v).map_err(|e| format!("type mismatch: {e}"))?;
+                }
+                Some(to_plain_node(v))
+            }
+        };
+        ops.push(json_patch::Op {
+            op,
+            path,
+            from,
+            value,
+        });
+    }
+    let mut out = root.clone();
+    match json_patch::apply_with(&mut out, &ops, json_patch::Options::KUBERNETES) {
+        Ok(()) => Ok(out),
+        Err(e) if e.starts_with("testing value") => Ok(root.clone()),
+        Err(e) => Err(format!("JSON Patch: {e}")),
+    }
+}

@@ -1,0 +1,317 @@
+//! MutatingPolicy / NamespacedMutatingPolicy documents → a [`Policy`] whose body is the
+//! compiled [`MutatingPolicy`]. Every expression is compiled here, once, with its object
+//! literals lowered ([`crate::cel::objects`]); every problem (a syntax error, a field of the
+//! wrong type, an unknown patch type) is a diagnostic at its line:column, and makes every
+//! evaluation of the policy an error, as Kyverno's compiler refuses the policy.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::autogen::{self, Target};
+use super::{MutatingPolicy, Mutation, Variant};
+use crate::cel::{Program, compile, syntax_diagnostic};
+use crate::diagnostic::{Code, Diagnostic, Location};
+use crate::policy::{Policy, PolicyBody, PolicyKind};
+use crate::source::{Source, Span};
+use crate::vpol::constraints::Constraints;
+use crate::yaml::Node;
+
+/// The loader of `MutatingPolicy` / `NamespacedMutatingPolicy` in `crate::kinds::LOADERS`.
+pub fn mutating_policy(
+    source: &Source,
+    node: Node,
+    _bindings: &[Node],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Policy, Node> {
+    let at = Location::at(source, node.span);
+    let policy = load(source, node, diagnostics);
+    // Until the mutate phase of `kpol check` / `kpol mutate` applies them, say so there
+    // (as for every kind kpol does not evaluate); `kpol test` does not print this code.
+    diagnostics.push(Diagnostic::warning(
+        Code::UnsupportedPolicy,
+        format!(
+            "{} {} ({}) is evaluated by `kpol test` only; `kpol check` and `kpol mutate` do not apply it yet",
+            policy.raw.get("kind").and_then(Node::as_str).unwrap_or("MutatingPolicy"),
+            policy.name,
+            policy.api_version
+        ),
+        Some(at),
+    ));
+    Ok(policy)
+}
+
+/// Compiles expressions; problems of the policy as written become diagnostics, those of an
+/// autogen copy only its errors (the copy is not written anywhere).
+struct Compiler<'a> {
+    source: &'a Source,
+    diagnostics: &'a mut Vec<Diagnostic>,
+    what: String,
+    rewrite: Option<Target>,
+    errors: Vec<String>,
+}
+
+impl Compiler<'_> {
+    fn problem(&mut self, message: String, span: Span) {
+        if self.rewrite.is_none() {
+            self.diagnostics.push(Diagnostic::error(
+                Code::InvalidPolicy,
+                format!("{}: {message}", self.what),
+                Some(Location::at(self.source, span)),
+            ));
+        }
+        self.errors.push(message);
+    }
+
+    /// Compiles the string at `node`; `rewritten` says whether autogen rewrites this field.
+    fn program(&mut self, node: Option<&Node>, field: &str, rewritten: bool, at: Span) -> Program {
+        let Some(node) = node.filter(|n| !n.is_null()) else {
+            self.problem(format!("{field} is required"), at);
+            return compile("", at).0;
+        };
+        let Some(written) = node.as_str() else {
+            self.problem(
+                format!("{field} must be a string, not {}", node.value.type_name()),
+                node.span,
+            );
+            return compile("", node.span).0;
+        };
+        let text = match self.rewrite {
+            Some(t) if rewritten => autogen::rewrite(written, t),
+            _ => written.to_owned(),
+        };
+        let (mut program, err) = compile(&text, node.span);
+        if let Some(e) = err {
+            if self.rewrite.is_none() {
+                let what = format!("{} {field}", self.what);
+                self.diagnostics
+                    .push(syntax_diagnostic(self.source, node.span, &what, &text, &e));
+            }
+            self.errors.push(format!("{field}: {}", e.message));
+        }
+        if let Ok(expr) = program.expr.as_mut() {
+            crate::cel::objects::lower_struct_literals(expr);
+        }
+        program
+    }
+
+    fn list<'n>(&mut self, spec: &'n Node, key: &str) -> &'n [Node] {
+        match spec.get(key).filter(|n| !n.is_null()) {
+            None => &[],
+            Some(n) => match n.as_seq() {
+                Some(items) => items,
+                None => {
+                    self.problem(
+                        format!("{key} must be a list, not {}", n.value.type_name()),
+                        n.span,
+                    );
+                    &[]
+                }
+            },
+        }
+    }
+
+    fn named(&mut self, spec: &Node, key: &str, rewritten: bool) -> Vec<(String, Program)> {
+        let items = self.list(spec, key);
+        let mut out = Vec::with_capacity(items.len());
+        for (i, n) in items.iter().enumerate() {
+            if n.as_map().is_none() {
+                self.problem(
+                    format!("{key}[{i}] must be a map, not {}", n.value.type_name()),
+                    n.span,
+                );
+                continue;
+            }
+            let name = match n.get("name") {
+                Some(v) if v.as_str().is_some() => v.as_str().unwrap_or("").to_owned(),
+                _ => {
+                    self.problem(format!("{key}[{i}].name must be a string"), n.span);
+                    String::new()
+                }
+            };
+            let field = format!("{key}[{i}].expression");
+            let program = self.program(n.get("expression"), &field, rewritten, n.span);
+            out.push((name, program));
+        }
+        out
+    }
+
+    fn mutations(&mut self, spec: &Node) -> Vec<Mutation> {
+        let items = self.list(spec, "mutations");
+        let mut out = Vec::with_capacity(items.len());
+        for (i, m) in items.iter().enumerate() {
+            if m.as_map().is_none() {
+                self.problem(
+                    format!("mutations[{i}] must be a map, not {}", m.value.type_name()),
+                    m.span,
+                );
+                continue;
+            }
+            let patch_type = m.get("patchType").and_then(Node::as_str);
+            let (block, rewritten) = match patch_type {
+                Some("ApplyConfiguration") => ("applyConfiguration", true),
+                Some("JSONPatch") => ("jsonPatch", false),
+                other => {
+                    let at = m.get("patchType").map_or(m.span, |n| n.span);
+                    self.problem(
+                        format!(
+                            "mutations[{i}].patchType must be ApplyConfiguration or JSONPatch, not {}",
+                            other.map_or_else(|| "unset".to_owned(), |s| format!("{s:?}"))
+                        ),
+                        at,
+                    );
+                    continue;
+                }
+            };
+            let expr = m.get(block).and_then(|b| b.get("expression"));
+            let field = format!("mutations[{i}].{block}.expression");
+            let program = self.program(expr, &field, rewritten, m.span);
+            out.push(if rewritten {
+                Mutation::ApplyConfiguration(program)
+            } else {
+                Mutation::JsonPatch(program)
+            });
+        }
+        out
+    }
+
+    fn variant(&mut self, spec: &Node, constraints: Option<Constraints>) -> Variant {
+        Variant {
+            constraints,
+            // Variables are not rewritten by autogen; match conditions are.
+            variables: self.named(spec, "variables", false),
+            match_conditions: self.named(spec, "matchConditions", true),
+            mutations: self.mutations(spec),
+        }
+    }
+}
+
+fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Policy {
+    let name = node
+        .get_path(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let api_version = node
+        .get("apiVersion")
+        .and_then(Node::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let namespaced = node.get("kind").and_then(Node::as_str) == Some("NamespacedMutatingPolicy");
+    let kind: &'static str = if namespaced {
+        "NamespacedMutatingPolicy"
+    } else {
+        "MutatingPolicy"
+    };
+    let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
+    let mut c = Compiler {
+        source,
+        diagnostics,
+        what: format!("{kind} {name}"),
+        rewrite: None,
+        errors: Vec::new(),
+    };
+    if !spec.is_null() && spec.as_map().is_none() {
+        c.problem(
+            format!("spec must be a map, not {}", spec.value.type_name()),
+            spec.span,
+        );
+    }
+    let constraints = match spec.get("matchConstraints").filter(|n| !n.is_null()) {
+        Some(m) => match Constraints::read(m) {
+            Ok(cons) => Some(cons),
+            Err(e) => {
+                c.problem(format!("invalid matchConstraints: {e}"), m.span);
+                None
+            }
+        },
+        None => None,
+    };
+    let mut variants = vec![c.variant(&spec, constraints.clone())];
+    // Kyverno refuses MAP generation when match conditions read variables (cel.md §11.1.5).
+    let map_autogen = spec
+        .get_path(&["autogen", "mutatingAdmissionPolicy", "enabled"])
+        .and_then(|n| match &n.value {
+            crate::yaml::Value::Bool(b) => Some(*b),
+            _ => None,
+        })
+        == Some(true);
+    if map_autogen
+        && variants[0]
+            .match_conditions
+            .iter()
+            .any(|(_, p)| p.text.contains("variables"))
+    {
+        let at = spec.get("matchConditions").map_or(spec.span, |n| n.span);
+        c.problem(
+            "matchConditions may not reference variables when autogen.mutatingAdmissionPolicy is enabled".to_owned(),
+            at,
+        );
+    }
+    let mut broken = c
+        .errors
+        .first()
+        .map(|e| format!("failed to compile policy: {e}"));
+    if let Some(cons) = constraints.as_ref().filter(|c| autogen::eligible(c)) {
+        let controllers: Option<Vec<String>> = spec
+            .get_path(&["autogen", "podControllers", "controllers"])
+            .map(|n| {
+                n.as_seq()
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(Node::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            });
+        for (target, cons) in autogen::copies(cons, controllers.as_deref()) {
+            c.rewrite = Some(target);
+            let before = c.errors.len();
+            let v = c.variant(&spec, Some(cons));
+            if broken.is_none()
+                && let Some(e) = c.errors.get(before)
+            {
+                broken = Some(format!("failed to compile policy: {e}"));
+            }
+            variants.push(v);
+        }
+    }
+    let body = MutatingPolicy {
+        kind,
+        name: name.clone(),
+        variants,
+        ignore_failures: spec.get("failurePolicy").and_then(Node::as_str) == Some("Ignore"),
+        broken,
+    };
+    let namespace = namespaced.then(|| {
+        node.get_path(&["metadata", "namespace"])
+            .and_then(Node::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("default")
+            .to_owned()
+    });
+    let annotations: BTreeMap<String, String> = node
+        .get_path(&["metadata", "annotations"])
+        .and_then(Node::as_map)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Policy {
+        name,
+        namespace,
+        kind: if namespaced {
+            PolicyKind::NamespacedMutatingPolicy
+        } else {
+            PolicyKind::MutatingPolicy
+        },
+        source: source.clone(),
+        annotations,
+        background: true,
+        raw: node,
+        api_version,
+        admission: true,
+        match_conditions: None,
+        body: PolicyBody::Cel(Arc::new(body)),
+    }
+}
