@@ -20,6 +20,9 @@ pub struct Engine {
     /// The policies with mutate rules, with what was found about their rules (the mutate
     /// phase visits no other).
     mutating: Vec<crate::mutate::Mutating>,
+    /// The positions of the MutatingPolicies (crate::mpol), which run after the classic
+    /// mutate rules, in load order (cel.md §6.4).
+    mutating_policies: Vec<usize>,
     /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`]):
     /// by kind, then by apiVersion (looked up without building a key).
     kind_plans: RwLock<KindPlans>,
@@ -95,6 +98,12 @@ impl Engine {
     pub fn new(policies: Vec<Policy>) -> Self {
         Self {
             mutating: crate::mutate::mutating(&policies),
+            mutating_policies: policies
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| crate::mpol::mutating_policy(p).is_some())
+                .map(|(i, _)| i)
+                .collect(),
             policies,
             exceptions: Vec::new(),
             kind_plans: RwLock::default(),
@@ -148,16 +157,18 @@ impl Engine {
         crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
     }
 
-    /// [`Engine::mutate`] without the copy of the resource each policy left (only `kpol
-    /// test` compares those): the patched resource, `None` when no rule changed it, and the
-    /// responses. perf: `kpol mutate` keeps this per resource of a file, and a copy of a large
-    /// CRD per mutate policy of the library cost hundreds of MB.
+    /// The mutate phase as admission runs it (`kpol check`, `kpol mutate`): the classic mutate
+    /// rules, then the MutatingPolicies on their output (cel.md §6.4). The resource as it
+    /// leaves the phase, `None` when unchanged, and one response per policy, without the copy
+    /// of the resource each policy left (only `kpol test` compares those). perf: `kpol mutate`
+    /// keeps this per resource of a file, and a copy of a large CRD per mutate policy of the
+    /// library cost hundreds of MB.
     pub fn mutate_responses(
         &self,
         resource: &Resource,
         request: &Request,
     ) -> (Option<Resource>, Vec<crate::mutate::PolicyMutation>) {
-        let (current, policies) = crate::mutate::run_policies(
+        let (current, mut policies) = crate::mutate::run_policies(
             resource,
             &self.policies,
             &self.mutating,
@@ -165,6 +176,7 @@ impl Engine {
             request,
             false,
         );
+        let current = self.mutating_policies_on(current, request, &mut policies);
         let patched = match current {
             std::borrow::Cow::Owned(r) => Some(r),
             std::borrow::Cow::Borrowed(_) => None,
@@ -172,34 +184,85 @@ impl Engine {
         (patched, policies)
     }
 
+    /// The MutatingPolicies, in load order, each on the resource the one before left; their
+    /// responses are appended to `out`.
+    fn mutating_policies_on<'r>(
+        &self,
+        mut current: std::borrow::Cow<'r, Resource>,
+        request: &Request,
+        out: &mut Vec<crate::mutate::PolicyMutation>,
+    ) -> std::borrow::Cow<'r, Resource> {
+        for &i in &self.mutating_policies {
+            let p = &self.policies[i];
+            let Some(mut pm) = crate::mpol::mutate(i, p, &current, request, &self.exceptions)
+            else {
+                continue;
+            };
+            if let Some(root) = pm.patched.take()
+                && root != current.root
+            {
+                current = std::borrow::Cow::Owned(current.with_root(root));
+            }
+            out.push(pm);
+        }
+        current
+    }
+
     /// The resource as the mutate phase leaves it, `None` when unchanged
-    /// ([`crate::mutate::mutated`]).
+    /// ([`Engine::mutate_responses`] without the responses).
     pub fn mutated(&self, resource: &Resource, request: &Request) -> Option<Resource> {
-        crate::mutate::mutated_by(
-            resource,
-            &self.policies,
-            &self.mutating,
-            &self.exceptions,
-            request,
-        )
+        if self.mutating_policies.is_empty() {
+            return crate::mutate::mutated_by(
+                resource,
+                &self.policies,
+                &self.mutating,
+                &self.exceptions,
+                request,
+            );
+        }
+        self.mutate_responses(resource, request).0
     }
 
     /// [`Engine::mutated`] with the mutate rules that errored, each with the position of its
     /// policy in [`Engine::policies`] (`kpol check` reports them: with `failurePolicy: Fail`
-    /// Kyverno blocks the request, mutate.md §8). The list is empty, and allocates nothing,
-    /// when no rule errored.
+    /// Kyverno blocks the request, mutate.md §8; a MutatingPolicy with `failurePolicy:
+    /// Ignore` is skipped instead). The list is empty, and allocates nothing, when no rule
+    /// errored.
     pub fn mutated_with_errors(
         &self,
         resource: &Resource,
         request: &Request,
     ) -> (Option<Resource>, Vec<(usize, RuleResponse)>) {
-        let (mutated, mut errors) = crate::mutate::mutated_with_errors(
+        let (mut mutated, mut errors) = crate::mutate::mutated_with_errors(
             resource,
             &self.policies,
             &self.mutating,
             &self.exceptions,
             request,
         );
+        if !self.mutating_policies.is_empty() {
+            let current = match &mutated {
+                Some(r) => std::borrow::Cow::Borrowed(r),
+                None => std::borrow::Cow::Borrowed(resource),
+            };
+            let mut responses = Vec::new();
+            let after = self.mutating_policies_on(current, request, &mut responses);
+            if let std::borrow::Cow::Owned(r) = after {
+                mutated = Some(r);
+            }
+            for pm in responses {
+                let i = pm.response.policy;
+                let ignored = crate::mpol::mutating_policy(&self.policies[i])
+                    .is_some_and(|m| m.ignore_failures);
+                errors.extend(
+                    pm.response
+                        .rules
+                        .into_iter()
+                        .filter(|r| r.status == Status::Error && !ignored)
+                        .map(|r| (i, r)),
+                );
+            }
+        }
         for (_, r) in &mut errors {
             r.place(&resource.root);
         }

@@ -1,55 +1,29 @@
 //! Applying an ApplyConfiguration (cel.md §6.3): the partial object an expression produced,
-//! merged into the current object. [`apply_configuration`] is the one entry point; today it
-//! merges without a schema ([`merge_deduced`]), the way Kubernetes' deduced type converter
-//! (used for MutatingAdmissionPolicies) does: maps merge key by key, scalars replace, and every
-//! list is atomic, replaced whole. A typed merge (lists by their merge keys, from OpenAPI
-//! schemas) is meant to go behind the same function.
+//! merged into the current object with Kubernetes' structured-merge-diff, typed by the
+//! Kubernetes 1.32 built-in schemas the Kyverno CLI uses ([`crate::smd`]): lists merge by
+//! their keys, sets by value, atomic parts are replaced — and a patch that sets an atomic part
+//! is refused unless the policy asks for server-side apply.
 
-use crate::yaml::{Node, Value};
+use crate::yaml::Node;
 
-/// The object after merging `patch` into it. `api_version` and `kind` are the object's: the
-/// patch takes them (Kubernetes sets the patch's GVK to the object's before merging).
+/// The object after merging `patch` into it. `api_version` and `kind` are the object's
+/// (Kubernetes gives the patch the object's GVK before merging); `server_side_apply` is the
+/// policy's `evaluation.useServerSideApply`.
 pub fn apply_configuration(
     object: &Node,
     patch: &Node,
     api_version: &str,
     kind: &str,
+    server_side_apply: bool,
 ) -> Result<Node, String> {
-    if object.as_map().is_none() || patch.as_map().is_none() {
-        return Err("failed to merge patch: the object and the patch must be maps".to_owned());
-    }
-    let mut patch = patch.clone();
-    if let Value::Map(m) = &mut patch.value {
-        for (key, value) in [("apiVersion", api_version), ("kind", kind)] {
-            if !value.is_empty() {
-                m.insert(
-                    key.to_owned(),
-                    crate::source::Span::EMPTY,
-                    Node::synthetic(Value::Str(value.to_owned())),
-                );
-            }
-        }
-    }
-    Ok(merge_deduced(object, &patch))
-}
-
-/// The schema-less merge: `patch`'s maps merged into `object`'s recursively (keys the object
-/// has keep their place, new keys follow), anything else in `patch` replacing what is there.
-pub fn merge_deduced(object: &Node, patch: &Node) -> Node {
-    match (&object.value, &patch.value) {
-        (Value::Map(have), Value::Map(want)) => {
-            let mut out = have.clone();
-            for (key, value) in want.iter() {
-                let merged = match have.get(key) {
-                    Some(existing) => merge_deduced(existing, value),
-                    None => value.clone(),
-                };
-                out.insert(key.to_owned(), crate::source::Span::EMPTY, merged);
-            }
-            Node::new(Value::Map(out), object.span)
-        }
-        _ => patch.clone(),
-    }
+    crate::smd::apply_with(
+        object,
+        patch,
+        api_version,
+        kind,
+        crate::smd::Options { server_side_apply },
+    )
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -62,7 +36,7 @@ mod tests {
     }
 
     #[test]
-    fn maps_merge_scalars_and_lists_replace() {
+    fn maps_merge_and_containers_merge_by_name() {
         let object = node(json!({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "p", "labels": {"a": "1"}},
@@ -70,15 +44,21 @@ mod tests {
         }));
         let patch = node(json!({
             "metadata": {"labels": {"b": "2"}},
-            "spec": {"containers": [{"name": "d"}], "dnsPolicy": "None"}
+            "spec": {"containers": [{"name": "c", "imagePullPolicy": "Always"}, {"name": "d", "image": "y"}], "dnsPolicy": "None"}
         }));
-        let out = apply_configuration(&object, &patch, "v1", "Pod").unwrap();
+        let out = apply_configuration(&object, &patch, "v1", "Pod", false).unwrap();
         assert_eq!(
             out.to_json(),
             json!({
                 "apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": "p", "labels": {"a": "1", "b": "2"}},
-                "spec": {"containers": [{"name": "d"}], "dnsPolicy": "None"}
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "x", "imagePullPolicy": "Always"},
+                        {"name": "d", "image": "y"}
+                    ],
+                    "dnsPolicy": "None"
+                }
             })
         );
         // Keys the object had keep their order.
@@ -87,8 +67,27 @@ mod tests {
     }
 
     #[test]
+    fn an_atomic_list_is_refused_unless_server_side_apply() {
+        let object = node(
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c"}]}}),
+        );
+        let patch = node(json!({"spec": {"tolerations": [{"key": "k", "operator": "Exists"}]}}));
+        assert!(apply_configuration(&object, &patch, "v1", "Pod", false).is_err());
+        let out = apply_configuration(&object, &patch, "v1", "Pod", true).unwrap();
+        assert_eq!(out.to_json()["spec"]["tolerations"][0]["key"], "k");
+    }
+
+    #[test]
     fn a_patch_that_is_not_a_map_is_an_error() {
-        let object = node(json!({"a": 1}));
-        assert!(apply_configuration(&object, &node(json!([1])), "v1", "Pod").is_err());
+        let object = node(json!({"apiVersion": "v1", "kind": "Pod"}));
+        assert!(apply_configuration(&object, &node(json!([1])), "v1", "Pod", false).is_err());
+    }
+
+    #[test]
+    fn a_kind_without_a_schema_is_an_error() {
+        let object = node(json!({"apiVersion": "example.com/v1", "kind": "Widget", "spec": {}}));
+        let patch = node(json!({"spec": {"a": 1}}));
+        assert!(apply_configuration(&object, &patch, "example.com/v1", "Widget", false).is_err());
     }
 }

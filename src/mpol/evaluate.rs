@@ -158,7 +158,13 @@ fn evaluate_variant(
     for m in &v.mutations {
         let next = match m {
             Mutation::ApplyConfiguration(p) => act.eval(p).and_then(|value| {
-                apply_object(&root, &value, &resource.api_version, &resource.kind)
+                apply_object(
+                    &root,
+                    &value,
+                    &resource.api_version,
+                    &resource.kind,
+                    body.server_side_apply,
+                )
             }),
             Mutation::JsonPatch(p) => act
                 .eval(p)
@@ -176,7 +182,13 @@ fn evaluate_variant(
 }
 
 /// An ApplyConfiguration result merged into `root` (k8s `patch/smd.go` `Patch`).
-fn apply_object(root: &Node, value: &Value, api_version: &str, kind: &str) -> Result<Node, String> {
+fn apply_object(
+    root: &Node,
+    value: &Value,
+    api_version: &str,
+    kind: &str,
+    server_side_apply: bool,
+) -> Result<Node, String> {
     if type_name(value) != Some("Object") {
         return Err(format!(
             "unsupported return type from ApplyConfiguration expression: {}",
@@ -184,8 +196,14 @@ fn apply_object(root: &Node, value: &Value, api_version: &str, kind: &str) -> Re
         ));
     }
     check_type_names(value).map_err(|e| format!("type mismatch: {e}"))?;
-    apply_configuration(root, &to_plain_node(value), api_version, kind)
-        .map_err(|e| format!("error applying patch: {e}"))
+    apply_configuration(
+        root,
+        &to_plain_node(value),
+        api_version,
+        kind,
+        server_side_apply,
+    )
+    .map_err(|e| format!("error applying patch: {e}"))
 }
 
 /// A JSONPatch result applied to `root` (k8s `patch/json_patch.go`, with json-patch v4's

@@ -23,21 +23,7 @@ pub fn mutating_policy(
     _bindings: &[Node],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Policy, Node> {
-    let at = Location::at(source, node.span);
-    let policy = load(source, node, diagnostics);
-    // Until the mutate phase of `kpol check` / `kpol mutate` applies them, say so there
-    // (as for every kind kpol does not evaluate); `kpol test` does not print this code.
-    diagnostics.push(Diagnostic::warning(
-        Code::UnsupportedPolicy,
-        format!(
-            "{} {} ({}) is evaluated by `kpol test` only; `kpol check` and `kpol mutate` do not apply it yet",
-            policy.raw.get("kind").and_then(Node::as_str).unwrap_or("MutatingPolicy"),
-            policy.name,
-            policy.api_version
-        ),
-        Some(at),
-    ));
-    Ok(policy)
+    Ok(load(source, node, diagnostics))
 }
 
 /// Compiles expressions; problems of the policy as written become diagnostics, those of an
@@ -279,6 +265,9 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
         name: name.clone(),
         variants,
         ignore_failures: spec.get("failurePolicy").and_then(Node::as_str) == Some("Ignore"),
+        server_side_apply: spec
+            .get_path(&["evaluation", "useServerSideApply"])
+            .is_some_and(|n| matches!(n.value, crate::yaml::Value::Bool(true))),
         broken,
     };
     let namespace = namespaced.then(|| {

@@ -30,6 +30,9 @@ pub struct MutatingPolicy {
     pub variants: Vec<Variant>,
     /// `failurePolicy: Ignore` (exception match-condition errors then mean "not matched").
     pub ignore_failures: bool,
+    /// `evaluation.useServerSideApply`: ApplyConfigurations may replace atomic lists, maps and
+    /// structs (crate::smd::Options).
+    pub server_side_apply: bool,
     /// Set when the policy cannot be evaluated (a compile error, an invalid field): every
     /// evaluation that matches is an error with this message.
     pub broken: Option<String>,
