@@ -3,8 +3,9 @@
 //! context data they serve ([`context`]), Kyverno's `time` library ([`time`]),
 //! Kubernetes' list library extras ([`k8s_lists`]), Kyverno's image
 //! references ([`image`]) and its hash, json and x509 functions ([`data`]), compiling with located syntax errors
-//! ([`compile`]) and bounded evaluation ([`eval`]). The policy kinds built on it live in
-//! `crate::vpol`.
+//! ([`compile`]) and bounded evaluation ([`eval`]); GeneratingPolicy's `generator` library
+//! ([`generator`]). The policy kinds built on it live in
+//! `crate::vpol` and `crate::gpol`.
 
 pub mod compile;
 pub mod context;
@@ -12,6 +13,7 @@ pub mod convert;
 pub mod data;
 pub mod env;
 pub mod eval;
+pub mod generator;
 pub mod image;
 pub mod k8s_lists;
 pub mod libs;
