@@ -55,7 +55,8 @@ impl KindPlan {
             .iter()
             .enumerate()
             .filter(|(_, p)| match &p.body {
-                PolicyBody::Cel(_) => true,
+                // Only the CEL kinds the validate phase evaluates (crate::vpol).
+                PolicyBody::Cel(_) => crate::vpol::cel_policy(p).is_some(),
                 PolicyBody::Rules(set) => set
                     .rules
                     .iter()

@@ -37,6 +37,7 @@ const LAYERS: &[&[&str]] = &[
         "validate",
         "pss",
         "vpol",
+        "gpol",
         "exception",
         "mutate",
         "generate",

@@ -60,6 +60,11 @@ pub fn collect<R>(policy_namespace: Option<&str>, f: impl FnOnce() -> R) -> (R, 
     (out, generated)
 }
 
+/// How many objects the current recorder holds (0 without one).
+pub fn recorded() -> usize {
+    CURRENT.with(|c| c.borrow().as_ref().map_or(0, |r| r.generated.len()))
+}
+
 /// `GenerateResources(namespace, objects)` of the fake provider: records `objects` (JSON
 /// objects) in `namespace`. An error when no recorder is installed or an `items` entry is not
 /// an object.

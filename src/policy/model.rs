@@ -20,6 +20,8 @@ pub enum PolicyKind {
     ValidatingPolicy,
     NamespacedValidatingPolicy,
     ValidatingAdmissionPolicy,
+    GeneratingPolicy,
+    NamespacedGeneratingPolicy,
 }
 
 /// A loaded policy of any kind: what every kind shares (the envelope), and its [`PolicyBody`].

@@ -350,7 +350,7 @@ pub fn request_value(
 
 /// vpol `namespaceObject`: the Namespace `kpol check` knows (an input, the values file), else
 /// `{name, labels}` from the values file, null when unknown or cluster-scoped (§4.3).
-fn namespace_object(resource: &Resource, request: &Request) -> Value {
+pub fn namespace_object(resource: &Resource, request: &Request) -> Value {
     if resource.namespace.is_empty() {
         return Value::Null;
     }
