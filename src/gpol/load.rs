@@ -192,18 +192,19 @@ impl Loader<'_> {
         match Template::compile(text, interpolate) {
             Ok(tpl) => Some(tpl),
             Err(TemplateError { line, message }) => {
-                let (message, span) = self.in_template(value, line, message, field);
+                let (message, span) = self.in_template(value, text, line, message, field);
                 self.problem(message, span);
                 None
             }
         }
     }
 
-    /// Where template line `line` is in the policy file: for a block scalar (`|`, `>`), its
-    /// content starts on the line after the indicator; elsewhere the value itself.
+    /// Where template line `line` is in the policy file: for a block scalar (`|`, `>`), whose
+    /// lines are the file's (indented), that line; elsewhere the value itself.
     fn in_template(
         &self,
         value: &Node,
+        template: &str,
         line: Option<u32>,
         message: String,
         field: &str,
@@ -212,25 +213,30 @@ impl Loader<'_> {
             Some(l) => format!("{field}.value line {l}: {message}"),
             None => format!("{field}.value: {message}"),
         };
-        let text = self.source.slice(value.span);
-        let block = text.starts_with('|') || text.starts_with('>');
-        let Some(l) = line.filter(|_| block) else {
+        let Some(l) = line.filter(|l| *l >= 1) else {
             return (message, value.span);
         };
-        // The l-th content line: after the indicator line, skipping nothing (blank lines count).
-        let mut offset = value.span.start as usize;
         let all = self.source.text();
-        for _ in 0..l {
+        let start = value.span.start as usize;
+        let mut offset = all[..start.min(all.len())].rfind('\n').map_or(0, |i| i + 1);
+        for _ in 1..l {
             match all[offset..].find('\n') {
                 Some(nl) => offset += nl + 1,
                 None => return (message, value.span),
             }
         }
-        let line_text = all[offset..].split('\n').next().unwrap_or("");
-        let indent = line_text.len() - line_text.trim_start().len();
-        let start = (offset + indent) as u32;
-        let end = (offset + line_text.len()) as u32;
-        (message, Span { start, end })
+        let file_line = all[offset..].split('\n').next().unwrap_or("");
+        let wanted = template.lines().nth(l as usize - 1).unwrap_or("");
+        // Only where the file holds the template's line as written (a block scalar).
+        if file_line.trim() != wanted.trim() || wanted.trim().is_empty() {
+            return (message, value.span);
+        }
+        let indent = file_line.len() - file_line.trim_start().len();
+        let span = Span {
+            start: (offset + indent) as u32,
+            end: (offset + file_line.len()) as u32,
+        };
+        (message, span)
     }
 }
 
