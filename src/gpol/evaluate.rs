@@ -1,7 +1,8 @@
 //! One GeneratingPolicy against one trigger, in Kyverno's order (`gpol/engine/engine.go`
 //! `generate`, `gpol/compiler/policy.go` `Evaluate`; cel.md §11.2.4):
 //!
-//! 1. `matchConstraints` (none: no match) — no match gives no response at all;
+//! 1. `matchConstraints` (none: no match) — no match gives no response at all (a policy that
+//!    did not compile is an error response instead, see [`super::load`]);
 //! 2. every CEL PolicyException, whatever its `policyRefs` (the CLI gives them all to
 //!    GeneratingPolicies, §11.2.5), without `variables`: a full exemption is the response
 //!    (rule `exception`, skip or pass);
@@ -59,7 +60,14 @@ pub fn generate(
     exceptions: &[PolicyException],
 ) -> Option<Generation> {
     let g = super::generating_policy(policy)?;
-    if !g.constraints.as_ref()?.matches(trigger, request) {
+    let matched = g
+        .constraints
+        .as_ref()
+        .is_some_and(|c| c.matches(trigger, request));
+    // A policy that did not compile is an error wherever it matches, and everywhere when
+    // its constraints could not be read.
+    let broken_everywhere = g.broken.is_some() && g.constraints.is_none();
+    if !matched && !broken_everywhere {
         return None;
     }
     // One evaluation budget for the policy on this trigger (crate::base::budget).

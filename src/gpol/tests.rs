@@ -483,3 +483,19 @@ fn the_generate_phase_reports_it_as_one_rule() {
     // The validate phase gives it no response.
     assert!(engine.validate(&trigger, &Request::default()).is_empty());
 }
+
+/// A policy whose `matchConstraints` cannot be read is an error for every trigger, not
+/// silently no response.
+#[test]
+fn unreadable_constraints_are_an_error_everywhere() {
+    let text = on_namespaces("", APPLY_CM).replace(
+        "  matchConstraints:\n    resourceRules:",
+        "  matchConstraints:\n    namespaceSelector: {matchLabels: [1]}\n    resourceRules:",
+    );
+    let l = load(&text);
+    assert_eq!(l.diagnostics.len(), 1, "{:?}", l.diagnostics);
+    assert_eq!(l.diagnostics[0].position(), "p.yaml:7:5");
+    let g = generate(&l.policies[0], &resource(NAMESPACE), &Request::default(), &[]).unwrap();
+    assert_eq!(g.status, Status::Error);
+    assert!(g.message.contains("invalid matchConstraints"), "{}", g.message);
+}
