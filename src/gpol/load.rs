@@ -43,6 +43,8 @@ struct Loader<'a> {
     diagnostics: &'a mut Vec<Diagnostic>,
     /// The first problem: what every evaluation reports.
     broken: Option<String>,
+    /// How many arguments `generator.Apply` takes here: 1 in a namespaced policy, else 2.
+    apply_args: usize,
 }
 
 impl Loader<'_> {
@@ -72,6 +74,20 @@ impl Loader<'_> {
         };
         let span = node.map_or(parent.span, |n| n.span);
         let (program, err) = compile(text, span);
+        if let Ok(expr) = &program.expr
+            && let Some(found) = apply_arity(expr).filter(|n| *n != self.apply_args)
+        {
+            // Kyverno's type check: the overload does not exist, the policy does not compile.
+            let form = if self.apply_args == 1 {
+                "generator.Apply([objects]) in a namespaced policy"
+            } else {
+                "generator.Apply(namespace, [objects])"
+            };
+            self.problem(
+                format!("{field}: generator.Apply takes {form}, not {found} argument(s)"),
+                span,
+            );
+        }
         if let Some(e) = err {
             let what = format!("{} {field}", self.what);
             self.diagnostics
@@ -240,6 +256,48 @@ impl Loader<'_> {
     }
 }
 
+/// The argument count of the first `generator.Apply` / `generator.apply` call in `expr`.
+fn apply_arity(expr: &cel::IdedExpr) -> Option<usize> {
+    use cel::common::ast::{EntryExpr, Expr};
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        match &e.expr {
+            Expr::Call(c) => {
+                let on_generator = c
+                    .target
+                    .as_deref()
+                    .is_some_and(|t| matches!(&t.expr, Expr::Ident(i) if i == "generator"));
+                if on_generator && matches!(c.func_name.as_str(), "Apply" | "apply") {
+                    return Some(c.args.len());
+                }
+                stack.extend(c.target.as_deref());
+                stack.extend(c.args.iter());
+            }
+            Expr::Comprehension(c) => {
+                stack.extend([
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ]);
+            }
+            Expr::List(l) => stack.extend(l.elements.iter()),
+            Expr::Map(m) => {
+                for entry in &m.entries {
+                    if let EntryExpr::MapEntry(me) = &entry.expr {
+                        stack.push(&me.key);
+                        stack.push(&me.value);
+                    }
+                }
+            }
+            Expr::Select(sel) => stack.push(&sel.operand),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Builds the policy for a GeneratingPolicy / NamespacedGeneratingPolicy document.
 fn load(
     source: &Source,
@@ -269,6 +327,11 @@ fn load(
         what: format!("{kind} {name}"),
         diagnostics,
         broken: None,
+        apply_args: if namespaced && written_ns.is_some() {
+            1
+        } else {
+            2
+        },
     };
     if spec.as_map().is_none() {
         l.problem(

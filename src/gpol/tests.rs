@@ -300,18 +300,21 @@ fn namespaced_policies_generate_into_their_own_namespace() {
         resources(&g),
         [json!({"kind": "Secret", "metadata": {"name": "s", "namespace": "team-a"}})]
     );
-    // The two-argument form is the cluster policy's.
-    let two = run(
-        &namespaced("  - expression: \"generator.Apply('x', [])\"\n"),
-        CM_IN_B,
-    )
-    .unwrap();
-    assert_eq!(two.status, Status::Error);
+    // The two-argument form is the cluster policy's: a compile problem, an error result.
+    let l = load(&namespaced(
+        "  - expression: \"generator.Apply('x', [])\"\n",
+    ));
+    assert_eq!(l.diagnostics.len(), 1, "{:?}", l.diagnostics);
+    assert_eq!(l.diagnostics[0].position(), "p.yaml:14:17");
     assert!(
-        two.message.contains("no matching overload"),
+        l.diagnostics[0]
+            .message
+            .contains("generator.Apply takes generator.Apply([objects])"),
         "{}",
-        two.message
+        l.diagnostics[0].message
     );
+    let two = generate(&l.policies[0], &resource(CM_IN_B), &Request::default(), &[]).unwrap();
+    assert_eq!(two.status, Status::Error);
     // Templates: no namespace → the policy's; another → denied.
     let own = run(
         &namespaced("  - template:\n      value: '{kind: Secret, metadata: {name: s}}'\n"),
@@ -495,7 +498,17 @@ fn unreadable_constraints_are_an_error_everywhere() {
     let l = load(&text);
     assert_eq!(l.diagnostics.len(), 1, "{:?}", l.diagnostics);
     assert_eq!(l.diagnostics[0].position(), "p.yaml:7:5");
-    let g = generate(&l.policies[0], &resource(NAMESPACE), &Request::default(), &[]).unwrap();
+    let g = generate(
+        &l.policies[0],
+        &resource(NAMESPACE),
+        &Request::default(),
+        &[],
+    )
+    .unwrap();
     assert_eq!(g.status, Status::Error);
-    assert!(g.message.contains("invalid matchConstraints"), "{}", g.message);
+    assert!(
+        g.message.contains("invalid matchConstraints"),
+        "{}",
+        g.message
+    );
 }
