@@ -512,3 +512,39 @@ fn unreadable_constraints_are_an_error_everywhere() {
         g.message
     );
 }
+
+/// The placeholder scanner (`gpol/template/scanner.go`): parentheses nest and CEL strings are
+/// skipped, so `))` inside either does not end the placeholder; Go's `%v` writes floats;
+/// an unterminated placeholder does not compile.
+#[test]
+fn placeholders_end_where_cel_says() {
+    let gens = r#"  - template:
+      interpolate: cel
+      value: |
+        kind: ConfigMap
+        metadata:
+          name: cm
+          namespace: ns
+        data:
+          a: (( string(size("))")) + "))" ))
+          b: "n=(( (1 + 2) * 2 ))"
+          c: "f=(( 1000000.0 ))/(( 0.5 ))"
+"#;
+    let g = run(&on_namespaces("", gens), NAMESPACE).unwrap();
+    assert_eq!(g.status, Status::Pass, "{}", g.message);
+    assert_eq!(
+        g.generated[0].resource["data"],
+        json!({"a": "2))", "b": "n=6", "c": "f=1e+06/0.5"})
+    );
+    let open = "  - template:\n      interpolate: cel\n      value: |\n        kind: ConfigMap\n        metadata:\n          name: \"(( object.metadata.name\"\n";
+    let l = load(&on_namespaces("", open));
+    assert_eq!(l.diagnostics.len(), 1, "{:?}", l.diagnostics);
+    assert!(
+        l.diagnostics[0]
+            .message
+            .contains("unterminated placeholder"),
+        "{}",
+        l.diagnostics[0].message
+    );
+    assert_eq!(l.diagnostics[0].position(), "p.yaml:18:11");
+}
