@@ -38,6 +38,18 @@ pub const LOADERS: &[KindLoader] = &[
         kind: "ValidatingAdmissionPolicy",
         load: crate::vpol::load::admission_policy,
     },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "GeneratingPolicy",
+        load: crate::gpol::load::generating_policy,
+    },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "NamespacedGeneratingPolicy",
+        load: crate::gpol::load::generating_policy,
+    },
 ];
 
 /// Loads the policy documents of one file, every kind kpol evaluates included.

@@ -12,6 +12,7 @@ pub mod diagnostic;
 pub mod engine;
 pub mod exception;
 pub mod generate;
+pub mod gpol;
 pub mod jmespath;
 pub mod kinds;
 pub mod manifest;

@@ -39,6 +39,7 @@ const LAYERS: &[&[&str]] = &[
         "pss",
         "vpol",
         "mpol",
+        "gpol",
         "exception",
         "mutate",
         "generate",

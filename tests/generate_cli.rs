@@ -147,3 +147,81 @@ fn test_files_report_generated_mismatches() {
         "{stdout}"
     );
 }
+
+const GPOL_POLICY: &str = "testdata/generate/gpol/policy.yaml";
+const GPOL_TREE: &str = "testdata/generate/gpol/manifests";
+
+/// A GeneratingPolicy previews like a generate rule: each object headed by the policy (its
+/// name is the rule's), the trigger and its file:line; the expression's copy of the secret
+/// comes from the inputs (`resource.Get`), the template's NetworkPolicy from the trigger;
+/// kube-system fails the match condition and gets nothing.
+#[test]
+fn generating_policy_previews_with_its_trigger() {
+    let out = kpol(&["generate", GPOL_TREE, "-p", GPOL_POLICY]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let docs: Vec<&str> = stdout.split("---\n").filter(|d| !d.is_empty()).collect();
+    assert_eq!(docs.len(), 2, "{stdout}");
+    for doc in &docs {
+        let first = doc.lines().next().unwrap_or("");
+        assert_eq!(
+            first,
+            "# policy namespace-defaults, rule namespace-defaults, trigger Namespace team-a \
+             (testdata/generate/gpol/manifests/team-a.yaml:2), synchronize: true",
+            "{doc}"
+        );
+        assert!(doc.contains("  namespace: team-a\n"), "{doc}");
+    }
+    assert!(docs[0].contains("kind: Secret\n"), "{}", docs[0]);
+    assert!(
+        docs[0].contains("  .dockerconfigjson: e30=\n"),
+        "{}",
+        docs[0]
+    );
+    assert!(docs[1].contains("kind: NetworkPolicy\n"), "{}", docs[1]);
+    assert!(docs[1].contains("    team: a\n"), "{}", docs[1]);
+    assert!(!stdout.contains("kube-system"), "{stdout}");
+
+    let out = kpol(&["generate", GPOL_TREE, "-p", GPOL_POLICY, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = v["generated"].as_array().unwrap();
+    let modes: Vec<&str> = items.iter().map(|i| i["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["expression", "template"]);
+    assert_eq!(items[0]["rule"], "namespace-defaults");
+}
+
+/// Without the secret among the inputs, `resource.Get` finds nothing and the policy errors:
+/// a finding on the trigger (exit 1), nothing generated.
+#[test]
+fn generating_policy_without_its_source_is_a_finding() {
+    let out = kpol(&[
+        "generate",
+        "testdata/generate/gpol/manifests/team-a.yaml",
+        "-p",
+        GPOL_POLICY,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("team-a.yaml:2: Namespace team-a: policy namespace-defaults rule namespace-defaults: failed to evaluate policy"),
+        "{err}"
+    );
+}
+
+/// `kpol test` rows for a GeneratingPolicy: one per object, any of `generatedResources`
+/// matching passes; an expected file without the object is `Resource error`.
+#[test]
+fn generating_policy_test_rows() {
+    let out = kpol(&["test", "testdata/generate/gpol/test", "--detailed-results"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("2 tests passed and 2 tests failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("resource with name regcred not found in manifest"),
+        "{stdout}"
+    );
+}

@@ -62,6 +62,7 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     super::k8s_lists::register(ctx);
     super::image::register(ctx);
     super::data::register(ctx);
+    super::generator::register(ctx);
     for name in OFFLINE_UNSUPPORTED {
         let name: &'static str = name;
         let _ = ctx.add_function(name, move |_: Arguments| -> Result<Value, ExecutionError> {

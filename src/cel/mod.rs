@@ -3,9 +3,10 @@
 //! context data they serve ([`context`]), Kyverno's `time` library ([`time`]),
 //! Kubernetes' list library extras ([`k8s_lists`]), Kyverno's image
 //! references ([`image`]) and its hash, json and x509 functions ([`data`]), Kubernetes' object
-//! literals for mutating expressions ([`objects`]), compiling with located syntax errors
-//! ([`compile`]) and bounded evaluation ([`eval`]). The policy kinds built on it live in
-//! `crate::vpol`.
+//! literals for mutating expressions ([`objects`]), GeneratingPolicy's `generator` library
+//! ([`generator`]), compiling with located syntax errors ([`compile`]) and bounded evaluation
+//! ([`eval`]). The policy kinds built on it live in `crate::vpol`, `crate::mpol` and
+//! `crate::gpol`.
 
 pub mod compile;
 pub mod context;
@@ -13,6 +14,7 @@ pub mod convert;
 pub mod data;
 pub mod env;
 pub mod eval;
+pub mod generator;
 pub mod image;
 pub mod k8s_lists;
 pub mod libs;

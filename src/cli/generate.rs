@@ -1,6 +1,7 @@
-//! `kpol generate`: what the generate rules of the given policies would create for each input
-//! manifest (crate::generate). Every input manifest is also a clone source and counts as
-//! already present in the cluster.
+//! `kpol generate`: what the generate rules of the given policies, and their
+//! GeneratingPolicies, would create for each input manifest (crate::generate, crate::gpol).
+//! Every input manifest is also a clone source and counts as already present in the cluster:
+//! GeneratingPolicies read it with `resource.Get` / `resource.List`.
 //!
 //! PolicyExceptions (`-e`, or found among the policies) skip the rules they cover: nothing is
 //! generated for them.
@@ -111,9 +112,14 @@ pub fn run(args: GenerateArgs) -> u8 {
         diagnostics.extend(ds);
     }
     let pool = SourcePool::new(resources.iter().collect());
+    let cluster = cluster_data(&resources);
     let per_trigger: Vec<Output> = resources
         .par_iter()
-        .map(|r| generate_for(&engine, r, &request, &pool))
+        .map(|r| {
+            kpol::cel::context::with_context(cluster.clone(), || {
+                generate_for(&engine, r, &request, &pool)
+            })
+        })
         .collect();
     let mut out = Output::default();
     for o in per_trigger {
@@ -159,6 +165,17 @@ pub fn run(args: GenerateArgs) -> u8 {
     } else {
         exit::CLEAN
     }
+}
+
+/// The inputs as the cluster a GeneratingPolicy's `resource.Get` / `resource.List` read (the
+/// clone sources of classic rules come from the same inputs, [`SourcePool`]).
+fn cluster_data(resources: &[Resource]) -> Option<Arc<kpol::cel::context::CelContext>> {
+    let mut cx = kpol::cel::context::CelContext::default();
+    for r in resources {
+        // Every input has a kind (it was read as a resource), so none is refused.
+        let _ = cx.add_resource(&r.root);
+    }
+    Some(Arc::new(cx))
 }
 
 fn trigger_name(t: &Trigger) -> String {

@@ -213,6 +213,21 @@ pub fn apply(
     }
 }
 
+/// What every `policies.kyverno.io` exception decides, whatever its `policyRefs`: the Kyverno
+/// CLI compiles all of a run's CEL exceptions into each GeneratingPolicy (cel.md §11.2.5,
+/// `processor/policy_processor.go`). A match condition that fails to evaluate is the outcome.
+pub fn apply_every_cel(
+    exceptions: &[PolicyException],
+    eval: &mut dyn FnMut(&Program) -> Result<bool, String>,
+) -> Outcome {
+    let every: Vec<&cel::CelException> =
+        exceptions.iter().filter_map(|e| e.cel.as_deref()).collect();
+    if every.is_empty() {
+        return Outcome::evaluate();
+    }
+    cel::decide(&every, false, eval)
+}
+
 /// The response exceptions give a rule, or `None` when none applies and the rule is
 /// evaluated as usual (exceptions.md §6): [`apply`] for a [`Subject::Rule`].
 pub fn response(

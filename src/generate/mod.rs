@@ -14,6 +14,9 @@
 //!    (`target.rs`). Clone sources come from a [`SourcePool`]: a source that is not there is a
 //!    [`Missing`] finding, never a silent skip.
 //!
+//! A GeneratingPolicy (crate::gpol) gives one response, named after the policy, with what its
+//! `generate[]` entries recorded.
+//!
 //! Generation problems do not change the rule's status (the CLI keeps the background check's
 //! verdict); they are carried on [`RuleGeneration::problems`].
 
@@ -93,12 +96,13 @@ pub struct GeneratePolicyResponse {
     pub rules: Vec<RuleGeneration>,
 }
 
-/// Whether the policy has any generate rule.
+/// Whether the policy has any generate rule, or is a GeneratingPolicy.
 pub fn has_generate(policy: &Policy) -> bool {
-    policy
-        .rules()
-        .iter()
-        .any(|r| matches!(r.body, RuleBody::Generate(_)))
+    crate::gpol::generating_policy(policy).is_some()
+        || policy
+            .rules()
+            .iter()
+            .any(|r| matches!(r.body, RuleBody::Generate(_)))
 }
 
 /// The generate responses of one policy for one trigger; `None` when the policy has no
@@ -111,6 +115,9 @@ pub fn generate_policy(
     pool: &SourcePool<'_>,
     exceptions: &[PolicyException],
 ) -> Option<GeneratePolicyResponse> {
+    if crate::gpol::generating_policy(policy).is_some() {
+        return gpol_response(index, policy, resource, request, exceptions);
+    }
     if !has_generate(policy) {
         return None;
     }
@@ -181,6 +188,49 @@ pub fn generate_policy(
     Some(GeneratePolicyResponse {
         policy: index,
         rules,
+    })
+}
+
+/// A GeneratingPolicy's response (crate::gpol) as one rule's: its objects, identified.
+/// No namespace scope is checked: the Kyverno v1.19 CLI gives a NamespacedGeneratingPolicy
+/// triggers of every namespace (what it generates stays in its own).
+fn gpol_response(
+    index: usize,
+    policy: &Policy,
+    resource: &Resource,
+    request: &Request,
+    exceptions: &[PolicyException],
+) -> Option<GeneratePolicyResponse> {
+    let g = crate::gpol::generate(policy, resource, request, exceptions)?;
+    let s = |v: &serde_json::Value, p: &str| {
+        v.pointer(p)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let generated = g
+        .generated
+        .into_iter()
+        .map(|o| Generated {
+            api_version: s(&o.resource, "/apiVersion"),
+            kind: s(&o.resource, "/kind"),
+            namespace: s(&o.resource, "/metadata/namespace"),
+            name: s(&o.resource, "/metadata/name"),
+            synchronize: g.synchronize,
+            mode: o.mode,
+            resource: o.resource,
+        })
+        .collect();
+    Some(GeneratePolicyResponse {
+        policy: index,
+        rules: vec![RuleGeneration {
+            rule: g.rule,
+            status: g.status,
+            message: g.message,
+            generated,
+            missing: Vec::new(),
+            problems: Vec::new(),
+        }],
     })
 }
 

@@ -22,6 +22,8 @@ pub enum PolicyKind {
     ValidatingAdmissionPolicy,
     MutatingPolicy,
     NamespacedMutatingPolicy,
+    GeneratingPolicy,
+    NamespacedGeneratingPolicy,
 }
 
 /// A loaded policy of any kind: what every kind shares (the envelope), and its [`PolicyBody`].
