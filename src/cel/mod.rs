@@ -18,6 +18,7 @@ pub mod generator;
 pub mod image;
 pub mod k8s_lists;
 pub mod libs;
+pub mod locate;
 pub mod objects;
 pub mod time;
 

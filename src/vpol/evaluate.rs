@@ -105,10 +105,15 @@ fn evaluate_vpol(
             ("allowedValues", strings(values.iter().map(String::as_str))),
         ]),
     );
-    Some(vec![run_vpol(policy, variant, &mut act)])
+    Some(vec![run_vpol(policy, variant, &mut act, &resource.root)])
 }
 
-fn run_vpol(policy: &CelPolicy, v: &Variant, act: &mut Activation) -> RuleResponse {
+fn run_vpol(
+    policy: &CelPolicy,
+    v: &Variant,
+    act: &mut Activation,
+    root: &crate::yaml::Node,
+) -> RuleResponse {
     act.bind_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let mut errors = Vec::new();
     for (name, cond) in &v.match_conditions {
@@ -150,7 +155,15 @@ fn run_vpol(policy: &CelPolicy, v: &Variant, act: &mut Activation) -> RuleRespon
                 if let Some(e) = audit_error(v, act) {
                     return response(policy, Status::Error, e);
                 }
-                return response(policy, Status::Fail, message);
+                let mut r = response(policy, Status::Fail, message);
+                // The field the expression reads (Kyverno names none, crate::cel::locate).
+                r.span = val
+                    .expression
+                    .expr
+                    .as_ref()
+                    .ok()
+                    .and_then(|e| crate::cel::locate::failure_span(e, root));
+                return r;
             }
         }
     }
@@ -185,7 +198,7 @@ fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> V
     act.set("namespaceObject", ns);
     let run = |act: &mut Activation| match &policy.broken {
         Some(why) => response(policy, Status::Error, why.clone()),
-        None => run_vap(policy, v, act),
+        None => run_vap(policy, v, act, &resource.root),
     };
     if policy.bindings.is_empty() {
         return if own { vec![run(&mut act)] } else { Vec::new() };
@@ -220,7 +233,12 @@ fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> V
     last.into_iter().collect()
 }
 
-fn run_vap(policy: &CelPolicy, v: &Variant, act: &mut Activation) -> RuleResponse {
+fn run_vap(
+    policy: &CelPolicy,
+    v: &Variant,
+    act: &mut Activation,
+    root: &crate::yaml::Node,
+) -> RuleResponse {
     act.bind_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let mut first_error = None;
     for (_, cond) in &v.match_conditions {
@@ -241,12 +259,21 @@ fn run_vap(policy: &CelPolicy, v: &Variant, act: &mut Activation) -> RuleRespons
             Err(e) => return response(policy, Status::Error, e),
             Ok(true) => {}
             Ok(false) => {
-                deny.get_or_insert_with(|| super::cel_rule::k8s_message(act, val));
+                deny.get_or_insert_with(|| (super::cel_rule::k8s_message(act, val), val));
             }
         }
     }
     match deny {
-        Some(m) => response(policy, Status::Fail, m),
+        Some((m, val)) => {
+            let mut r = response(policy, Status::Fail, m);
+            r.span = val
+                .expression
+                .expr
+                .as_ref()
+                .ok()
+                .and_then(|e| crate::cel::locate::failure_span(e, root));
+            r
+        }
         None => response(policy, Status::Pass, ""),
     }
 }
