@@ -31,6 +31,9 @@ pub enum Code {
     /// A policy left out of the run: `spec.admission: false` at admission, `spec.background:
     /// false` in a background scan (`--background`).
     NotEvaluated,
+    /// A policy field its kind's schema (Kyverno v1.19's CRDs) does not declare, or a value of
+    /// the wrong type.
+    Schema,
 }
 
 impl Code {
@@ -44,6 +47,7 @@ impl Code {
         Code::InvalidTest,
         Code::Limit,
         Code::NotEvaluated,
+        Code::Schema,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +61,7 @@ impl Code {
             Code::InvalidTest => "invalid-test",
             Code::Limit => "limit",
             Code::NotEvaluated => "not-evaluated",
+            Code::Schema => "schema",
         }
     }
 
@@ -77,6 +82,9 @@ impl Code {
             }
             Code::NotEvaluated => {
                 "a policy not run at admission (spec.admission: false) or in a --background scan"
+            }
+            Code::Schema => {
+                "a policy field its kind's schema (Kyverno v1.19 CRDs) does not declare, or of the wrong type"
             }
         }
     }
