@@ -34,6 +34,8 @@ pub enum Code {
     /// A policy field its kind's schema (Kyverno v1.19's CRDs) does not declare, or a value of
     /// the wrong type.
     Schema,
+    /// A `kinds` entry that names neither a built-in kind nor one an input CRD defines.
+    UnknownKind,
 }
 
 impl Code {
@@ -48,6 +50,7 @@ impl Code {
         Code::Limit,
         Code::NotEvaluated,
         Code::Schema,
+        Code::UnknownKind,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +65,7 @@ impl Code {
             Code::Limit => "limit",
             Code::NotEvaluated => "not-evaluated",
             Code::Schema => "schema",
+            Code::UnknownKind => "unknown-kind",
         }
     }
 
@@ -85,6 +89,9 @@ impl Code {
             }
             Code::Schema => {
                 "a policy field its kind's schema (Kyverno v1.19 CRDs) does not declare, or of the wrong type"
+            }
+            Code::UnknownKind => {
+                "a kinds entry names neither a built-in kind nor a kind an input CRD defines"
             }
         }
     }

@@ -69,3 +69,51 @@ fn an_unknown_exception_field_is_a_json_diagnostic() {
         ]
     );
 }
+
+fn unknown_kind_warnings(o: &std::process::Output) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "unknown-kind")
+        .map(|d| {
+            assert_eq!(d["severity"], "warning");
+            format!(
+                "{}:{} {}",
+                d["location"]["start"]["line"],
+                d["location"]["start"]["column"],
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// `kinds: [Podd]` never matches anything: a warning at the entry, with the likely kind; a
+/// kind that a CRD among the inputs defines (`Widget`) is not warned about.
+#[test]
+fn a_kind_no_cluster_has_is_a_warning() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/check/schema/podd-policy.yaml",
+        "--format",
+        "json",
+        "testdata/check/invalid/pod.yaml",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let podd = "11:19 policy require-team rule team-label: kind Podd is neither a built-in kind nor defined by a CRD among the inputs; the rule never matches it (did you mean Pod?)";
+    let widget = "11:45 policy require-team rule team-label: kind Widget is neither a built-in kind nor defined by a CRD among the inputs; the rule never matches it";
+    assert_eq!(unknown_kind_warnings(&o), [podd, widget]);
+
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/check/schema/podd-policy.yaml",
+        "--format",
+        "json",
+        "testdata/check/invalid/pod.yaml",
+        "testdata/check/schema/widget-crd.yaml",
+    ]);
+    assert_eq!(unknown_kind_warnings(&o), [podd]);
+}

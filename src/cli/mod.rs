@@ -8,6 +8,7 @@ mod discover;
 mod exit;
 mod generate;
 mod jp;
+mod known_kinds;
 mod mutate;
 mod namespaces;
 mod old;

@@ -40,12 +40,15 @@ pub(crate) struct Schemas {
     nodes: Vec<Shape>,
     /// (group, version, kind, root node).
     roots: Vec<(String, String, String, usize)>,
+    /// Kinds that exist without a CRD of the user's (built-in and Kyverno's), sorted.
+    builtin: Vec<String>,
 }
 
 impl Schemas {
     fn parse(text: &str) -> Result<Self, String> {
         let mut nodes = Vec::new();
         let mut roots = Vec::new();
+        let mut builtin = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let bad = || format!("schema data line {}: {line}", n + 1);
             let mut words = line.split_whitespace();
@@ -54,6 +57,10 @@ impl Schemas {
                 continue;
             }
             let num = |w: Option<&str>| w.and_then(|w| w.parse::<usize>().ok()).ok_or_else(bad);
+            if first == "builtin" {
+                builtin.push(words.next().ok_or_else(bad)?.to_owned());
+                continue;
+            }
             if first == "kind" {
                 let mut next = || words.next().map(str::to_owned).ok_or_else(bad);
                 let group = next()?;
@@ -104,7 +111,12 @@ impl Schemas {
         if !refs_ok {
             return Err("schema data: a node refers past the table".to_owned());
         }
-        Ok(Self { nodes, roots })
+        builtin.sort();
+        Ok(Self {
+            nodes,
+            roots,
+            builtin,
+        })
     }
 
     fn root(&self, group: &str, version: &str, kind: &str) -> Option<usize> {
@@ -233,6 +245,81 @@ pub fn check(source: &SourceFile, node: &Node) -> Vec<Diagnostic> {
             )
         })
         .collect()
+}
+
+/// Whether `kind` exists in a cluster without the user's CRDs: a Kubernetes 1.32 built-in
+/// kind, a subresource kind of the Kyverno CLI's discovery data, or one of Kyverno's kinds.
+/// `true` when the data is unavailable (nothing is claimed unknown then).
+pub fn is_builtin_kind(kind: &str) -> bool {
+    schemas().is_none_or(|s| s.builtin.binary_search_by(|k| k.as_str().cmp(kind)).is_ok())
+}
+
+/// The built-in kind a misspelt `kind` most likely means: one edit away, or equal ignoring
+/// case.
+pub fn likely_kind(kind: &str) -> Option<&'static str> {
+    let s = schemas()?;
+    s.builtin
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(kind))
+        .or_else(|| s.builtin.iter().find(|k| edit_distance(k, kind) <= 1))
+        .map(String::as_str)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The entries of the `kinds` lists in a ClusterPolicy/Policy's `match`/`exclude` blocks (or
+/// a PolicyException's `match`), as (rule name, bare kind, span of the entry). Wildcards are
+/// left out.
+pub fn kind_entries(raw: &Node) -> Vec<(String, String, Span)> {
+    let mut out = Vec::new();
+    let mut blocks: Vec<(String, &Node)> = Vec::new();
+    if let Some(rules) = raw.get_path(&["spec", "rules"]).and_then(Node::as_seq) {
+        for r in rules {
+            let name = r.get("name").and_then(Node::as_str).unwrap_or("").to_owned();
+            for key in ["match", "exclude"] {
+                if let Some(b) = r.get(key) {
+                    blocks.push((name.clone(), b));
+                }
+            }
+        }
+    } else if let Some(b) = raw.get_path(&["spec", "match"]) {
+        blocks.push((String::new(), b));
+    }
+    for (rule, block) in blocks {
+        let mut filters: Vec<&Node> = vec![block];
+        for key in ["any", "all"] {
+            filters.extend(block.get(key).and_then(Node::as_seq).unwrap_or(&[]));
+        }
+        for f in filters {
+            let kinds = f.get_path(&["resources", "kinds"]).and_then(Node::as_seq);
+            for k in kinds.unwrap_or(&[]) {
+                let Some(text) = k.as_str() else { continue };
+                let bare = crate::base::gvk::bare_kind(text);
+                if bare.is_empty() || bare.contains(['*', '?']) {
+                    continue;
+                }
+                out.push((rule.clone(), bare, k.span));
+            }
+        }
+    }
+    out
 }
 
 /// Adds the schema errors of a document to `out`, leaving out those at a place where the
