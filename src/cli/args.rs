@@ -42,6 +42,127 @@ pub enum Command {
     Generate(GenerateArgs),
     /// Kyverno's JMESPath: evaluate expressions with Kyverno's functions, list the functions.
     Jp(JpArgs),
+    /// `kyverno apply`'s argument order for `kpol check`: policies positional, resources with
+    /// `-r`, `-p` for a policy report (docs/CI.md).
+    Apply(ApplyArgs),
+}
+
+/// `kpol apply POLICY... -r RESOURCE...`: `kpol check` spelt as `kyverno apply`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = CHECK_EXIT_HELP)]
+pub struct ApplyArgs {
+    /// Policy files or directories (`kyverno apply`'s positional arguments).
+    #[arg(required = true, value_name = "POLICY")]
+    pub policies: Vec<PathBuf>,
+
+    /// Resource file or directory to check (repeatable). Default: `paths` of .kpol.yaml, else
+    /// `.`.
+    #[arg(
+        short = 'r',
+        long = "resource",
+        visible_alias = "resources",
+        value_name = "PATH"
+    )]
+    pub resources: Vec<PathBuf>,
+
+    /// Print Kyverno's policy report (`openreports.io/v1alpha1`) instead of kpol's output.
+    #[arg(short = 'p', long, conflicts_with = "format")]
+    pub policy_report: bool,
+
+    /// PolicyException file (repeatable).
+    #[arg(
+        short = 'e',
+        long = "exception",
+        visible_alias = "exceptions",
+        value_name = "PATH"
+    )]
+    pub exceptions: Vec<PathBuf>,
+
+    /// Output format [default: human] (kpol's; `kyverno apply` has no such flag).
+    #[arg(long, value_enum)]
+    pub format: Option<CheckFormat>,
+
+    /// Report Audit failures as warnings that do not fail the run.
+    #[arg(long)]
+    pub audit_warn: bool,
+
+    /// Exit with N when there were warnings but no failures or errors.
+    #[arg(long, value_name = "N")]
+    pub warn_exit_code: Option<u8>,
+
+    /// Exit with the warn exit code (0 unless set) when no rule passed.
+    #[arg(long)]
+    pub warn_no_pass: bool,
+
+    /// End the human output with a table of the failures of each policy.
+    #[arg(short = 't', long)]
+    pub table: bool,
+
+    /// No colour in the output. kpol writes no colour.
+    #[arg(long)]
+    pub remove_color: bool,
+
+    /// Skip input paths matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Read settings from this file instead of searching for .kpol.yaml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Ignore any .kpol.yaml.
+    #[arg(long)]
+    pub no_config: bool,
+
+    /// Also print passing and skipped results, and skipped documents.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    #[command(flatten)]
+    pub request: RequestArgs,
+}
+
+impl From<ApplyArgs> for CheckArgs {
+    fn from(a: ApplyArgs) -> Self {
+        CheckArgs {
+            paths: Vec::new(),
+            policies: a.policies,
+            exceptions: a.exceptions,
+            resources: a.resources,
+            exclude: a.exclude,
+            format: a.format,
+            policy_report: a.policy_report,
+            table: a.table,
+            remove_color: a.remove_color,
+            output: None,
+            audit_warn: a.audit_warn,
+            background: false,
+            apiserver_defaults: false,
+            warn_exit_code: a.warn_exit_code,
+            warn_no_pass: a.warn_no_pass,
+            allow_empty: false,
+            follow_symlinks: false,
+            config: a.config,
+            no_config: a.no_config,
+            verbose: a.verbose,
+            request: a.request,
+            old: Vec::new(),
+            diff_base: None,
+            max_file_size: super::policies::DEFAULT_MAX_FILE_MIB,
+        }
+    }
+}
+
+impl CheckArgs {
+    /// Folds `kyverno apply`'s spellings into kpol's: `-r` paths join PATHS, `--policy-report`
+    /// is `--format policy-report`.
+    pub fn kyverno_spellings(mut self) -> Self {
+        self.paths.append(&mut self.resources);
+        if self.policy_report {
+            self.format = Some(CheckFormat::PolicyReport);
+        }
+        self
+    }
 }
 
 const CHECK_EXIT_HELP: &str = "Exit codes (Kyverno's order): 2 the run was incomplete (bad flag, \
@@ -66,8 +187,23 @@ pub struct CheckArgs {
 
     /// PolicyException file (repeatable; `kyverno.io/v2` or `v2beta1`, `policies.kyverno.io`
     /// for CEL policies). Exceptions among the policy files are used too.
-    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    #[arg(
+        short = 'e',
+        long = "exception",
+        visible_alias = "exceptions",
+        value_name = "PATH"
+    )]
     pub exceptions: Vec<PathBuf>,
+
+    /// Resource file or directory to check (repeatable), as `kyverno apply --resource`:
+    /// added to PATHS.
+    #[arg(
+        short = 'r',
+        long = "resource",
+        visible_alias = "resources",
+        value_name = "PATH"
+    )]
+    pub resources: Vec<PathBuf>,
 
     /// Skip input paths matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
@@ -76,6 +212,19 @@ pub struct CheckArgs {
     /// Output format [default: human].
     #[arg(long, value_enum)]
     pub format: Option<CheckFormat>,
+
+    /// Same as `--format policy-report` (`kyverno apply --policy-report`).
+    #[arg(long, conflicts_with = "format")]
+    pub policy_report: bool,
+
+    /// End the human output with a table of the failures, warnings and errors of each policy
+    /// (`kyverno apply -t/--table`).
+    #[arg(short = 't', long)]
+    pub table: bool,
+
+    /// No colour in the output (`kyverno apply --remove-color`). kpol writes no colour.
+    #[arg(long)]
+    pub remove_color: bool,
 
     /// Write the output to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]

@@ -188,9 +188,32 @@ pub struct CheckReport {
     pub incomplete: bool,
     /// Seconds since the epoch stamped on policy reports (`SOURCE_DATE_EPOCH` when set).
     pub timestamp: u64,
+    /// `-t`: the failures, warnings and errors of each policy, for the closing table.
+    pub table: Option<Tally>,
+}
+
+/// Per policy name: [fail, warn, error] results.
+pub type Tally = std::collections::BTreeMap<String, [usize; 3]>;
+
+fn tally(findings: &[Finding]) -> Tally {
+    let mut t = Tally::new();
+    for f in findings {
+        let i = match f.status {
+            Status::Fail => 0,
+            Status::Warn => 1,
+            Status::Error => 2,
+            Status::Pass | Status::Skip => continue,
+        };
+        if let Some(n) = t.entry(f.policy.clone()).or_default().get_mut(i) {
+            *n += 1;
+        }
+    }
+    t
 }
 
 pub fn run(args: CheckArgs) -> u8 {
+    let args = args.kyverno_spellings();
+    let table = args.table;
     let settings = match config::locate(args.config.as_deref(), args.no_config)
         .and_then(|config| config::settings(args, config))
     {
@@ -282,6 +305,7 @@ pub fn run(args: CheckArgs) -> u8 {
         summary: Summary::default(),
         verbose: settings.verbose,
         timestamp: timestamp(),
+        table: None,
     };
     // A streaming format writes each input once it and every earlier one are checked, so
     // memory does not grow with the number of inputs (docs/PERFORMANCE.md).
@@ -311,6 +335,11 @@ pub fn run(args: CheckArgs) -> u8 {
         for finding in &file.findings {
             counts.add(finding.status);
         }
+        let file_tally = if table {
+            tally(&file.findings)
+        } else {
+            Tally::new()
+        };
         let failed = file
             .diagnostics
             .iter()
@@ -321,11 +350,18 @@ pub fn run(args: CheckArgs) -> u8 {
         } else {
             Checked::File(file)
         };
-        (counts, failed, body)
+        (counts, failed, body, file_tally)
     };
+    let mut policy_tally = Tally::new();
     let mut input_errors = discovery_errors;
-    ordered::for_each(&inputs, check, |(counts, failed, body)| {
+    ordered::for_each(&inputs, check, |(counts, failed, body, file_tally)| {
         summary.merge(counts);
+        for (policy, n) in file_tally {
+            let row = policy_tally.entry(policy).or_default();
+            for (a, b) in row.iter_mut().zip(n) {
+                *a += b;
+            }
+        }
         incomplete |= failed;
         input_errors += usize::from(failed);
         match body {
@@ -353,6 +389,7 @@ pub fn run(args: CheckArgs) -> u8 {
         .count()
         .saturating_sub(discovery_errors + policy_errors);
     report.summary = summary;
+    report.table = table.then_some(policy_tally);
     report.incomplete |= incomplete;
     report.files = files;
     let written = written

@@ -47,6 +47,7 @@ pub fn run() -> ExitCode {
     }
     let code = match args.command {
         Command::Check(a) => check::run(a),
+        Command::Apply(a) => check::run(a.into()),
         Command::Test(a) => test::run(a),
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),

@@ -292,7 +292,11 @@ pub fn kind_entries(raw: &Node) -> Vec<(String, String, Span)> {
     let mut blocks: Vec<(String, &Node)> = Vec::new();
     if let Some(rules) = raw.get_path(&["spec", "rules"]).and_then(Node::as_seq) {
         for r in rules {
-            let name = r.get("name").and_then(Node::as_str).unwrap_or("").to_owned();
+            let name = r
+                .get("name")
+                .and_then(Node::as_str)
+                .unwrap_or("")
+                .to_owned();
             for key in ["match", "exclude"] {
                 if let Some(b) = r.get(key) {
                     blocks.push((name.clone(), b));

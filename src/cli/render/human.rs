@@ -48,7 +48,38 @@ impl super::Render for Human {
 }
 
 fn summary(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(table) = &report.table {
+        policy_table(table, out)?;
+    }
     writeln!(out, "{}", report.summary.line())
+}
+
+/// `-t`: one row per policy with a failure, warning or error, most failures first.
+fn policy_table(table: &crate::cli::check::Tally, out: &mut dyn Write) -> io::Result<()> {
+    let mut rows: Vec<(&String, &[usize; 3])> = table.iter().collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let width = rows
+        .iter()
+        .map(|(p, _)| printable(p).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("POLICY".len());
+    writeln!(
+        out,
+        "{:<width$}  {:>5}  {:>5}  {:>5}",
+        "POLICY", "FAIL", "WARN", "ERROR"
+    )?;
+    for (policy, [fail, warn, error]) in rows {
+        writeln!(
+            out,
+            "{:<width$}  {fail:>5}  {warn:>5}  {error:>5}",
+            printable(policy)
+        )?;
+    }
+    Ok(())
 }
 
 fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut dyn Write) -> io::Result<()> {

@@ -194,6 +194,7 @@ mod tests {
             verbose: false,
             incomplete: false,
             timestamp: 0,
+            table: None,
         };
         for format in Format::value_variants() {
             let mut out = Vec::new();

@@ -685,6 +685,7 @@ mod tests {
             verbose: false,
             incomplete: false,
             timestamp: 0,
+            table: None,
         }
     }
 
