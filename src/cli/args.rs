@@ -98,7 +98,11 @@ pub struct ApplyArgs {
     #[arg(short = 't', long)]
     pub table: bool,
 
-    /// No colour in the output. kpol writes no colour.
+    /// Colour in the human output (`auto`: on a terminal, unless `NO_COLOR` is set).
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+
+    /// Same as `--color never`.
     #[arg(long)]
     pub remove_color: bool,
 
@@ -134,6 +138,7 @@ impl From<ApplyArgs> for CheckArgs {
             policy_report: a.policy_report,
             table: a.table,
             remove_color: a.remove_color,
+            color: a.color,
             output: None,
             audit_warn: a.audit_warn,
             background: false,
@@ -222,7 +227,12 @@ pub struct CheckArgs {
     #[arg(short = 't', long)]
     pub table: bool,
 
-    /// No colour in the output (`kyverno apply --remove-color`). kpol writes no colour.
+    /// Colour in the human output: `auto` when standard output is a terminal and `NO_COLOR`
+    /// is unset or empty.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+
+    /// Same as `--color never` (`kyverno apply --remove-color`).
     #[arg(long)]
     pub remove_color: bool,
 
@@ -298,6 +308,15 @@ pub struct CheckArgs {
     pub max_file_size: u64,
 }
 
+/// When the human output has colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set to a non-empty value.
+    Auto,
+    Always,
+    Never,
+}
+
 /// Output formats of `kpol test`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -310,6 +329,8 @@ pub enum Format {
 pub enum CheckFormat {
     /// Diagnostics with source snippets.
     Human,
+    /// One line per finding: `file:line:col: level policy/rule: message`.
+    Concise,
     /// kpol's JSON document (schema version 1).
     Json,
     /// SARIF 2.1.0, as GitHub code scanning takes it.

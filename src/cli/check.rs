@@ -214,6 +214,11 @@ fn tally(findings: &[Finding]) -> Tally {
 pub fn run(args: CheckArgs) -> u8 {
     let args = args.kyverno_spellings();
     let table = args.table;
+    let color_when = if args.remove_color {
+        super::args::ColorWhen::Never
+    } else {
+        args.color
+    };
     let settings = match config::locate(args.config.as_deref(), args.no_config)
         .and_then(|config| config::settings(args, config))
     {
@@ -284,7 +289,11 @@ pub fn run(args: CheckArgs) -> u8 {
     }
     let old = Previous::new(&settings, &request, &mut diagnostics);
 
-    let renderer = render::renderer(settings.format);
+    let color = super::color::enabled(
+        color_when,
+        settings.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    );
+    let renderer = render::renderer(settings.format, color);
     let mut out = match render::open(
         settings.output.as_deref(),
         super::write::Links {
@@ -405,7 +414,11 @@ pub fn run(args: CheckArgs) -> u8 {
     }
     // When standard output is not the human report (`-o FILE`, a machine format), the
     // problems and the summary still reach the person or log reading stderr.
-    if settings.output.is_some() || settings.format != super::args::CheckFormat::Human {
+    let for_people = matches!(
+        settings.format,
+        super::args::CheckFormat::Human | super::args::CheckFormat::Concise
+    );
+    if settings.output.is_some() || !for_people {
         for problem in summary.problems() {
             eprintln!("kpol: {problem}");
         }
@@ -804,6 +817,8 @@ fn check_input(
             f.source = Some(name_only.clone());
         }
     }
+    // Findings by line, then column, in every format (stable: at one place, in policy order).
+    findings.sort_by_key(|f| f.start.map_or((u32::MAX, u32::MAX), |s| (s.line, s.column)));
     FileReport {
         diagnostics: manifests.diagnostics,
         findings,

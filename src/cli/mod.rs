@@ -3,6 +3,7 @@
 mod apiserver;
 mod args;
 mod check;
+mod color;
 mod config;
 mod discover;
 mod exit;
