@@ -45,6 +45,30 @@ pub enum Command {
     /// `kyverno apply`'s argument order for `kpol check`: policies positional, resources with
     /// `-r`, `-p` for a policy report (docs/CI.md).
     Apply(ApplyArgs),
+    /// Join the JSON reports of `kpol check --shard I/N --format json` runs into the report,
+    /// and the exit code, of the unsharded run.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = CHECK_EXIT_HELP)]
+pub struct MergeArgs {
+    /// The shards' JSON reports (`kpol check --shard I/N --format json`), every shard once,
+    /// in any order.
+    #[arg(required = true, value_name = "FILE")]
+    pub reports: Vec<PathBuf>,
+
+    /// Write the merged report to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Exit with N when there were warnings but no failures or errors (as `kpol check`).
+    #[arg(long, value_name = "N")]
+    pub warn_exit_code: Option<u8>,
+
+    /// Exit with the warn exit code (0 unless set) when no rule passed (as `kpol check`).
+    #[arg(long)]
+    pub warn_no_pass: bool,
 }
 
 /// `kpol apply POLICY... -r RESOURCE...`: `kpol check` spelt as `kyverno apply`.
@@ -154,6 +178,7 @@ impl From<ApplyArgs> for CheckArgs {
             old: Vec::new(),
             diff_base: None,
             max_file_size: super::policies::DEFAULT_MAX_FILE_MIB,
+            shard: None,
         }
     }
 }
@@ -306,6 +331,42 @@ pub struct CheckArgs {
     /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
     pub max_file_size: u64,
+
+    /// Check only the I-th of N parts of the inputs (a CI matrix job; `1/3` … `3/3`): the
+    /// sorted input paths are cut into N runs of consecutive paths. `kpol merge` joins the
+    /// shards' JSON into the unsharded run's report and exit code (docs/CI.md).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+/// `--shard I/N`: which part of the sorted inputs a run checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not I/N with 1 <= I <= N (e.g. 2/3)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Self { index, count })
+    }
+}
+
+impl Shard {
+    /// The positions, among `n` sorted inputs, this shard checks: consecutive, so that the
+    /// shards' reports joined in shard order are the unsharded report's order.
+    pub fn range(self, n: usize) -> std::ops::Range<usize> {
+        (self.index - 1) * n / self.count..self.index * n / self.count
+    }
 }
 
 /// When the human output has colour.

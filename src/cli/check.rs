@@ -190,6 +190,8 @@ pub struct CheckReport {
     pub timestamp: u64,
     /// `-t`: the failures, warnings and errors of each policy, for the closing table.
     pub table: Option<Tally>,
+    /// `--shard I/N`: the part of the inputs this run checked.
+    pub shard: Option<super::args::Shard>,
 }
 
 /// Per policy name: [fail, warn, error] results.
@@ -214,6 +216,7 @@ fn tally(findings: &[Finding]) -> Tally {
 pub fn run(args: CheckArgs) -> u8 {
     let args = args.kyverno_spellings();
     let table = args.table;
+    let shard = args.shard;
     let color_when = if args.remove_color {
         super::args::ColorWhen::Never
     } else {
@@ -256,6 +259,17 @@ pub fn run(args: CheckArgs) -> u8 {
         diagnostics.push(nothing_to_check(&settings));
     }
     diagnostics.extend(policy_diagnostics);
+    // `--shard I/N`: this run's part of the sorted inputs (after the nothing-to-check test,
+    // which is about the whole run: an empty shard of a non-empty run is no error).
+    // The Namespaces of the whole run are read, so a shard sees the same namespace labels.
+    let all_inputs = inputs;
+    let inputs: Vec<Input> = match shard {
+        Some(s) => all_inputs
+            .get(s.range(all_inputs.len()))
+            .unwrap_or(&[])
+            .to_vec(),
+        None => all_inputs.clone(),
+    };
     if !settings.policies.is_empty() && engine.policies().is_empty() {
         diagnostics.push(no_policies(&settings, loaded));
     }
@@ -284,7 +298,7 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     };
     if reads_namespaces {
-        let namespaces = super::namespaces::collect(&inputs, max_bytes, &request.values);
+        let namespaces = super::namespaces::collect(&all_inputs, max_bytes, &request.values);
         request.namespaces = Arc::new(namespaces);
     }
     let old = Previous::new(&settings, &request, &mut diagnostics);
@@ -315,6 +329,7 @@ pub fn run(args: CheckArgs) -> u8 {
         verbose: settings.verbose,
         timestamp: timestamp(),
         table: None,
+        shard,
     };
     // A streaming format writes each input once it and every earlier one are checked, so
     // memory does not grow with the number of inputs (docs/PERFORMANCE.md).
@@ -362,7 +377,13 @@ pub fn run(args: CheckArgs) -> u8 {
         (counts, failed, body, file_tally)
     };
     let mut policy_tally = Tally::new();
-    let mut input_errors = discovery_errors;
+    // Discovery errors are the whole run's: counted by the first shard only, so that the
+    // shards' counts add up to the unsharded run's (`kpol merge`).
+    let mut input_errors = if shard.is_none_or(|s| s.index == 1) {
+        discovery_errors
+    } else {
+        0
+    };
     ordered::for_each(&inputs, check, |(counts, failed, body, file_tally)| {
         summary.merge(counts);
         for (policy, n) in file_tally {

@@ -10,6 +10,7 @@ mod exit;
 mod generate;
 mod jp;
 mod known_kinds;
+mod merge;
 mod mutate;
 mod namespaces;
 mod old;
@@ -49,6 +50,7 @@ pub fn run() -> ExitCode {
     let code = match args.command {
         Command::Check(a) => check::run(a),
         Command::Apply(a) => check::run(a.into()),
+        Command::Merge(a) => merge::run(a),
         Command::Test(a) => test::run(a),
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),

@@ -197,6 +197,7 @@ mod tests {
             incomplete: false,
             timestamp: 0,
             table: None,
+            shard: None,
         };
         for format in Format::value_variants() {
             let mut out = Vec::new();

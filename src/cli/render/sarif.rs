@@ -686,6 +686,7 @@ mod tests {
             incomplete: false,
             timestamp: 0,
             table: None,
+            shard: None,
         }
     }
 
