@@ -31,8 +31,8 @@ pub enum Code {
     /// A policy left out of the run: `spec.admission: false` at admission, `spec.background:
     /// false` in a background scan (`--background`).
     NotEvaluated,
-    /// A policy field its kind's schema (Kyverno v1.19's CRDs) does not declare, or a value of
-    /// the wrong type.
+    /// A policy field its kind's schema (Kyverno v1.19's CRDs) does not declare, a value of the
+    /// wrong type, or a required field missing.
     Schema,
     /// A `kinds` entry that names neither a built-in kind nor one an input CRD defines.
     UnknownKind,

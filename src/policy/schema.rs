@@ -1,8 +1,9 @@
 //! The field schema of the policy kinds kpol loads, and the check of a policy document
-//! against it: an unknown field or a scalar of the wrong type is an error at its line:column,
-//! as the Kyverno CLI refuses such a file (it loads policies through kubectl-validate with
-//! Kyverno's CRDs, `cmd/cli/kubectl-kyverno/policy/load.go`) and `kubectl apply` with strict
-//! field validation refuses such a policy.
+//! against it: an unknown field, a scalar of the wrong type or a missing required field is an
+//! error at its line:column (one the kind's loader already reported at that place is not
+//! repeated), as the Kyverno CLI refuses such a file (it loads policies through
+//! kubectl-validate with Kyverno's CRDs, `cmd/cli/kubectl-kyverno/policy/load.go`) and
+//! `kubectl apply` with strict field validation refuses such a policy.
 //!
 //! The facts are data: `schema/kyverno-v1.19.txt`, written by `scripts/crd-schema` from
 //! kyverno/kyverno v1.19.0 `config/crds` and kubectl-validate's 1.32 built-ins (the admission
@@ -144,6 +145,16 @@ impl Schemas {
         let want = match (shape, &node.value) {
             (Shape::Closed(fields) | Shape::Open(fields), Value::Map(m)) => {
                 let closed = matches!(shape, Shape::Closed(_));
+                for (name, required, _) in fields {
+                    if *required && !m.contains_key(name) {
+                        let at = if path.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{path}.")
+                        };
+                        out.push((format!("{at}{name}: Required value"), node.span));
+                    }
+                }
                 for e in m.entries() {
                     match fields.iter().find(|(name, _, _)| *name == e.key) {
                         Some((_, _, child)) => {

@@ -212,3 +212,43 @@ spec:
         .collect();
     assert_eq!(at_six.len(), 1, "{at_six:?}");
 }
+
+/// A field the CRD requires and the document lacks is an error at the map that lacks it,
+/// once even where the loader says so too (a rule without `match`).
+#[test]
+fn missing_required_fields_are_errors() {
+    let text = "\
+apiVersion: kyverno.io/v2
+kind: PolicyException
+metadata:
+  name: e
+spec:
+  exceptions:
+  - ruleNames: [r]
+  match:
+    any:
+    - resources:
+        kinds: [Pod]
+---
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: p
+spec:
+  rules:
+  - name: r
+    validate:
+      pattern: {}
+";
+    assert_eq!(
+        schema_errors(text),
+        ["7:5: PolicyException e: spec.exceptions[0].policyName: Required value"]
+    );
+    let l = load(text);
+    let at_rule = l
+        .diagnostics
+        .iter()
+        .filter(|d| d.location.as_ref().unwrap().start.unwrap().line == 19)
+        .count();
+    assert_eq!(at_rule, 1, "{:?}", l.diagnostics);
+}
