@@ -15,7 +15,7 @@ fn text(o: &std::process::Output) -> String {
 }
 
 /// A `kyverno apply` CI line with the binary name swapped: the same result as `kpol check`,
-/// and `-t` closes with the per-policy table.
+/// and `-t` closes with the per-policy and per-file tables.
 #[test]
 fn apply_takes_kyverno_apply_argument_order() {
     let apply = kpol(&[
@@ -50,6 +50,8 @@ fn apply_takes_kyverno_apply_argument_order() {
             "POLICY                FAIL   WARN  ERROR",
             "disallow-latest-tag      1      0      0",
             "require-probes           1      0      0",
+            "FILE                              FAIL   WARN  ERROR",
+            "testdata/check/invalid/pod.yaml      2      0      0",
             "pass: 1, fail: 2, warn: 0, error: 0, skip: 0",
         ],
         "{out}"

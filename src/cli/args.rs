@@ -118,7 +118,7 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub warn_no_pass: bool,
 
-    /// End the human output with a table of the failures of each policy.
+    /// End the human output with tables of the failures of each policy and each file.
     #[arg(short = 't', long)]
     pub table: bool,
 
@@ -247,8 +247,8 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with = "format")]
     pub policy_report: bool,
 
-    /// End the human output with a table of the failures, warnings and errors of each policy
-    /// (`kyverno apply -t/--table`).
+    /// End the human output with tables of the failures, warnings and errors of each policy
+    /// and of each file (`kyverno apply -t/--table`).
     #[arg(short = 't', long)]
     pub table: bool,
 

@@ -188,13 +188,14 @@ pub struct CheckReport {
     pub incomplete: bool,
     /// Seconds since the epoch stamped on policy reports (`SOURCE_DATE_EPOCH` when set).
     pub timestamp: u64,
-    /// `-t`: the failures, warnings and errors of each policy, for the closing table.
-    pub table: Option<Tally>,
+    /// `-t`: the failures, warnings and errors of each policy and of each file, for the
+    /// closing tables.
+    pub table: Option<(Tally, Tally)>,
     /// `--shard I/N`: the part of the inputs this run checked.
     pub shard: Option<super::args::Shard>,
 }
 
-/// Per policy name: [fail, warn, error] results.
+/// Per policy name (or file): [fail, warn, error] results.
 pub type Tally = std::collections::BTreeMap<String, [usize; 3]>;
 
 fn tally(findings: &[Finding]) -> Tally {
@@ -360,9 +361,9 @@ pub fn run(args: CheckArgs) -> u8 {
             counts.add(finding.status);
         }
         let file_tally = if table {
-            tally(&file.findings)
+            (input.display(), tally(&file.findings))
         } else {
-            Tally::new()
+            (String::new(), Tally::new())
         };
         let failed = file
             .diagnostics
@@ -376,7 +377,7 @@ pub fn run(args: CheckArgs) -> u8 {
         };
         (counts, failed, body, file_tally)
     };
-    let mut policy_tally = Tally::new();
+    let (mut policy_tally, mut file_tallies) = (Tally::new(), Tally::new());
     // Discovery errors are the whole run's: counted by the first shard only, so that the
     // shards' counts add up to the unsharded run's (`kpol merge`).
     let mut input_errors = if shard.is_none_or(|s| s.index == 1) {
@@ -386,11 +387,16 @@ pub fn run(args: CheckArgs) -> u8 {
     };
     ordered::for_each(&inputs, check, |(counts, failed, body, file_tally)| {
         summary.merge(counts);
-        for (policy, n) in file_tally {
+        let mut file_row = [0; 3];
+        for (policy, n) in file_tally.1 {
             let row = policy_tally.entry(policy).or_default();
-            for (a, b) in row.iter_mut().zip(n) {
+            for ((a, f), b) in row.iter_mut().zip(file_row.iter_mut()).zip(n) {
                 *a += b;
+                *f += b;
             }
+        }
+        if file_row.iter().any(|n| *n > 0) {
+            file_tallies.insert(file_tally.0, file_row);
         }
         incomplete |= failed;
         input_errors += usize::from(failed);
@@ -419,7 +425,7 @@ pub fn run(args: CheckArgs) -> u8 {
         .count()
         .saturating_sub(discovery_errors + policy_errors);
     report.summary = summary;
-    report.table = table.then_some(policy_tally);
+    report.table = table.then_some((policy_tally, file_tallies));
     report.incomplete |= incomplete;
     report.files = files;
     let written = written

@@ -63,14 +63,19 @@ impl super::Render for Human {
 }
 
 fn summary(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
-    if let Some(table) = &report.table {
-        policy_table(table, out)?;
+    if let Some((policies, files)) = &report.table {
+        tally_table("POLICY", policies, out)?;
+        tally_table("FILE", files, out)?;
     }
     writeln!(out, "{}", report.summary.line())
 }
 
-/// `-t`: one row per policy with a failure, warning or error, most failures first.
-fn policy_table(table: &crate::cli::check::Tally, out: &mut dyn Write) -> io::Result<()> {
+/// `-t`: one row per policy (or file) with a failure, warning or error, most failures first.
+fn tally_table(
+    head: &str,
+    table: &crate::cli::check::Tally,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut rows: Vec<(&String, &[usize; 3])> = table.iter().collect();
     if rows.is_empty() {
         return Ok(());
@@ -81,17 +86,17 @@ fn policy_table(table: &crate::cli::check::Tally, out: &mut dyn Write) -> io::Re
         .map(|(p, _)| printable(p).chars().count())
         .max()
         .unwrap_or(0)
-        .max("POLICY".len());
+        .max(head.len());
     writeln!(
         out,
-        "{:<width$}  {:>5}  {:>5}  {:>5}",
-        "POLICY", "FAIL", "WARN", "ERROR"
+        "{head:<width$}  {:>5}  {:>5}  {:>5}",
+        "FAIL", "WARN", "ERROR"
     )?;
-    for (policy, [fail, warn, error]) in rows {
+    for (name, [fail, warn, error]) in rows {
         writeln!(
             out,
             "{:<width$}  {fail:>5}  {warn:>5}  {error:>5}",
-            printable(policy)
+            printable(name)
         )?;
     }
     Ok(())
