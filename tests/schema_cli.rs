@@ -102,8 +102,8 @@ fn a_kind_no_cluster_has_is_a_warning() {
         "testdata/check/invalid/pod.yaml",
     ]);
     assert_eq!(o.status.code(), Some(0));
-    let podd = "11:19 policy require-team rule team-label: kind Podd is neither a built-in kind nor defined by a CRD among the inputs; the rule never matches it (did you mean Pod?)";
-    let widget = "11:45 policy require-team rule team-label: kind Widget is neither a built-in kind nor defined by a CRD among the inputs; the rule never matches it";
+    let podd = "11:19 policy require-team rule team-label: kind Podd is neither a built-in kind nor defined by a CRD among the inputs; it never matches (did you mean Pod?)";
+    let widget = "11:45 policy require-team rule team-label: kind Widget is neither a built-in kind nor defined by a CRD among the inputs; it never matches";
     assert_eq!(unknown_kind_warnings(&o), [podd, widget]);
 
     let o = kpol(&[
@@ -116,4 +116,25 @@ fn a_kind_no_cluster_has_is_a_warning() {
         "testdata/check/schema/widget-crd.yaml",
     ]);
     assert_eq!(unknown_kind_warnings(&o), [podd]);
+}
+
+/// An exception's `kinds` are checked too: `Deploymnet` never matches.
+#[test]
+fn an_exception_kind_no_cluster_has_is_a_warning() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/check/schema/typo-policy.yaml",
+        "-e",
+        "testdata/check/schema/deploymnet-exception.yaml",
+        "--format",
+        "json",
+        "testdata/check/invalid/pod.yaml",
+    ]);
+    assert_eq!(
+        unknown_kind_warnings(&o),
+        [
+            "12:17 PolicyException ex: kind Deploymnet is neither a built-in kind nor defined by a CRD among the inputs; it never matches (did you mean Deployment?)"
+        ]
+    );
 }

@@ -12,23 +12,37 @@ use kpol::yaml::{Node, parse_documents};
 
 use super::discover::Input;
 
-/// Pushes one warning per `kinds` entry of `policies` that names an unknown kind. The inputs
-/// are read for CRDs only when some entry is not a built-in kind (standard input is not: it
-/// can be read once).
-pub fn check(policies: &[Policy], inputs: &[Input], max_bytes: u64, out: &mut Vec<Diagnostic>) {
-    let mut unknown = Vec::new();
+/// Pushes one warning per `kinds` entry of `policies` and of the exceptions (`exceptions`:
+/// exception name, kind, where) that names an unknown kind. The inputs are read for CRDs
+/// only when some entry is not a built-in kind (standard input is not: it can be read once).
+pub fn check(
+    policies: &[Policy],
+    exceptions: &[(String, String, Location)],
+    inputs: &[Input],
+    max_bytes: u64,
+    out: &mut Vec<Diagnostic>,
+) {
+    // (who, kind, where)
+    let mut unknown: Vec<(String, String, Location)> = Vec::new();
     for p in policies.iter().filter(|p| p.rule_set().is_some()) {
         for (rule, kind, span) in kind_entries(&p.raw) {
             if !is_builtin_kind(&kind) {
-                unknown.push((p, rule, kind, span));
+                let who = format!("policy {} rule {rule}: kind {kind}", p.name);
+                unknown.push((who, kind, Location::at(&p.source, span)));
             }
+        }
+    }
+    for (name, kind, at) in exceptions {
+        if !is_builtin_kind(kind) {
+            let who = format!("PolicyException {name}: kind {kind}");
+            unknown.push((who, kind.clone(), at.clone()));
         }
     }
     if unknown.is_empty() {
         return;
     }
     let defined = crd_kinds(inputs, max_bytes);
-    for (p, rule, kind, span) in unknown {
+    for (who, kind, at) in unknown {
         if defined.contains(&kind) {
             continue;
         }
@@ -36,10 +50,9 @@ pub fn check(policies: &[Policy], inputs: &[Input], max_bytes: u64, out: &mut Ve
         out.push(Diagnostic::warning(
             Code::UnknownKind,
             format!(
-                "policy {} rule {rule}: kind {kind} is neither a built-in kind nor defined by a CRD among the inputs; the rule never matches it{hint}",
-                p.name
+                "{who} is neither a built-in kind nor defined by a CRD among the inputs; it never matches{hint}"
             ),
-            Some(Location::at(&p.source, span)),
+            Some(at),
         ));
     }
 }

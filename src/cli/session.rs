@@ -151,6 +151,7 @@ impl Session {
         unknown_policies(&set.policies, &set.exceptions, &mut policy_diagnostics);
         super::known_kinds::check(
             &set.policies,
+            &set.exception_kinds,
             &inputs,
             spec.max_bytes,
             &mut policy_diagnostics,

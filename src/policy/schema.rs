@@ -265,14 +265,20 @@ pub fn is_builtin_kind(kind: &str) -> bool {
     schemas().is_none_or(|s| s.builtin.binary_search_by(|k| k.as_str().cmp(kind)).is_ok())
 }
 
-/// The built-in kind a misspelt `kind` most likely means: one edit away, or equal ignoring
-/// case.
+/// The built-in kind a misspelt `kind` most likely means: equal ignoring case, one edit away,
+/// or two for a name of six letters or more.
 pub fn likely_kind(kind: &str) -> Option<&'static str> {
     let s = schemas()?;
     s.builtin
         .iter()
         .find(|k| k.eq_ignore_ascii_case(kind))
         .or_else(|| s.builtin.iter().find(|k| edit_distance(k, kind) <= 1))
+        .or_else(|| {
+            // Longer names: two edits (a swapped pair of letters is two).
+            (kind.len() >= 6)
+                .then(|| s.builtin.iter().find(|k| edit_distance(k, kind) <= 2))
+                .flatten()
+        })
         .map(String::as_str)
 }
 
