@@ -33,6 +33,13 @@ fn merged_equals_unsharded(args: &[&str], n: usize) -> i32 {
         String::from_utf8_lossy(&full.stdout)
     );
     assert_eq!(merged.status.code(), full.status.code());
+    // `-o FILE` writes the same bytes.
+    let out = dir.path().join("merged.json");
+    let out_s = out.display().to_string();
+    merge_args.extend(["-o", out_s.as_str()]);
+    let to_file = kpol(&merge_args);
+    assert_eq!(to_file.status.code(), full.status.code());
+    assert_eq!(std::fs::read(&out).unwrap(), full.stdout);
     full.status.code().unwrap()
 }
 

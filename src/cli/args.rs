@@ -58,7 +58,8 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "FILE")]
     pub reports: Vec<PathBuf>,
 
-    /// Write the merged report to FILE instead of standard output.
+    /// Write the merged report to FILE instead of standard output (a symbolic link there is
+    /// refused).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 

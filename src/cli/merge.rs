@@ -34,7 +34,9 @@ pub fn run(args: MergeArgs) -> u8 {
         Err(e) => return fail(&e.to_string()),
     };
     let written = match &args.output {
-        Some(path) => std::fs::write(path, &text),
+        // As `kpol check -o`: a symbolic link at FILE is refused.
+        Some(path) => super::write::open_report(path, super::write::Links { follow: false })
+            .and_then(|mut f| f.write_all(text.as_bytes())),
         None => std::io::stdout().lock().write_all(text.as_bytes()),
     };
     if let Err(e) = written
