@@ -31,6 +31,11 @@ pub enum Code {
     /// A policy left out of the run: `spec.admission: false` at admission, `spec.background:
     /// false` in a background scan (`--background`).
     NotEvaluated,
+    /// A policy field its kind's schema (Kyverno v1.19's CRDs) does not declare, a value of the
+    /// wrong type, or a required field missing.
+    Schema,
+    /// A `kinds` entry that names neither a built-in kind nor one an input CRD defines.
+    UnknownKind,
 }
 
 impl Code {
@@ -44,6 +49,8 @@ impl Code {
         Code::InvalidTest,
         Code::Limit,
         Code::NotEvaluated,
+        Code::Schema,
+        Code::UnknownKind,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +64,8 @@ impl Code {
             Code::InvalidTest => "invalid-test",
             Code::Limit => "limit",
             Code::NotEvaluated => "not-evaluated",
+            Code::Schema => "schema",
+            Code::UnknownKind => "unknown-kind",
         }
     }
 
@@ -77,6 +86,12 @@ impl Code {
             }
             Code::NotEvaluated => {
                 "a policy not run at admission (spec.admission: false) or in a --background scan"
+            }
+            Code::Schema => {
+                "a policy field its kind's schema (Kyverno v1.19 CRDs) does not declare, or of the wrong type"
+            }
+            Code::UnknownKind => {
+                "a kinds entry names neither a built-in kind nor a kind an input CRD defines"
             }
         }
     }

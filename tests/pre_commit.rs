@@ -60,6 +60,15 @@ fn local_config() -> String {
             hook["language"], "rust",
             "published hooks install with cargo"
         );
+        // One kpol run for all the files (one summary, one exit code), on a pre-commit that
+        // knows `language: rust`.
+        assert_eq!(hook["require_serial"], true, "{hook}");
+        assert_eq!(hook["minimum_pre_commit_version"], "2.21.0", "{hook}");
+        if hook["pass_filenames"] != false {
+            // Helm chart templates are not YAML.
+            let exclude = hook["exclude"].as_str().unwrap();
+            assert!(exclude.ends_with("|(^|/)templates/"), "{exclude}");
+        }
         let entry = hook["entry"].as_str().unwrap().to_owned();
         let rest = entry.strip_prefix("kpol").unwrap();
         hook["entry"] = Value::from(format!("{}{rest}", env!("CARGO_BIN_EXE_kpol")));

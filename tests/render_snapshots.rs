@@ -16,6 +16,7 @@ use serde_json::Value;
 
 const FORMATS: &[&str] = &[
     "human",
+    "concise",
     "json",
     "sarif",
     "junit",
@@ -84,6 +85,11 @@ fn snapshot(name: &str, more: &[&str]) {
 #[test]
 fn human() {
     snapshot("render-human", &["--format", "human"]);
+}
+
+#[test]
+fn concise() {
+    snapshot("render-concise", &["--format", "concise"]);
 }
 
 #[test]

@@ -42,6 +42,158 @@ pub enum Command {
     Generate(GenerateArgs),
     /// Kyverno's JMESPath: evaluate expressions with Kyverno's functions, list the functions.
     Jp(JpArgs),
+    /// `kyverno apply`'s argument order for `kpol check`: policies positional, resources with
+    /// `-r`, `-p` for a policy report (docs/CI.md).
+    Apply(ApplyArgs),
+    /// Join the JSON reports of `kpol check --shard I/N --format json` runs into the report,
+    /// and the exit code, of the unsharded run.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = CHECK_EXIT_HELP)]
+pub struct MergeArgs {
+    /// The shards' JSON reports (`kpol check --shard I/N --format json`), every shard once,
+    /// in any order.
+    #[arg(required = true, value_name = "FILE")]
+    pub reports: Vec<PathBuf>,
+
+    /// Write the merged report to FILE instead of standard output (a symbolic link there is
+    /// refused).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Exit with N when there were warnings but no failures or errors (as `kpol check`).
+    #[arg(long, value_name = "N")]
+    pub warn_exit_code: Option<u8>,
+
+    /// Exit with the warn exit code (0 unless set) when no rule passed (as `kpol check`).
+    #[arg(long)]
+    pub warn_no_pass: bool,
+}
+
+/// `kpol apply POLICY... -r RESOURCE...`: `kpol check` spelt as `kyverno apply`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = CHECK_EXIT_HELP)]
+pub struct ApplyArgs {
+    /// Policy files or directories (`kyverno apply`'s positional arguments).
+    #[arg(required = true, value_name = "POLICY")]
+    pub policies: Vec<PathBuf>,
+
+    /// Resource file or directory to check (repeatable). Default: `paths` of .kpol.yaml, else
+    /// `.`.
+    #[arg(
+        short = 'r',
+        long = "resource",
+        visible_alias = "resources",
+        value_name = "PATH"
+    )]
+    pub resources: Vec<PathBuf>,
+
+    /// Print Kyverno's policy report (`openreports.io/v1alpha1`) instead of kpol's output.
+    #[arg(short = 'p', long, conflicts_with = "format")]
+    pub policy_report: bool,
+
+    /// PolicyException file (repeatable).
+    #[arg(
+        short = 'e',
+        long = "exception",
+        visible_alias = "exceptions",
+        value_name = "PATH"
+    )]
+    pub exceptions: Vec<PathBuf>,
+
+    /// Output format [default: human] (kpol's; `kyverno apply` has no such flag).
+    #[arg(long, value_enum)]
+    pub format: Option<CheckFormat>,
+
+    /// Report Audit failures as warnings that do not fail the run.
+    #[arg(long)]
+    pub audit_warn: bool,
+
+    /// Exit with N when there were warnings but no failures or errors.
+    #[arg(long, value_name = "N")]
+    pub warn_exit_code: Option<u8>,
+
+    /// Exit with the warn exit code (0 unless set) when no rule passed.
+    #[arg(long)]
+    pub warn_no_pass: bool,
+
+    /// End the human output with tables of the failures of each policy and each file.
+    #[arg(short = 't', long)]
+    pub table: bool,
+
+    /// Colour in the human output (`auto`: on a terminal, unless `NO_COLOR` is set).
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+
+    /// Same as `--color never`.
+    #[arg(long)]
+    pub remove_color: bool,
+
+    /// Skip input paths matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Read settings from this file instead of searching for .kpol.yaml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Ignore any .kpol.yaml.
+    #[arg(long)]
+    pub no_config: bool,
+
+    /// Also print passing and skipped results, and skipped documents.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    #[command(flatten)]
+    pub request: RequestArgs,
+}
+
+impl From<ApplyArgs> for CheckArgs {
+    fn from(a: ApplyArgs) -> Self {
+        CheckArgs {
+            paths: Vec::new(),
+            policies: a.policies,
+            exceptions: a.exceptions,
+            resources: a.resources,
+            exclude: a.exclude,
+            format: a.format,
+            policy_report: a.policy_report,
+            table: a.table,
+            remove_color: a.remove_color,
+            color: a.color,
+            output: None,
+            audit_warn: a.audit_warn,
+            background: false,
+            apiserver_defaults: false,
+            warn_exit_code: a.warn_exit_code,
+            warn_no_pass: a.warn_no_pass,
+            allow_empty: false,
+            follow_symlinks: false,
+            config: a.config,
+            no_config: a.no_config,
+            verbose: a.verbose,
+            request: a.request,
+            old: Vec::new(),
+            diff_base: None,
+            max_file_size: super::policies::DEFAULT_MAX_FILE_MIB,
+            shard: None,
+        }
+    }
+}
+
+impl CheckArgs {
+    /// Folds `kyverno apply`'s spellings into kpol's: `-r` paths join PATHS, `--policy-report`
+    /// is `--format policy-report`.
+    pub fn kyverno_spellings(mut self) -> Self {
+        self.paths.append(&mut self.resources);
+        if self.policy_report {
+            self.format = Some(CheckFormat::PolicyReport);
+        }
+        self
+    }
 }
 
 const CHECK_EXIT_HELP: &str = "Exit codes (Kyverno's order): 2 the run was incomplete (bad flag, \
@@ -66,8 +218,23 @@ pub struct CheckArgs {
 
     /// PolicyException file (repeatable; `kyverno.io/v2` or `v2beta1`, `policies.kyverno.io`
     /// for CEL policies). Exceptions among the policy files are used too.
-    #[arg(short = 'e', long = "exception", value_name = "PATH")]
+    #[arg(
+        short = 'e',
+        long = "exception",
+        visible_alias = "exceptions",
+        value_name = "PATH"
+    )]
     pub exceptions: Vec<PathBuf>,
+
+    /// Resource file or directory to check (repeatable), as `kyverno apply --resource`:
+    /// added to PATHS.
+    #[arg(
+        short = 'r',
+        long = "resource",
+        visible_alias = "resources",
+        value_name = "PATH"
+    )]
+    pub resources: Vec<PathBuf>,
 
     /// Skip input paths matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
@@ -76,6 +243,24 @@ pub struct CheckArgs {
     /// Output format [default: human].
     #[arg(long, value_enum)]
     pub format: Option<CheckFormat>,
+
+    /// Same as `--format policy-report` (`kyverno apply --policy-report`).
+    #[arg(long, conflicts_with = "format")]
+    pub policy_report: bool,
+
+    /// End the human output with tables of the failures, warnings and errors of each policy
+    /// and of each file (`kyverno apply -t/--table`).
+    #[arg(short = 't', long)]
+    pub table: bool,
+
+    /// Colour in the human output: `auto` when standard output is a terminal and `NO_COLOR`
+    /// is unset or empty.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+
+    /// Same as `--color never` (`kyverno apply --remove-color`).
+    #[arg(long)]
+    pub remove_color: bool,
 
     /// Write the output to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -147,6 +332,51 @@ pub struct CheckArgs {
     /// Refuse input files larger than this many MiB (exit 2 for that file; the rest is checked).
     #[arg(long, value_name = "MIB", default_value_t = super::policies::DEFAULT_MAX_FILE_MIB)]
     pub max_file_size: u64,
+
+    /// Check only the I-th of N parts of the inputs (a CI matrix job; `1/3` … `3/3`): the
+    /// sorted input paths are cut into N runs of consecutive paths. `kpol merge` joins the
+    /// shards' JSON into the unsharded run's report and exit code (docs/CI.md).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+/// `--shard I/N`: which part of the sorted inputs a run checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not I/N with 1 <= I <= N (e.g. 2/3)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Self { index, count })
+    }
+}
+
+impl Shard {
+    /// The positions, among `n` sorted inputs, this shard checks: consecutive, so that the
+    /// shards' reports joined in shard order are the unsharded report's order.
+    pub fn range(self, n: usize) -> std::ops::Range<usize> {
+        (self.index - 1) * n / self.count..self.index * n / self.count
+    }
+}
+
+/// When the human output has colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set to a non-empty value.
+    Auto,
+    Always,
+    Never,
 }
 
 /// Output formats of `kpol test`.
@@ -161,6 +391,8 @@ pub enum Format {
 pub enum CheckFormat {
     /// Diagnostics with source snippets.
     Human,
+    /// One line per finding: `file:line:col: level policy/rule: message`.
+    Concise,
     /// kpol's JSON document (schema version 1).
     Json,
     /// SARIF 2.1.0, as GitHub code scanning takes it.

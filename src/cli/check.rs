@@ -188,9 +188,41 @@ pub struct CheckReport {
     pub incomplete: bool,
     /// Seconds since the epoch stamped on policy reports (`SOURCE_DATE_EPOCH` when set).
     pub timestamp: u64,
+    /// `-t`: the failures, warnings and errors of each policy and of each file, for the
+    /// closing tables.
+    pub table: Option<(Tally, Tally)>,
+    /// `--shard I/N`: the part of the inputs this run checked.
+    pub shard: Option<super::args::Shard>,
+}
+
+/// Per policy name (or file): [fail, warn, error] results.
+pub type Tally = std::collections::BTreeMap<String, [usize; 3]>;
+
+fn tally(findings: &[Finding]) -> Tally {
+    let mut t = Tally::new();
+    for f in findings {
+        let i = match f.status {
+            Status::Fail => 0,
+            Status::Warn => 1,
+            Status::Error => 2,
+            Status::Pass | Status::Skip => continue,
+        };
+        if let Some(n) = t.entry(f.policy.clone()).or_default().get_mut(i) {
+            *n += 1;
+        }
+    }
+    t
 }
 
 pub fn run(args: CheckArgs) -> u8 {
+    let args = args.kyverno_spellings();
+    let table = args.table;
+    let shard = args.shard;
+    let color_when = if args.remove_color {
+        super::args::ColorWhen::Never
+    } else {
+        args.color
+    };
     let settings = match config::locate(args.config.as_deref(), args.no_config)
         .and_then(|config| config::settings(args, config))
     {
@@ -228,6 +260,17 @@ pub fn run(args: CheckArgs) -> u8 {
         diagnostics.push(nothing_to_check(&settings));
     }
     diagnostics.extend(policy_diagnostics);
+    // `--shard I/N`: this run's part of the sorted inputs (after the nothing-to-check test,
+    // which is about the whole run: an empty shard of a non-empty run is no error).
+    // The Namespaces of the whole run are read, so a shard sees the same namespace labels.
+    let all_inputs = inputs;
+    let inputs: Vec<Input> = match shard {
+        Some(s) => all_inputs
+            .get(s.range(all_inputs.len()))
+            .unwrap_or(&[])
+            .to_vec(),
+        None => all_inputs.clone(),
+    };
     if !settings.policies.is_empty() && engine.policies().is_empty() {
         diagnostics.push(no_policies(&settings, loaded));
     }
@@ -256,12 +299,16 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     };
     if reads_namespaces {
-        let namespaces = super::namespaces::collect(&inputs, max_bytes, &request.values);
+        let namespaces = super::namespaces::collect(&all_inputs, max_bytes, &request.values);
         request.namespaces = Arc::new(namespaces);
     }
     let old = Previous::new(&settings, &request, &mut diagnostics);
 
-    let renderer = render::renderer(settings.format);
+    let color = super::color::enabled(
+        color_when,
+        settings.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    );
+    let renderer = render::renderer(settings.format, color);
     let mut out = match render::open(
         settings.output.as_deref(),
         super::write::Links {
@@ -282,6 +329,8 @@ pub fn run(args: CheckArgs) -> u8 {
         summary: Summary::default(),
         verbose: settings.verbose,
         timestamp: timestamp(),
+        table: None,
+        shard,
     };
     // A streaming format writes each input once it and every earlier one are checked, so
     // memory does not grow with the number of inputs (docs/PERFORMANCE.md).
@@ -311,6 +360,11 @@ pub fn run(args: CheckArgs) -> u8 {
         for finding in &file.findings {
             counts.add(finding.status);
         }
+        let file_tally = if table {
+            (input.display(), tally(&file.findings))
+        } else {
+            (String::new(), Tally::new())
+        };
         let failed = file
             .diagnostics
             .iter()
@@ -321,11 +375,29 @@ pub fn run(args: CheckArgs) -> u8 {
         } else {
             Checked::File(file)
         };
-        (counts, failed, body)
+        (counts, failed, body, file_tally)
     };
-    let mut input_errors = discovery_errors;
-    ordered::for_each(&inputs, check, |(counts, failed, body)| {
+    let (mut policy_tally, mut file_tallies) = (Tally::new(), Tally::new());
+    // Discovery errors are the whole run's: counted by the first shard only, so that the
+    // shards' counts add up to the unsharded run's (`kpol merge`).
+    let mut input_errors = if shard.is_none_or(|s| s.index == 1) {
+        discovery_errors
+    } else {
+        0
+    };
+    ordered::for_each(&inputs, check, |(counts, failed, body, file_tally)| {
         summary.merge(counts);
+        let mut file_row = [0; 3];
+        for (policy, n) in file_tally.1 {
+            let row = policy_tally.entry(policy).or_default();
+            for ((a, f), b) in row.iter_mut().zip(file_row.iter_mut()).zip(n) {
+                *a += b;
+                *f += b;
+            }
+        }
+        if file_row.iter().any(|n| *n > 0) {
+            file_tallies.insert(file_tally.0, file_row);
+        }
         incomplete |= failed;
         input_errors += usize::from(failed);
         match body {
@@ -353,6 +425,7 @@ pub fn run(args: CheckArgs) -> u8 {
         .count()
         .saturating_sub(discovery_errors + policy_errors);
     report.summary = summary;
+    report.table = table.then_some((policy_tally, file_tallies));
     report.incomplete |= incomplete;
     report.files = files;
     let written = written
@@ -368,7 +441,11 @@ pub fn run(args: CheckArgs) -> u8 {
     }
     // When standard output is not the human report (`-o FILE`, a machine format), the
     // problems and the summary still reach the person or log reading stderr.
-    if settings.output.is_some() || settings.format != super::args::CheckFormat::Human {
+    let for_people = matches!(
+        settings.format,
+        super::args::CheckFormat::Human | super::args::CheckFormat::Concise
+    );
+    if settings.output.is_some() || !for_people {
         for problem in summary.problems() {
             eprintln!("kpol: {problem}");
         }
@@ -767,6 +844,8 @@ fn check_input(
             f.source = Some(name_only.clone());
         }
     }
+    // Findings by line, then column, in every format (stable: at one place, in policy order).
+    findings.sort_by_key(|f| f.start.map_or((u32::MAX, u32::MAX), |s| (s.line, s.column)));
     FileReport {
         diagnostics: manifests.diagnostics,
         findings,

@@ -3,11 +3,14 @@
 mod apiserver;
 mod args;
 mod check;
+mod color;
 mod config;
 mod discover;
 mod exit;
 mod generate;
 mod jp;
+mod known_kinds;
+mod merge;
 mod mutate;
 mod namespaces;
 mod old;
@@ -46,6 +49,8 @@ pub fn run() -> ExitCode {
     }
     let code = match args.command {
         Command::Check(a) => check::run(a),
+        Command::Apply(a) => check::run(a.into()),
+        Command::Merge(a) => merge::run(a),
         Command::Test(a) => test::run(a),
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),

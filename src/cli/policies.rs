@@ -54,15 +54,34 @@ pub struct PolicySet {
     /// PolicyExceptions found among the policy files.
     pub exceptions: Vec<PolicyException>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The `kinds` entries of the PolicyExceptions: (exception name, kind, where).
+    pub exception_kinds: Vec<(String, String, Location)>,
+}
+
+/// The `kinds` entries of a PolicyException document (`known_kinds` checks them).
+fn exception_kinds(
+    source: &SourceFile,
+    node: &kpol::yaml::Node,
+) -> Vec<(String, String, Location)> {
+    let name = node
+        .get_path(&["metadata", "name"])
+        .and_then(kpol::yaml::Node::as_str)
+        .unwrap_or("")
+        .to_owned();
+    kpol::policy::schema::kind_entries(node)
+        .into_iter()
+        .map(|(_, kind, span)| (name.clone(), kind, Location::at(source, span)))
+        .collect()
 }
 
 /// The policy set of a run: the policies from `paths` (the embedded defaults when `paths` is
 /// empty) with the PolicyExceptions found among them, plus the `--exception` files.
 pub fn load(paths: &[PathBuf], exception_paths: &[PathBuf], max_bytes: u64) -> PolicySet {
     let mut set = load_policy_files(paths);
-    let loaded = load_exceptions(exception_paths, max_bytes);
+    let (loaded, kinds) = load_exceptions(exception_paths, max_bytes);
     set.diagnostics.extend(loaded.diagnostics);
     set.exceptions.extend(loaded.exceptions);
+    set.exception_kinds.extend(kinds);
     set
 }
 
@@ -89,6 +108,7 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
     }
     let mut policies = Vec::new();
     let mut exceptions = kpol::exception::Loaded::default();
+    let mut kinds = Vec::new();
     for (name, text) in texts {
         let source = Arc::new(SourceFile::new(name, text));
         let docs = match parse_documents(source.text(), super::discover::input_limits()) {
@@ -104,6 +124,9 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
         };
         let loaded = load_policies(&source, docs);
         diagnostics.extend(loaded.diagnostics);
+        for e in &loaded.exceptions {
+            kinds.extend(exception_kinds(&source, e));
+        }
         exceptions.extend(kpol::exception::load_documents(
             &source,
             &loaded.exceptions,
@@ -126,12 +149,16 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
         policies,
         exceptions: exceptions.exceptions,
         diagnostics,
+        exception_kinds: kinds,
     }
 }
 
 /// Loads `--exception` files: every document must be a PolicyException (exceptions.md §2).
-fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded {
+/// Gives their `kinds` entries too.
+type ExceptionKinds = Vec<(String, String, Location)>;
+fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> (kpol::exception::Loaded, ExceptionKinds) {
     let mut out = kpol::exception::Loaded::default();
+    let mut kinds = Vec::new();
     let none = Exclude::none();
     let (inputs, diags) = discover(paths, &none);
     out.diagnostics.extend(diags);
@@ -145,11 +172,16 @@ fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded
         };
         let source = SourceFile::new(input.display(), text);
         match parse_documents(source.text(), super::discover::input_limits()) {
-            Ok(docs) => out.extend(kpol::exception::load_documents(
-                &source,
-                docs.iter().map(|d| &d.root),
-                true,
-            )),
+            Ok(docs) => {
+                for d in &docs {
+                    kinds.extend(exception_kinds(&source, &d.root));
+                }
+                out.extend(kpol::exception::load_documents(
+                    &source,
+                    docs.iter().map(|d| &d.root),
+                    true,
+                ));
+            }
             Err(e) => out.diagnostics.push(Diagnostic::error(
                 Code::Yaml,
                 format!("invalid YAML: {}", e.message),
@@ -157,7 +189,7 @@ fn load_exceptions(paths: &[PathBuf], max_bytes: u64) -> kpol::exception::Loaded
             )),
         }
     }
-    out
+    (out, kinds)
 }
 
 /// Largest input kpol reads by default: real manifests (CRD bundles included) stay far below,

@@ -149,6 +149,13 @@ impl Session {
         let mut set = policies::load(&spec.policies, &spec.exceptions, spec.max_bytes);
         let mut policy_diagnostics = set.diagnostics;
         unknown_policies(&set.policies, &set.exceptions, &mut policy_diagnostics);
+        super::known_kinds::check(
+            &set.policies,
+            &set.exception_kinds,
+            &inputs,
+            spec.max_bytes,
+            &mut policy_diagnostics,
+        );
         let loaded = set.policies.len();
         set.policies.retain(|p| select(p, &mut policy_diagnostics));
         let engine = Engine::new(set.policies).with_exceptions(set.exceptions);

@@ -42,6 +42,13 @@ pub fn load_documents<'a>(
         let kind = root.get("kind").and_then(Node::as_str).unwrap_or("");
         let api = root.get("apiVersion").and_then(Node::as_str).unwrap_or("");
         let at = Some(Location::at(source, root.span));
+        // Exceptions among policy files were checked by the policy loader.
+        let schema_errors = if only_exceptions {
+            crate::policy::schema::check(source, root)
+        } else {
+            Vec::new()
+        };
+        let since = out.diagnostics.len();
         match (kind, api) {
             ("PolicyException", "kyverno.io/v2" | "kyverno.io/v2beta1") => {
                 match build(source, root) {
@@ -83,6 +90,7 @@ pub fn load_documents<'a>(
             }
             _ => {}
         }
+        crate::policy::schema::merge(&mut out.diagnostics, since, schema_errors);
     }
     out
 }

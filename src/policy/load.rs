@@ -158,6 +158,22 @@ fn load_document(
         ));
         return;
     }
+    let schema_errors = super::schema::check(source, &node);
+    let since = out.diagnostics.len();
+    load_kind(source, node, bindings, loaders, out);
+    super::schema::merge(&mut out.diagnostics, since, schema_errors);
+}
+
+/// Loads one document of a known apiVersion/kind.
+fn load_kind(
+    source: &Source,
+    node: Node,
+    bindings: &[Node],
+    loaders: &[KindLoader],
+    out: &mut LoadedPolicies,
+) {
+    let api_version = node.get("apiVersion").and_then(Node::as_str).unwrap_or("");
+    let kind = node.get("kind").and_then(Node::as_str).unwrap_or("");
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let loader = loaders
         .iter()

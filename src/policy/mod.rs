@@ -9,6 +9,7 @@ mod expressions;
 mod load;
 mod model;
 mod overrides;
+pub mod schema;
 mod validate;
 
 pub use build::build_rule;

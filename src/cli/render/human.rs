@@ -1,5 +1,6 @@
 //! Human output: one diagnostic per failing (resource, rule) with a source snippet, then
-//! Kyverno's summary line. No colour, no terminal width: the same bytes everywhere. Text from
+//! Kyverno's summary line. No terminal width: the same bytes everywhere; colour (the level
+//! tag of each headline) only when asked for or on a terminal (`--color`, `super::super::color`). Text from
 //! files and policies (names, messages, source lines) is [printable](super::printable): it
 //! starts no line and sends no control sequence to a terminal or a CI log.
 
@@ -12,9 +13,23 @@ use kpol::source::{LineCol, SourceFile};
 use crate::cli::check::{CheckReport, FileReport, Finding};
 
 use super::{printable, push_printable};
+use crate::cli::color::paint;
 
 /// `--format human`.
-pub struct Human;
+pub struct Human {
+    /// Colour the level tag of each headline.
+    pub color: bool,
+}
+
+/// The SGR style of a level tag.
+fn style(level: &str) -> &'static str {
+    match level {
+        "error" | "fail" => "1;31",
+        "warning" | "warn" => "1;33",
+        "pass" => "1;32",
+        _ => "1;36",
+    }
+}
 
 impl super::Render for Human {
     fn streams(&self) -> bool {
@@ -27,17 +42,17 @@ impl super::Render for Human {
 
     fn head(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         for d in &report.diagnostics {
-            diagnostic(d, report.verbose, out)?;
+            diagnostic(d, report.verbose, self.color, out)?;
         }
         Ok(())
     }
 
     fn file(&self, report: &CheckReport, file: &FileReport, out: &mut dyn Write) -> io::Result<()> {
         for d in &file.diagnostics {
-            diagnostic(d, report.verbose, out)?;
+            diagnostic(d, report.verbose, self.color, out)?;
         }
         for f in &file.findings {
-            finding(f, report.verbose, out)?;
+            finding(f, report.verbose, self.color, out)?;
         }
         Ok(())
     }
@@ -48,10 +63,46 @@ impl super::Render for Human {
 }
 
 fn summary(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    if let Some((policies, files)) = &report.table {
+        tally_table("POLICY", policies, out)?;
+        tally_table("FILE", files, out)?;
+    }
     writeln!(out, "{}", report.summary.line())
 }
 
-fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
+/// `-t`: one row per policy (or file) with a failure, warning or error, most failures first.
+fn tally_table(
+    head: &str,
+    table: &crate::cli::check::Tally,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut rows: Vec<(&String, &[usize; 3])> = table.iter().collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let width = rows
+        .iter()
+        .map(|(p, _)| printable(p).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(head.len());
+    writeln!(
+        out,
+        "{head:<width$}  {:>5}  {:>5}  {:>5}",
+        "FAIL", "WARN", "ERROR"
+    )?;
+    for (name, [fail, warn, error]) in rows {
+        writeln!(
+            out,
+            "{:<width$}  {fail:>5}  {warn:>5}  {error:>5}",
+            printable(name)
+        )?;
+    }
+    Ok(())
+}
+
+fn diagnostic(d: &Diagnostic, verbose: bool, color: bool, out: &mut dyn Write) -> io::Result<()> {
     let level = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
@@ -60,7 +111,8 @@ fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut dyn Write) -> io::Result<
     };
     writeln!(
         out,
-        "{level}[{}]: {}",
+        "{}[{}]: {}",
+        paint(color, style(level), level),
         d.code.as_str(),
         printable(&d.message)
     )?;
@@ -74,14 +126,15 @@ fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut dyn Write) -> io::Result<
     writeln!(out)
 }
 
-fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
+fn finding(f: &Finding, verbose: bool, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    let level = f.status.as_str();
     let shown = matches!(f.status, Status::Fail | Status::Warn | Status::Error);
     if !shown {
         if verbose {
             writeln!(
                 out,
                 "{}[{}]: {} ({})",
-                f.status.as_str(),
+                paint(color, style(level), level),
                 printable(&f.rule_id()),
                 printable(&f.response.message),
                 printable(&f.resource)
@@ -92,7 +145,7 @@ fn finding(f: &Finding, verbose: bool, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "{}[{}]: {}",
-        f.status.as_str(),
+        paint(color, style(level), level),
         printable(&f.rule_id()),
         printable(&f.response.message)
     )?;

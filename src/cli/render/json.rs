@@ -15,6 +15,9 @@ struct Document<'a> {
     results: Vec<Result<'a>>,
     diagnostics: Vec<&'a Diagnostic>,
     summary: Summary,
+    /// `--shard I/N` only: which part of the inputs this report covers (`kpol merge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<crate::cli::args::Shard>,
 }
 
 #[derive(Serialize)]
@@ -92,5 +95,6 @@ fn document(report: &CheckReport) -> Document<'_> {
             .chain(report.files.iter().flat_map(|f| f.diagnostics.iter()))
             .collect(),
         summary: report.summary,
+        shard: report.shard,
     }
 }

@@ -3,6 +3,7 @@
 //! Every output format implements [`Render`] over the same report, so the formats cannot
 //! disagree about what was found: they differ only in how they write it (docs/OUTPUT.md).
 
+pub mod concise;
 pub mod github;
 pub mod human;
 pub mod json;
@@ -75,9 +76,10 @@ pub fn ci_level(f: &Finding) -> Option<&'static str> {
 }
 
 /// The renderer of a format.
-pub fn renderer(format: Format) -> Box<dyn Render> {
+pub fn renderer(format: Format, color: bool) -> Box<dyn Render> {
     match format {
-        Format::Human => Box::new(human::Human),
+        Format::Human => Box::new(human::Human { color }),
+        Format::Concise => Box::new(concise::Concise),
         Format::Json => Box::new(json::Json),
         Format::Sarif => Box::new(sarif::Sarif),
         Format::Junit => Box::new(junit::Junit),
@@ -194,10 +196,12 @@ mod tests {
             verbose: false,
             incomplete: false,
             timestamp: 0,
+            table: None,
+            shard: None,
         };
         for format in Format::value_variants() {
             let mut out = Vec::new();
-            let rendered = renderer(*format).render(&report, &mut out);
+            let rendered = renderer(*format, false).render(&report, &mut out);
             assert!(rendered.is_ok(), "{format:?}");
             let text = String::from_utf8_lossy(&out);
             assert!(!text.is_empty(), "{format:?}");

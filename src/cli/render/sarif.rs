@@ -685,6 +685,8 @@ mod tests {
             verbose: false,
             incomplete: false,
             timestamp: 0,
+            table: None,
+            shard: None,
         }
     }
 
