@@ -384,3 +384,31 @@ fn fixture_mutating_policy_rows() {
         ]
     );
 }
+
+// A policy field its kind's CRD does not declare: Kyverno's strict decoding refuses the file,
+// so the test does not run (and is never a pass).
+#[test]
+fn a_policy_with_an_unknown_field_fails_its_test() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write =
+        |name: &str, text: &str| std::fs::write(dir.path().join(name), text).expect("write");
+    write(
+        "policy.yaml",
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: require-team\nspec:\n  rules:\n  - name: check-team\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      messag: team label required\n      pattern:\n        metadata:\n          labels:\n            team: \"?*\"\n",
+    );
+    write(
+        "resource.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    team: a\nspec:\n  containers:\n  - name: c\n    image: nginx\n",
+    );
+    write(
+        "kyverno-test.yaml",
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\npolicies: [policy.yaml]\nresources: [resource.yaml]\nresults:\n- policy: require-team\n  rule: check-team\n  resources: [p]\n  kind: Pod\n  result: pass\n",
+    );
+    let (code, json, stderr) = kpol_test(&[dir.path().to_str().expect("utf-8 path")]);
+    assert_ne!(code, 0, "{stderr}");
+    let reason = json["files"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("policy.yaml:13:7") && reason.contains("failed to load policies"),
+        "{reason}"
+    );
+}

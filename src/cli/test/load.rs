@@ -58,7 +58,14 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
     for p in &spec.policies {
         for file in policy_files(&dir.join(p))? {
             let (src, docs) = read_yaml(&file)?;
-            policies.extend(policies::load_file(&src, docs));
+            let set = policies::load_file(&src, docs);
+            if let Some((position, message)) = &set.refused {
+                return Err(LoadError::in_file(
+                    position.clone(),
+                    format!("failed to load policies ({message})"),
+                ));
+            }
+            policies.extend(set);
         }
     }
     let resources = load_resources(dir, &spec.resources, &mut warnings)?;

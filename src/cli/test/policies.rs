@@ -17,6 +17,9 @@ pub struct PolicySet {
     pub unsupported: Vec<(String, String)>,
     /// Non-fatal per-document problems (printed as `ERROR: <file>: <error>`).
     pub errors: Vec<String>,
+    /// The first field that the policy kind's CRD schema refuses (position, message): Kyverno's
+    /// strict decoding refuses the whole file, so the test cannot run.
+    pub refused: Option<(String, String)>,
 }
 
 impl PolicySet {
@@ -25,13 +28,20 @@ impl PolicySet {
         self.invalid.extend(other.invalid);
         self.unsupported.extend(other.unsupported);
         self.errors.extend(other.errors);
+        self.refused = self.refused.take().or(other.refused);
     }
 }
 
 /// Loads the policies of one parsed file.
 pub fn load_file(source: &Source, docs: Vec<Document>) -> PolicySet {
     let loaded = load_policies(source, docs);
+    let refused = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::Schema && d.severity == kpol::diagnostic::Severity::Error)
+        .map(|d| (d.position(), d.message.clone()));
     PolicySet {
+        refused,
         policies: loaded.policies,
         invalid: loaded
             .invalid
