@@ -292,7 +292,13 @@ impl Engine {
                     if !p.in_scope(&resource.namespace) {
                         return None;
                     }
-                    crate::vpol::evaluate::evaluate(cel, resource, request, &self.exceptions)?
+                    crate::vpol::evaluate::evaluate(
+                        cel,
+                        resource,
+                        request,
+                        &self.exceptions,
+                        &contexts.cel,
+                    )?
                 }
             };
             // Every response says where it points, so no output format locates a path again
@@ -492,6 +498,7 @@ fn validate_rule<'r>(
                 resource,
                 old.as_deref(),
                 request,
+                &contexts.cel,
             );
             let mut r = RuleResponse::new(&rule.name, status, message);
             r.unsupported = feature.map(str::to_owned);

@@ -3,7 +3,13 @@
 //! and the evaluation budget (crate::base::budget) so that no expression runs unbounded:
 //! comprehension iterations and what `+` builds are charged to it.
 
-use cel::{ExecutionError, Value};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use cel::common::types::CelNull;
+use cel::common::value::{CowVal, Val};
+use cel::context::VariableResolver;
+use cel::{Context, ExecutionError, Value};
 
 use super::compile::Program;
 use super::convert::map_of;
@@ -41,13 +47,85 @@ pub(super) fn charge_size(v: Value) -> Result<Value, ExecutionError> {
     Ok(v)
 }
 
+/// A CEL value converted once into the interpreter's own value tree, then bound in any number
+/// of [`Activation`]s without copying it again. perf: binding a `cel::Value` converts the
+/// whole tree (every map rebuilt and rehashed) each time an expression is evaluated; a library
+/// policy evaluates dozens of expressions per resource (docs/PERFORMANCE.md).
+#[derive(Clone, Debug)]
+pub struct Shared(Arc<dyn Val>);
+
+impl Shared {
+    /// Converts `value` (its strings, lists and maps copied once).
+    pub fn new(value: Value) -> Self {
+        // kpol binds only data values (null, scalars, strings, lists, maps); a function value,
+        // the one kind the conversion refuses, is bound as null.
+        match Box::<dyn Val>::try_from(value) {
+            Ok(val) => Shared(Arc::from(val)),
+            Err(_) => Self::null(),
+        }
+    }
+
+    /// `null`.
+    pub fn null() -> Self {
+        Shared(Arc::new(CelNull))
+    }
+}
+
+/// The values every CEL evaluation on one resource binds (`object`, `oldObject`, `request`,
+/// `namespaceObject`, …), each converted at most once, on first use, and shared by every
+/// policy and rule evaluated on the resource; none is built for a resource no CEL policy or
+/// rule evaluates. The caller names each value by a key and says how to build it the first time.
+/// One per resource evaluation (the engine makes it; crate::vpol, and the other CEL kinds,
+/// take it), so no value outlives the resource it was built from.
+#[derive(Default)]
+pub struct ResourceValues {
+    built: RefCell<Vec<(&'static str, Value, Option<Shared>)>>,
+}
+
+impl ResourceValues {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The value `key` names, built with `build` the first time it is asked for (as a
+    /// `cel::Value`, to be placed inside another value: clones of it share its contents).
+    pub fn value(&self, key: &'static str, build: impl FnOnce() -> Value) -> Value {
+        if let Some((_, v, _)) = self.built.borrow().iter().find(|(k, ..)| *k == key) {
+            return v.clone();
+        }
+        // Built with no borrow held: a builder may ask for other values.
+        let v = build();
+        self.built.borrow_mut().push((key, v.clone(), None));
+        v
+    }
+
+    /// The value `key` names as a [`Shared`] binding, built with `build` the first time.
+    pub fn shared(&self, key: &'static str, build: impl FnOnce() -> Value) -> Shared {
+        let v = self.value(key, build);
+        let mut built = self.built.borrow_mut();
+        let Some(entry) = built.iter_mut().find(|(k, ..)| *k == key) else {
+            return Shared::new(v);
+        };
+        entry.2.get_or_insert_with(|| Shared::new(v)).clone()
+    }
+}
+
 /// The top-level variables of one evaluation, and the `variables` computed from them.
 #[derive(Clone, Debug, Default)]
 pub struct Activation {
-    vars: Vec<(&'static str, Value)>,
+    vars: Vec<(&'static str, Shared)>,
     /// `variables.<name>` that failed, with their error: an expression that uses one gets that
     /// error (Kyverno evaluates variables lazily, so an unused failing variable is harmless).
     failed: Vec<(String, String)>,
+}
+
+impl VariableResolver for Activation {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        self.vars
+            .iter()
+            .find(|(n, _)| *n == variable)
+            .map(|(_, v)| CowVal::Borrowed(&*v.0))
+    }
 }
 
 impl Activation {
@@ -55,8 +133,14 @@ impl Activation {
         Self::default()
     }
 
-    /// Binds a top-level variable (replacing an earlier binding of the same name).
+    /// Binds a top-level variable (replacing an earlier binding of the same name), converting
+    /// it; [`Activation::bind`] binds one converted already.
     pub fn set(&mut self, name: &'static str, value: Value) {
+        self.bind(name, Shared::new(value));
+    }
+
+    /// Binds a top-level variable to a converted value (replacing an earlier binding).
+    pub fn bind(&mut self, name: &'static str, value: Shared) {
         self.vars.retain(|(n, _)| *n != name);
         self.vars.push((name, value));
     }
@@ -67,20 +151,22 @@ impl Activation {
         self.set("variables", map_of(Vec::<(String, Value)>::new()));
         for (name, program) in defs {
             match self.eval(program) {
-                Ok(v) => done.push((name.to_owned(), v)),
+                Ok(v) => {
+                    done.push((name.to_owned(), v));
+                    self.set("variables", map_of(done.iter().cloned()));
+                }
                 Err(e) => self.failed.push((name.to_owned(), e)),
             }
-            self.set("variables", map_of(done.iter().cloned()));
         }
     }
 
     /// Evaluates one program; errors are CEL's error text.
     pub fn eval(&self, program: &Program) -> Result<Value, String> {
         let expr = program.expr.as_ref().map_err(Clone::clone)?;
-        let mut scope = super::env::ROOT.new_inner_scope();
-        for (name, value) in &self.vars {
-            scope.add_variable_from_value(*name, value.clone());
-        }
+        let root: &Context<'_, '_> = &super::env::ROOT;
+        let mut scope = root.new_inner_scope();
+        // The variables are looked up in this activation, borrowed, never copied.
+        scope.set_variable_resolver(self);
         let _budget = budget::Scope::enter();
         Value::resolve(expr, &scope).map_err(|e| self.explain(e))
     }
@@ -122,6 +208,26 @@ mod tests {
             map_of([("n", Value::Float(3.0)), ("s", Value::from("ab"))]),
         );
         a.eval(&p)
+    }
+
+    #[test]
+    fn resource_values_are_built_once_and_shared() {
+        let values = ResourceValues::new();
+        let mut builds = 0;
+        let (p, _) = compile("object.s == 'ab'", Span::EMPTY);
+        for _ in 0..3 {
+            let mut a = Activation::new();
+            let v = values.shared("object", || {
+                builds += 1;
+                map_of([("s", Value::from("ab"))])
+            });
+            a.bind("object", v);
+            assert_eq!(a.eval(&p), Ok(Value::Bool(true)));
+        }
+        assert_eq!(builds, 1);
+        // The same key as a value: no second build either.
+        let v = values.value("object", || Value::Null);
+        assert!(matches!(v, Value::Map(_)));
     }
 
     #[test]

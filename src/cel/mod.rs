@@ -4,10 +4,13 @@
 //! Kubernetes' list library extras ([`k8s_lists`]), Kyverno's image
 //! references ([`image`]) and its hash, json and x509 functions ([`data`]), Kubernetes' object
 //! literals for mutating expressions ([`objects`]), GeneratingPolicy's `generator` library
-//! ([`generator`]), compiling with located syntax errors ([`compile`]) and bounded evaluation
-//! ([`eval`]). The policy kinds built on it live in `crate::vpol`, `crate::mpol` and
-//! `crate::gpol`.
+//! ([`generator`]), where a failing validation points ([`locate`]), compiling with located
+//! syntax errors ([`compile`]) and bounded evaluation ([`eval`]: an [`Activation`] binds
+//! [`Shared`] values, converted once per resource in its [`ResourceValues`]; [`admission`]
+//! binds `object`, `oldObject` and `request` for every CEL kind). The policy kinds built on it
+//! live in `crate::vpol`, `crate::mpol` and `crate::gpol`.
 
+pub mod admission;
 pub mod compile;
 pub mod context;
 pub mod convert;
@@ -23,7 +26,7 @@ pub mod objects;
 pub mod time;
 
 pub use compile::{Program, SyntaxError, compile, compile_node, syntax_diagnostic};
-pub use eval::Activation;
+pub use eval::{Activation, ResourceValues, Shared};
 
 /// Compiles `expr`, which must be valid, and evaluates it with no variables (for tests).
 #[cfg(test)]

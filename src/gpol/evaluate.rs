@@ -125,7 +125,15 @@ fn run(
     exceptions: &[PolicyException],
 ) -> Run {
     let mut act = Activation::new();
-    crate::vpol::evaluate::bind_admission(&mut act, trigger, request, request.operation, true);
+    let values = crate::cel::ResourceValues::new();
+    crate::vpol::evaluate::bind_admission(
+        &mut act,
+        trigger,
+        request,
+        &values,
+        request.operation,
+        true,
+    );
     act.set(
         "namespaceObject",
         crate::vpol::evaluate::namespace_object(trigger, request),

@@ -111,7 +111,16 @@ fn evaluate_variant(
         return (error(why), None);
     }
     let mut act = Activation::new();
-    bind_admission(&mut act, resource, request, request.operation, true);
+    // The resource changes after each mutation: its values are built for this variant only.
+    let values = crate::cel::ResourceValues::new();
+    bind_admission(
+        &mut act,
+        resource,
+        request,
+        &values,
+        request.operation,
+        true,
+    );
     act.set("namespaceObject", namespace_object(resource, request));
     let outcome = {
         let probe = &act;

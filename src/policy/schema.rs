@@ -343,20 +343,37 @@ pub fn kind_entries(raw: &Node) -> Vec<(String, String, Span)> {
     out
 }
 
-/// Adds the schema errors of a document to `out`, leaving out those at a place where the
-/// document's loader (whose diagnostics are `out[since..]`) already reported a problem: the
-/// ClusterPolicy loader checks many field types itself.
+/// Adds the schema errors of a document to `out`, leaving out those the document's loader
+/// (whose diagnostics are `out[since..]`) already reported: at the same place (the ClusterPolicy
+/// loader checks many field types itself), or as the same problem inside a larger one (a CEL
+/// kind's loader quotes the constraint reader's message for the field, with paths from below
+/// `spec`).
 pub fn merge(out: &mut Vec<Diagnostic>, since: usize, errors: Vec<Diagnostic>) {
     let loader: Vec<_> = out
         .get(since..)
         .unwrap_or(&[])
         .iter()
-        .filter_map(|d| d.location.as_ref().map(|l| (l.file.clone(), l.span)))
+        .filter_map(|d| {
+            d.location
+                .as_ref()
+                .map(|l| (l.file.clone(), l.span, &d.message))
+        })
+        .map(|(f, s, m)| (f, s, m.clone()))
         .collect();
     out.extend(errors.into_iter().filter(|d| {
-        d.location
-            .as_ref()
-            .is_none_or(|l| !loader.contains(&(l.file.clone(), l.span)))
+        let Some(l) = d.location.as_ref() else {
+            return true;
+        };
+        // `<Kind> <name>: spec.a.b: <problem>` → `a.b: <problem>`.
+        let problem = d
+            .message
+            .split_once(": ")
+            .map_or(d.message.as_str(), |(_, p)| p);
+        let problem = problem.strip_prefix("spec.").unwrap_or(problem);
+        let problem = problem.replace(" spec.", " ");
+        !loader
+            .iter()
+            .any(|(f, span, m)| *f == l.file && (*span == l.span || m.contains(&problem)))
     }));
 }
 

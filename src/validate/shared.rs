@@ -20,6 +20,8 @@ pub(crate) struct Contexts<'a> {
     lent: bool,
     /// The resource's pod, decoded once for all podSecurity rules.
     pub(crate) pods: crate::pss::PodCache,
+    /// The resource's CEL values, converted once for all CEL rules and policies.
+    pub(crate) cel: crate::cel::ResourceValues,
 }
 
 impl<'a> Contexts<'a> {
@@ -30,6 +32,7 @@ impl<'a> Contexts<'a> {
             base: None,
             lent: false,
             pods: Default::default(),
+            cel: Default::default(),
         }
     }
 

@@ -5,8 +5,9 @@
 use cel::Value;
 
 use super::Validation;
-use crate::cel::Activation;
-use crate::cel::convert::{map_of, string};
+use super::evaluate::{OBJECT, OLD_OBJECT};
+use crate::cel::convert::{map_of, string, to_cel};
+use crate::cel::{Activation, ResourceValues, Shared};
 pub use crate::policy::CelRule;
 use crate::report::Status;
 use crate::request::Request;
@@ -14,7 +15,8 @@ use crate::resource::Resource;
 
 /// The outcome of one `validate.cel` rule: status, message, and the unsupported feature when
 /// kpol cannot decide. `old`: the old object of an UPDATE (`oldObject`); `None` stands for the
-/// resource itself.
+/// resource itself. `values`: the CEL values of this resource evaluation, shared with every
+/// other CEL rule and policy on it.
 pub fn evaluate(
     rule_name: &str,
     rule_message: Option<&str>,
@@ -22,6 +24,7 @@ pub fn evaluate(
     resource: &Resource,
     old: Option<&Resource>,
     request: &Request,
+    values: &ResourceValues,
 ) -> (Status, String, Option<&'static str>) {
     let _budget = crate::base::budget::Scope::enter();
     if rule.uses_params {
@@ -32,32 +35,47 @@ pub fn evaluate(
         );
     }
     let mut act = Activation::new();
-    let obj = crate::cel::convert::to_cel(&resource.root);
+    let obj = || values.shared(OBJECT, || to_cel(&resource.root));
     let op = request.operation;
     let (object, old) = match op {
         crate::request::Operation::Update => match old {
-            Some(old) => (obj, crate::cel::convert::to_cel(&old.root)),
-            None => (obj.clone(), obj),
+            // The resource itself, or the request's previous revision, are shared; an old
+            // object made for this policy alone (values-file overrides) is not.
+            Some(old) if std::ptr::eq(old, resource) => (obj(), obj()),
+            Some(old)
+                if request
+                    .old_object
+                    .as_deref()
+                    .is_some_and(|o| std::ptr::eq(o, old)) =>
+            {
+                (obj(), values.shared(OLD_OBJECT, || to_cel(&old.root)))
+            }
+            Some(old) => (obj(), Shared::new(to_cel(&old.root))),
+            None => (obj(), obj()),
         },
-        crate::request::Operation::Delete => (Value::Null, obj),
-        _ => (obj, Value::Null),
+        crate::request::Operation::Delete => (Shared::null(), obj()),
+        _ => (obj(), Shared::null()),
     };
-    act.set("object", object);
-    act.set("oldObject", old);
-    act.set(
+    act.bind("object", object);
+    act.bind("oldObject", old);
+    act.bind(
         "request",
-        super::evaluate::request_value(resource, request, op, None, false),
+        values.shared("request/rule", || {
+            super::evaluate::request_value(resource, request, op, None, false)
+        }),
     );
     // The Namespace `kpol check` knows (an input, the values file); else, as the Kyverno CLI
     // has it offline (`kpol test`), only a name (§2.3).
-    let ns = if resource.namespace.is_empty() || resource.kind == "Namespace" {
-        Value::Null
-    } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
-        crate::cel::convert::to_cel(ns)
-    } else {
-        map_of([("metadata", map_of([("name", string(&resource.namespace))]))])
-    };
-    act.set("namespaceObject", ns);
+    let ns = values.shared("namespaceObject/rule", || {
+        if resource.namespace.is_empty() || resource.kind == "Namespace" {
+            Value::Null
+        } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
+            to_cel(ns)
+        } else {
+            map_of([("metadata", map_of([("name", string(&resource.namespace))]))])
+        }
+    });
+    act.bind("namespaceObject", ns);
     // celPreconditions: false → skip; an error is a deny → fail.
     for p in &rule.preconditions {
         match act.eval_bool(p) {

@@ -5,8 +5,8 @@
 use cel::Value;
 
 use super::{CelKind, CelPolicy, Variant};
-use crate::cel::Activation;
 use crate::cel::convert::{map_of, string, strings, to_cel};
+use crate::cel::{Activation, ResourceValues, Shared};
 use crate::exception::{self, Outcome, PolicyException, Subject};
 use crate::report::{RuleResponse, Status};
 use crate::request::{Operation, Request};
@@ -15,19 +15,21 @@ use crate::resource::Resource;
 /// The rule responses of `policy` for `resource`: `None` when the CLI drops the response
 /// entirely (no match and the policy has selectors, §3.7), `Some(vec![])` for an empty one.
 /// `exceptions` are all the loaded PolicyExceptions; those for CEL policies that refer to this
-/// ValidatingPolicy apply (cel.md §3.3); none ever applies to a VAP (§11.1 item 2).
+/// ValidatingPolicy apply (cel.md §3.3); none ever applies to a VAP (§11.1 item 2). `values`:
+/// the CEL values of this resource evaluation, shared with every other CEL policy and rule on it.
 pub fn evaluate(
     policy: &CelPolicy,
     resource: &Resource,
     request: &Request,
     exceptions: &[PolicyException],
+    values: &ResourceValues,
 ) -> Option<Vec<RuleResponse>> {
     // One evaluation budget for the policy on this resource: its variables and validations
     // together (crate::base::budget).
     let _budget = crate::base::budget::Scope::enter();
     match policy.kind {
-        CelKind::ValidatingAdmissionPolicy => Some(evaluate_vap(policy, resource, request)),
-        _ => evaluate_vpol(policy, resource, request, exceptions),
+        CelKind::ValidatingAdmissionPolicy => Some(evaluate_vap(policy, resource, request, values)),
+        _ => evaluate_vpol(policy, resource, request, exceptions, values),
     }
 }
 
@@ -42,13 +44,14 @@ fn evaluate_vpol(
     resource: &Resource,
     request: &Request,
     exceptions: &[PolicyException],
+    values: &ResourceValues,
 ) -> Option<Vec<RuleResponse>> {
     let mut act = Activation::new();
     let variant = if policy.json_mode {
         // JSON mode: every payload, only `object` (and `variables`) bound (§3.5).
-        act.set("object", to_cel(&resource.root));
+        act.bind("object", values.shared(OBJECT, || to_cel(&resource.root)));
         for name in ["oldObject", "request", "namespaceObject"] {
-            act.set(name, Value::Null);
+            act.bind(name, Shared::null());
         }
         policy.variants.first()?
     } else {
@@ -64,8 +67,13 @@ fn evaluate_vpol(
                 Some(Vec::new())
             };
         };
-        bind_admission(&mut act, resource, request, request.operation, true);
-        act.set("namespaceObject", namespace_object(resource, request));
+        bind_admission(&mut act, resource, request, values, request.operation, true);
+        act.bind(
+            "namespaceObject",
+            values.shared("namespaceObject/vpol", || {
+                namespace_object(resource, request)
+            }),
+        );
         v
     };
     if let Some(why) = &policy.broken {
@@ -178,7 +186,12 @@ fn audit_error(v: &Variant, act: &Activation) -> Option<String> {
 }
 
 /// VAPs as the CLI applies them (§5): always CREATE, the last matching binding decides.
-fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> Vec<RuleResponse> {
+fn evaluate_vap(
+    policy: &CelPolicy,
+    resource: &Resource,
+    request: &Request,
+    values: &ResourceValues,
+) -> Vec<RuleResponse> {
     let Some(v) = policy.variants.first() else {
         return Vec::new();
     };
@@ -187,15 +200,24 @@ fn evaluate_vap(policy: &CelPolicy, resource: &Resource, request: &Request) -> V
         .as_ref()
         .is_none_or(|c| c.matches(resource, request));
     let mut act = Activation::new();
-    bind_admission(&mut act, resource, request, Operation::Create, false);
-    let ns = if resource.namespace.is_empty() {
-        map_of([("metadata", map_of(Vec::<(String, Value)>::new()))])
-    } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
-        to_cel(ns)
-    } else {
-        namespace_object_with_labels(resource, request)
-    };
-    act.set("namespaceObject", ns);
+    bind_admission(
+        &mut act,
+        resource,
+        request,
+        values,
+        Operation::Create,
+        false,
+    );
+    let ns = values.shared("namespaceObject/vap", || {
+        if resource.namespace.is_empty() {
+            map_of([("metadata", map_of(Vec::<(String, Value)>::new()))])
+        } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
+            to_cel(ns)
+        } else {
+            namespace_object_with_labels(resource, request)
+        }
+    });
+    act.bind("namespaceObject", ns);
     let run = |act: &mut Activation| match &policy.broken {
         Some(why) => response(policy, Status::Error, why.clone()),
         None => run_vap(policy, v, act, &resource.root),
@@ -278,102 +300,7 @@ fn run_vap(
     }
 }
 
-/// Binds `object`, `oldObject` and `request` for an admission request with `op`.
-/// `with_objects`: Kyverno's request also carries `object`/`oldObject` (§4.2).
-pub fn bind_admission(
-    act: &mut Activation,
-    resource: &Resource,
-    request: &Request,
-    op: Operation,
-    with_objects: bool,
-) {
-    let obj = to_cel(&resource.root);
-    let (object, old) = match op {
-        // The previous revision when one is given (`kpol check --old`), else the resource.
-        Operation::Update => match &request.old_object {
-            Some(old) => (obj, to_cel(&old.root)),
-            None => (obj.clone(), obj),
-        },
-        Operation::Delete => (Value::Null, obj),
-        _ => (obj, Value::Null),
-    };
-    act.set(
-        "request",
-        request_value(
-            resource,
-            request,
-            op,
-            with_objects.then_some((&object, &old)),
-            !with_objects,
-        ),
-    );
-    act.set("object", object);
-    act.set("oldObject", old);
-}
-
-/// The admission request as CEL sees it; empty optional fields are absent (§4.2).
-pub fn request_value(
-    resource: &Resource,
-    request: &Request,
-    op: Operation,
-    objects: Option<(&Value, &Value)>,
-    sentinel_user: bool,
-) -> Value {
-    let (group, version) = resource.group_version();
-    let gvk = map_of([
-        ("group", string(group)),
-        ("version", string(version)),
-        ("kind", string(&resource.kind)),
-    ]);
-    let gvr = map_of([
-        ("group", string(group)),
-        ("version", string(version)),
-        (
-            "resource",
-            string(&crate::base::gvk::plural(&resource.kind)),
-        ),
-    ]);
-    let mut user: Vec<(&str, Value)> = Vec::new();
-    match &request.user_info {
-        Some(u) => {
-            if !u.username.is_empty() {
-                user.push(("username", string(&u.username)));
-            }
-            if !u.groups.is_empty() {
-                user.push(("groups", strings(u.groups.iter().map(String::as_str))));
-            }
-        }
-        None if sentinel_user => {
-            user.push(("username", string("system:kyverno:background-scan")));
-            user.push(("groups", strings(["system:authenticated"])));
-        }
-        None => {}
-    }
-    let mut fields: Vec<(&str, Value)> = vec![
-        ("uid", string("")),
-        ("kind", gvk.clone()),
-        ("resource", gvr.clone()),
-        ("requestKind", gvk),
-        ("requestResource", gvr),
-        ("operation", string(op.as_str())),
-        ("userInfo", map_of(user)),
-    ];
-    if !resource.name.is_empty() {
-        fields.push(("name", string(&resource.name)));
-    }
-    if !resource.namespace.is_empty() {
-        fields.push(("namespace", string(&resource.namespace)));
-    }
-    if let Some((object, old)) = objects {
-        if *object != Value::Null {
-            fields.push(("object", object.clone()));
-        }
-        if *old != Value::Null {
-            fields.push(("oldObject", old.clone()));
-        }
-    }
-    map_of(fields)
-}
+pub use crate::cel::admission::{OBJECT, OLD_OBJECT, bind_admission, request_value};
 
 /// vpol `namespaceObject`: the Namespace `kpol check` knows (an input, the values file), else
 /// `{name, labels}` from the values file, null when unknown or cluster-scoped (§4.3).

@@ -1,0 +1,145 @@
+//! The admission inputs of a CEL evaluation, the one entry point every CEL policy kind binds
+//! them through (cel.md §4.2): `object`, `oldObject` and `request` for one resource and
+//! request, each built at most once per resource evaluation in its [`ResourceValues`] and
+//! shared by every policy and rule evaluated on it (docs/PERFORMANCE.md). A kind binds what
+//! else it needs (`namespaceObject`, `params`, …) with [`Activation::bind`] and
+//! [`ResourceValues::shared`] under a key of its own.
+
+use cel::Value;
+
+use super::convert::{map_of, string, strings, to_cel};
+use super::{Activation, ResourceValues, Shared};
+use crate::request::{Operation, Request};
+use crate::resource::Resource;
+
+/// The key of the resource itself in a [`ResourceValues`].
+pub const OBJECT: &str = "object";
+/// The key of the previous revision a request carries (`kpol check --old`).
+pub const OLD_OBJECT: &str = "oldObject";
+
+/// Binds `object`, `oldObject` and `request` for an admission request with `op`, each taken
+/// from (or built once into) `values`. `with_objects`: Kyverno's request also carries
+/// `object`/`oldObject` (§4.2). For one resource the request depends on `op` and
+/// `with_objects` alone, so it is shared under a key per combination.
+pub fn bind_admission(
+    act: &mut Activation,
+    resource: &Resource,
+    request: &Request,
+    values: &ResourceValues,
+    op: Operation,
+    with_objects: bool,
+) {
+    let (object_key, old_key): (Option<&'static str>, Option<&'static str>) = match op {
+        // The previous revision when one is given (`kpol check --old`), else the resource.
+        Operation::Update => match &request.old_object {
+            Some(_) => (Some(OBJECT), Some(OLD_OBJECT)),
+            None => (Some(OBJECT), Some(OBJECT)),
+        },
+        Operation::Delete => (None, Some(OBJECT)),
+        _ => (Some(OBJECT), None),
+    };
+    let build = |key: &'static str| match key {
+        OBJECT => to_cel(&resource.root),
+        _ => request
+            .old_object
+            .as_ref()
+            .map_or(Value::Null, |old| to_cel(&old.root)),
+    };
+    let value_of = |key: Option<&'static str>| match key {
+        None => Value::Null,
+        Some(k) => values.value(k, || build(k)),
+    };
+    let shared_of = |key: Option<&'static str>| match key {
+        None => Shared::null(),
+        Some(k) => values.shared(k, || build(k)),
+    };
+    let request_key = match (op, with_objects) {
+        (Operation::Create, true) => "request/create+objects",
+        (Operation::Create, false) => "request/create",
+        (Operation::Update, true) => "request/update+objects",
+        (Operation::Update, false) => "request/update",
+        (Operation::Delete, true) => "request/delete+objects",
+        (Operation::Delete, false) => "request/delete",
+        (Operation::Connect, true) => "request/connect+objects",
+        (Operation::Connect, false) => "request/connect",
+    };
+    act.bind(
+        "request",
+        values.shared(request_key, || {
+            let (object, old) = (value_of(object_key), value_of(old_key));
+            request_value(
+                resource,
+                request,
+                op,
+                with_objects.then_some((&object, &old)),
+                !with_objects,
+            )
+        }),
+    );
+    act.bind("object", shared_of(object_key));
+    act.bind("oldObject", shared_of(old_key));
+}
+
+/// The admission request as CEL sees it; empty optional fields are absent (§4.2).
+pub fn request_value(
+    resource: &Resource,
+    request: &Request,
+    op: Operation,
+    objects: Option<(&Value, &Value)>,
+    sentinel_user: bool,
+) -> Value {
+    let (group, version) = resource.group_version();
+    let gvk = map_of([
+        ("group", string(group)),
+        ("version", string(version)),
+        ("kind", string(&resource.kind)),
+    ]);
+    let gvr = map_of([
+        ("group", string(group)),
+        ("version", string(version)),
+        (
+            "resource",
+            string(&crate::base::gvk::plural(&resource.kind)),
+        ),
+    ]);
+    let mut user: Vec<(&str, Value)> = Vec::new();
+    match &request.user_info {
+        Some(u) => {
+            if !u.username.is_empty() {
+                user.push(("username", string(&u.username)));
+            }
+            if !u.groups.is_empty() {
+                user.push(("groups", strings(u.groups.iter().map(String::as_str))));
+            }
+        }
+        None if sentinel_user => {
+            user.push(("username", string("system:kyverno:background-scan")));
+            user.push(("groups", strings(["system:authenticated"])));
+        }
+        None => {}
+    }
+    let mut fields: Vec<(&str, Value)> = vec![
+        ("uid", string("")),
+        ("kind", gvk.clone()),
+        ("resource", gvr.clone()),
+        ("requestKind", gvk),
+        ("requestResource", gvr),
+        ("operation", string(op.as_str())),
+        ("userInfo", map_of(user)),
+    ];
+    if !resource.name.is_empty() {
+        fields.push(("name", string(&resource.name)));
+    }
+    if !resource.namespace.is_empty() {
+        fields.push(("namespace", string(&resource.namespace)));
+    }
+    if let Some((object, old)) = objects {
+        if *object != Value::Null {
+            fields.push(("object", object.clone()));
+        }
+        if *old != Value::Null {
+            fields.push(("oldObject", old.clone()));
+        }
+    }
+    map_of(fields)
+}
