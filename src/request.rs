@@ -70,6 +70,10 @@ pub struct Request {
     /// in the Kyverno CLI (its `oldObject` is a copy of the resource, with the values
     /// file's `request.oldObject` merged over it).
     pub old_object: Option<Arc<Resource>>,
+    /// What cluster-backed context entries (`apiCall`, `configMap`, `globalReference`) are
+    /// served from offline: the virtual cluster and the test's mocks. Empty by default, and
+    /// then those entries are not loaded, as in the Kyverno CLI without a cluster.
+    pub offline: Arc<crate::cluster::Offline>,
 }
 
 impl Request {

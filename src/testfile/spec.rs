@@ -85,6 +85,14 @@ pub struct TestSpec {
     pub userinfo: Option<String>,
     /// The `context:` file (a `cli.kyverno.io/v1alpha1` Context) for CEL library calls.
     pub context: Option<String>,
+    /// `clusterResources`: `ClusterResource` files; any switches the test to cluster mode.
+    pub cluster_resources: Vec<String>,
+    /// `paramResources`: files of parameter objects (they are part of the virtual cluster).
+    pub param_resources: Vec<String>,
+    /// `apiCallResponses`, checked and indexed.
+    pub api_calls: crate::cluster::mocks::ApiCalls,
+    /// `globalContextEntries` as written, each with the `resourceFiles` to read for it.
+    pub global_entries: Vec<(crate::cluster::mocks::GlobalSource, Vec<String>)>,
     pub results: Vec<ResultEntry>,
     /// Inputs kpol does not use yet; every row of the test is then unsupported.
     pub unsupported_inputs: Vec<&'static str>,
@@ -156,10 +164,25 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
             t.unsupported_inputs.push(feature);
         }
     }
-    for field in ["apiCallResponses", "globalContextEntries"] {
-        if f.get(field).is_some() {
-            t.warnings
-                .push(format!("{field} are not used by kpol yet; ignored"));
+    t.cluster_resources = f.strings("clusterResources")?;
+    t.param_resources = f.strings("paramResources")?;
+    if let Some(n) = f.get("apiCallResponses") {
+        let list = n.as_seq().unwrap_or(&[]);
+        t.api_calls = crate::cluster::mocks::ApiCalls::from_list(list)
+            .map_err(|e| LoadError::at(source, n, e))?;
+    }
+    if let Some(n) = f.get("globalContextEntries") {
+        for e in n.as_seq().unwrap_or(&[]) {
+            let entry = crate::cluster::mocks::GlobalSource::from_node(e)
+                .map_err(|m| LoadError::at(source, e, m))?;
+            if t.global_entries.iter().any(|(g, _)| g.name == entry.0.name) {
+                return Err(LoadError::at(
+                    source,
+                    e,
+                    format!("globalContextEntries: duplicate name {:?}", entry.0.name),
+                ));
+            }
+            t.global_entries.push(entry);
         }
     }
     for item in f.list("results")? {

@@ -114,6 +114,7 @@ fn run_resource(
         values: inputs.values.clone(),
         namespaces: Default::default(),
         old_object: None,
+        offline: inputs.offline.clone(),
     };
     let mut responses = Vec::new();
     let mutate_op = policies

@@ -1,0 +1,145 @@
+//! `kpol test` in `clusterResources` mode (testdata/cluster/, issue #23): the test's
+//! resources and ClusterResource objects form the virtual cluster that `context.apiCall`,
+//! `context.configMap` and CEL `resource.List` read, giving Kyverno v1.19.0's verdicts; the
+//! same tests without the cluster file load none of those entries (Kyverno's skip behaviour:
+//! the rule reads an unknown variable and errors), and mocks answer without a cluster.
+
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// `(resource, expected, actual, ok)` of a row.
+type Row = (String, String, String, bool);
+
+fn run(dir: &Path) -> (Option<i32>, Vec<Row>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", dir.to_str().unwrap(), "--format", "json"])
+        .output()
+        .expect("run kpol");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = json["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+            (s("resource"), s("expected"), s("actual"), r["ok"] == true)
+        })
+        .collect();
+    (out.status.code(), rows)
+}
+
+/// A copy of a fixture directory, with the test file rewritten by `edit`.
+fn copy_with(name: &str, edit: impl Fn(&str) -> String) -> tempfile::TempDir {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/cluster")
+        .join(name);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let text = if p.ends_with("kyverno-test.yaml") {
+            edit(&text)
+        } else {
+            text
+        };
+        std::fs::write(tmp.path().join(p.file_name().unwrap()), text).unwrap();
+    }
+    tmp
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/cluster")
+        .join(name)
+}
+
+#[test]
+fn cluster_mode_gives_kyvernos_verdicts() {
+    for (name, failing, passing) in [
+        ("apicall-list", "v1/Pod/busy/newcomer", "v1/Pod/quiet/alone"),
+        (
+            "configmap",
+            "v1/Pod/apps/gamma-app",
+            "v1/Pod/apps/alpha-app",
+        ),
+        ("cel-list", "v1/Pod/ci/uses-ghost", "v1/Pod/ci/uses-builder"),
+    ] {
+        let (code, rows) = run(&fixture(name));
+        let s = String::from;
+        assert_eq!(
+            rows,
+            [
+                (s(failing), s("fail"), s("fail"), true),
+                (s(passing), s("pass"), s("pass"), true)
+            ],
+            "{name}"
+        );
+        assert_eq!(code, Some(0), "{name}");
+    }
+}
+
+#[test]
+fn without_the_cluster_the_entries_are_not_loaded() {
+    for name in ["apicall-list", "configmap", "cel-list"] {
+        let dir = copy_with(name, |t| {
+            t.replace("clusterResources: [cluster.yaml]\n", "")
+        });
+        let (code, rows) = run(dir.path());
+        assert_eq!(rows.len(), 2, "{name}");
+        for r in &rows {
+            assert_eq!(r.2, "error", "{name}: {r:?}");
+            assert!(!r.3, "{name}: {r:?}");
+        }
+        assert_eq!(code, Some(1), "{name}");
+    }
+}
+
+// apiCallResponses answer the same urlPath without a cluster (store/contextloader.go); a
+// non-2xx status is an error.
+#[test]
+fn api_call_mocks_answer_without_a_cluster() {
+    let mock = |status: u16| {
+        move |t: &str| {
+            t.replace(
+                "clusterResources: [cluster.yaml]\n",
+                &format!(
+                    "apiCallResponses:\n\
+                     - urlPath: /api/v1/namespaces/busy/pods\n  response: {{statusCode: {status}, body: {{items: [1, 2, 3]}}}}\n\
+                     - urlPath: /api/v1/namespaces/quiet/pods\n  response: {{body: {{items: []}}}}\n"
+                ),
+            )
+        }
+    };
+    let dir = copy_with("apicall-list", mock(200));
+    let (code, rows) = run(dir.path());
+    assert!(rows.iter().all(|r| r.3), "{rows:?}");
+    assert_eq!(code, Some(0));
+    let dir = copy_with("apicall-list", mock(404));
+    let (_, rows) = run(dir.path());
+    assert_eq!(rows[0].2, "error", "{rows:?}");
+    assert!(rows[1].3, "{rows:?}");
+}
+
+// A bad mock is the test's error, at its line.
+#[test]
+fn invalid_mocks_stop_the_test() {
+    let dir = copy_with("apicall-list", |t| {
+        t.replace(
+            "clusterResources: [cluster.yaml]\n",
+            "apiCallResponses:\n- urlPath: relative\n  response: {body: {}}\n",
+        )
+    });
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", dir.path().to_str().unwrap()])
+        .output()
+        .expect("run kpol");
+    assert_eq!(out.status.code(), Some(2));
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("kyverno-test.yaml:9:3: apiCallResponses[0]: urlPath \"relative\" must be an absolute path"),
+        "{text}"
+    );
+}
