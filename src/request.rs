@@ -49,6 +49,9 @@ pub struct UserInfo {
     /// `namespace:name` role keys.
     pub roles: Vec<String>,
     pub cluster_roles: Vec<String>,
+    /// `userInfo.uid` and `userInfo.extra` (keys sorted, as Go marshals a map).
+    pub uid: String,
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 /// Everything about the request that is not the resource itself.
@@ -149,5 +152,6 @@ pub fn old_object_matcher() -> UserInfo {
         groups: vec!["kyverno:invalidgroup".to_owned()],
         roles: vec!["kyverno:invalidrole".to_owned()],
         cluster_roles: vec!["kyverno:invalidrole".to_owned()],
+        ..UserInfo::default()
     }
 }

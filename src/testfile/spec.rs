@@ -119,6 +119,15 @@ pub struct ResultEntry {
     pub clone_source_resource: Option<String>,
     /// The CEL policy kind the entry declares (`isValidatingPolicy: true` → `ValidatingPolicy`).
     pub cel_kind: Option<&'static str>,
+    /// Whether the `resources` key is present (even as `[]`): only then are
+    /// `resourceSpecs` consulted (cli-compat.md §15).
+    pub resources_given: bool,
+    /// `failOnMissingResources`: a resource absent from the `patchedResources` file fails
+    /// the row instead of dropping it (`commands/test/output.go`).
+    pub fail_on_missing_resources: bool,
+    /// `resourceSpecs`: (group, version, namespace, name); kind and subresource are not
+    /// compared upstream (`commands/test/output.go`).
+    pub resource_specs: Vec<(String, String, String, String)>,
 }
 
 /// Reads one Test document. `Err` aborts this test (the file's other tests still run).
@@ -206,9 +215,29 @@ fn parse_result(
         patched_resources: f.opt_string("patchedResources")?,
         ..ResultEntry::default()
     };
-    // resourceSpecs are inert upstream (§8.2): read for strictness only.
-    let _ = f.list("resourceSpecs")?;
-    let _ = f.bool("failOnMissingResources")?;
+    r.resources_given = f.has("resources");
+    for s in f.list("resourceSpecs")? {
+        let sf = Fields::new(
+            source,
+            s,
+            "resourceSpec",
+            &[
+                "group",
+                "version",
+                "kind",
+                "namespace",
+                "subresource",
+                "name",
+            ],
+        )?;
+        r.resource_specs.push((
+            sf.string("group")?,
+            sf.string("version")?,
+            sf.string("namespace")?,
+            sf.string("name")?,
+        ));
+    }
+    r.fail_on_missing_resources = f.bool("failOnMissingResources")?;
     r.generated_resource = f.opt_string("generatedResource")?;
     r.generated_resources = f.strings("generatedResources")?;
     r.clone_source_resource = f.opt_string("cloneSourceResource")?;

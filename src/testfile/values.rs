@@ -161,7 +161,13 @@ pub fn user_info(
             &["username", "uid", "groups", "extra"],
         )?;
         info.username = uf.string("username")?;
+        info.uid = uf.string("uid")?;
         info.groups = uf.strings("groups")?;
+        if let Some(extra) = uf.get("extra").and_then(Node::as_map) {
+            for (k, v) in extra.iter() {
+                info.extra.insert(k.to_owned(), v.str_items());
+            }
+        }
     }
     Ok(info)
 }
@@ -212,6 +218,26 @@ mod tests {
         let (v, w) = values("globalValues: {request.operation: PATCH}\n")?;
         assert_eq!(w.len(), 1);
         assert!(v.operation("p", "r").is_err());
+        Ok(())
+    }
+
+    // `userInfo.uid` and `extra` reach the request (RequestInfo's authentication UserInfo).
+    #[test]
+    fn user_info_reads_uid_and_extra() -> Result<(), LoadError> {
+        let text = "apiVersion: cli.kyverno.io/v1alpha1\nkind: UserInfo\n\
+                    userInfo: {username: u, uid: '42', extra: {scopes: [a, b]}}\n";
+        let src = SourceFile::new("user.yaml", text);
+        let root = parse_documents(text, Limits::default())
+            .map_err(|e| LoadError::in_file("yaml", e.message))?
+            .remove(0)
+            .root;
+        let mut w = Vec::new();
+        let u = user_info(&src, &root, &mut w)?;
+        assert_eq!(u.uid, "42");
+        assert_eq!(
+            u.extra.get("scopes").map(Vec::as_slice),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
         Ok(())
     }
 }

@@ -106,8 +106,19 @@ impl<'r> Context<'r> {
             if !user.username.is_empty() {
                 info.push(("username".to_owned(), value::string(&user.username)));
             }
+            if !user.uid.is_empty() {
+                info.push(("uid".to_owned(), value::string(&user.uid)));
+            }
             if !user.groups.is_empty() {
                 info.push(("groups".to_owned(), strings(&user.groups)));
+            }
+            if !user.extra.is_empty() {
+                let extra = user
+                    .extra
+                    .iter()
+                    .map(|(k, v)| (k.clone(), strings(v)))
+                    .collect();
+                info.push(("extra".to_owned(), value::map(extra)));
             }
             req.push(("userInfo".to_owned(), value::map(info)));
         }

@@ -160,6 +160,24 @@ fn select<'r>(entry: &ResultEntry, runs: &'r [ResourceRun]) -> Vec<&'r ResourceR
             }
         }
     }
+    // `resourceSpecs` (only with a `resources` key, §15): apiVersion, namespace and name.
+    let specs = entry
+        .resource_specs
+        .iter()
+        .filter(|_| entry.resources_given);
+    for (group, version, ns, name) in specs {
+        for run in runs {
+            let api_version = if group.is_empty() {
+                version.clone()
+            } else {
+                format!("{group}/{version}")
+            };
+            let hit = run.api_version == api_version && run.namespace == *ns && run.name == *name;
+            if hit && !out.iter().any(|o| std::ptr::eq(*o, run)) {
+                out.push(run);
+            }
+        }
+    }
     if out.is_empty() {
         out = runs.iter().collect();
     }
@@ -198,6 +216,13 @@ fn outcome_row(
             }
             Ok(text) => match compare(file, &text, actual) {
                 PatchedCheck::Match => {}
+                PatchedCheck::NotFound if entry.fail_on_missing_resources => {
+                    let msg = format!(
+                        "error: failed to load PatchedResources resource (resource with name {} not found in manifest)",
+                        run.name
+                    );
+                    return failed("Resource error", msg);
+                }
                 PatchedCheck::NotFound => return None,
                 PatchedCheck::LoadError(e) => {
                     let msg = format!("error: failed to load PatchedResources resource ({e})");
