@@ -143,3 +143,34 @@ fn invalid_mocks_stop_the_test() {
         "{text}"
     );
 }
+
+// globalContextEntries serve globalReference (name.projection, then jmesPath) and CEL
+// globalContext.Get; apiCallResponses serve CEL http.Get/Post as {body, statusCode}.
+#[test]
+fn mocks_serve_global_references_and_cel_http() {
+    let (code, rows) = run(&fixture("mocks"));
+    let got: Vec<(&str, &str, bool)> = rows
+        .iter()
+        .map(|r| (r.0.as_str(), r.2.as_str(), r.3))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("v1/Pod/apps/alpha-pod", "pass", true),
+            ("v1/Pod/apps/beta-pod", "fail", true),
+            ("v1/Pod/apps/alpha-pod", "pass", true),
+            ("v1/Pod/apps/beta-pod", "fail", true),
+            ("v1/Pod/apps/alpha-pod", "fail", true),
+        ]
+    );
+    assert_eq!(code, Some(0));
+    // Without the mocks, the CEL calls are unsupported offline (never a pass), and the
+    // globalReference entry is not loaded.
+    let dir = copy_with("mocks", |t| {
+        let cut = t.find("apiCallResponses:").unwrap();
+        let end = t.find("results:").unwrap();
+        format!("{}{}", &t[..cut], &t[end..])
+    });
+    let (_, rows) = run(dir.path());
+    assert!(rows.iter().all(|r| r.2 == "error" && !r.3), "{rows:?}");
+}
