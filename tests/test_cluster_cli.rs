@@ -174,3 +174,43 @@ fn mocks_serve_global_references_and_cel_http() {
     let (_, rows) = run(dir.path());
     assert!(rows.iter().all(|r| r.2 == "error" && !r.3), "{rows:?}");
 }
+
+// `kpol check --cluster-resources`: the same cluster from the given files.
+#[test]
+fn check_reads_the_cluster_from_cluster_resources() {
+    let dir = fixture("apicall-list");
+    let file = |f: &str| dir.join(f).to_str().unwrap().to_owned();
+    let check = |extra: &[&str]| {
+        let mut args = vec![
+            "check".to_owned(),
+            "--no-config".to_owned(),
+            "--format".to_owned(),
+            "json".to_owned(),
+            "--policy".to_owned(),
+            file("policy.yaml"),
+            file("resources.yaml"),
+        ];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+            .args(&args)
+            .output()
+            .expect("run kpol");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (cluster, resources) = (file("cluster.yaml"), file("resources.yaml"));
+    let (code, text) = check(&[
+        "--cluster-resources",
+        &cluster,
+        "--cluster-resources",
+        &resources,
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("namespace busy has 3 pods"), "{text}");
+    // Without it the apiCall entry is not loaded: the rule errors.
+    let (_, text) = check(&[]);
+    assert!(!text.contains("has 3 pods"), "{text}");
+    assert!(text.contains("\"error\""), "{text}");
+}

@@ -385,4 +385,10 @@ pub struct RequestArgs {
     /// Kyverno userinfo file: the requesting user, roles and cluster roles.
     #[arg(short = 'u', long, value_name = "FILE")]
     pub userinfo: Option<PathBuf>,
+
+    /// Objects of a virtual cluster (repeatable): manifests, CRDs, or `cli.kyverno.io`
+    /// ClusterResource files. They answer ClusterPolicy `context.apiCall` (`urlPath`) and
+    /// `context.configMap` entries and CEL `resource.Get`/`resource.List` (docs/TEST-FORMAT.md).
+    #[arg(long = "cluster-resources", value_name = "PATH")]
+    pub cluster_resources: Vec<PathBuf>,
 }

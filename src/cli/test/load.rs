@@ -189,20 +189,71 @@ fn build_cluster(
     for file in &spec.cluster_resources {
         let (src, docs) = read_yaml(&dir.join(file))?;
         let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
-        let list = |k: &str| {
-            root.get_path(&["spec", k])
-                .and_then(Node::as_seq)
-                .unwrap_or(&[])
-        };
-        for crd in list("crds") {
-            let Some(p) = crd.as_str() else { continue };
-            let (crd_src, crd_docs) = read_yaml(&dir.join(p))?;
-            for d in crd_docs {
-                add(&mut cluster, &d.root, crd_src.name())?;
-            }
+        add_cluster_resource(&mut cluster, dir, &src, &root)?;
+    }
+    Ok(cluster)
+}
+
+/// A `ClusterResource` document: its `spec.crds` files (relative to `dir`), then its
+/// `spec.resources`.
+fn add_cluster_resource(
+    cluster: &mut Cluster,
+    dir: &Path,
+    src: &Source,
+    root: &Node,
+) -> Result<(), LoadError> {
+    let fail = |at: &str, e: String| {
+        LoadError::in_file(at, format!("failed to load Kubernetes resources: {e}"))
+    };
+    let list = |k: &str| {
+        root.get_path(&["spec", k])
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+    };
+    for crd in list("crds") {
+        let Some(p) = crd.as_str() else { continue };
+        let (crd_src, crd_docs) = read_yaml(&dir.join(p))?;
+        for d in crd_docs {
+            cluster.add(&d.root).map_err(|e| fail(crd_src.name(), e))?;
         }
-        for r in list("resources") {
-            add(&mut cluster, r, src.name())?;
+    }
+    for r in list("resources") {
+        cluster.add(r).map_err(|e| fail(src.name(), e))?;
+    }
+    Ok(())
+}
+
+/// The virtual cluster of `--cluster-resources` (`kpol check`): every document of the
+/// files — `cli.kyverno.io` ClusterResource documents (their CRD paths relative to the
+/// file's directory), CRDs and any other object.
+pub fn read_cluster_files(files: &[PathBuf]) -> Result<Cluster, LoadError> {
+    let mut cluster = Cluster::default();
+    for file in files {
+        let (src, docs) = read_yaml(file)?;
+        let dir = file.parent().unwrap_or(Path::new("."));
+        for d in docs {
+            if d.root.is_null() {
+                continue;
+            }
+            let kind = d.root.get("kind").and_then(Node::as_str).unwrap_or("");
+            let api = d
+                .root
+                .get("apiVersion")
+                .and_then(Node::as_str)
+                .unwrap_or("");
+            if kind == "ClusterResource" && api.starts_with("cli.kyverno.io/") {
+                add_cluster_resource(&mut cluster, dir, &src, &d.root)?;
+            } else {
+                cluster.add(&d.root).map_err(|e| {
+                    LoadError::in_file(
+                        src.name(),
+                        format!(
+                            "document {}: failed to load Kubernetes resources: {e}",
+                            d.index + 1
+                        ),
+                    )
+                })?;
+            }
         }
     }
     Ok(cluster)

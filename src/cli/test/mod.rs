@@ -17,7 +17,7 @@ mod rows;
 mod select;
 
 pub use kpol::testfile::LoadError;
-pub use load::{read_user_info, read_values_file};
+pub use load::{read_cluster_files, read_user_info, read_values_file};
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
