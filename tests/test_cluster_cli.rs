@@ -214,3 +214,34 @@ fn check_reads_the_cluster_from_cluster_resources() {
     assert!(!text.contains("has 3 pods"), "{text}");
     assert!(text.contains("\"error\""), "{text}");
 }
+
+// In cluster mode a CRD names its kind's plural for CEL matching (the REST mapper); without
+// it the guessed plural (`gooses`) matches nothing and both rows read as Excluded.
+#[test]
+fn crds_name_the_plural_in_cluster_mode() {
+    let (code, rows) = run(&fixture("crd-kind"));
+    let s = String::from;
+    assert_eq!(
+        rows,
+        [
+            (
+                s("birds.example.com/v1/Goose/pond/loud"),
+                s("pass"),
+                s("pass"),
+                true
+            ),
+            (
+                s("birds.example.com/v1/Goose/pond/quiet"),
+                s("fail"),
+                s("fail"),
+                true
+            )
+        ]
+    );
+    assert_eq!(code, Some(0));
+    let dir = copy_with("crd-kind", |t| {
+        t.replace("clusterResources: [cluster.yaml]\n", "")
+    });
+    let (_, rows) = run(dir.path());
+    assert!(rows.iter().all(|r| r.2 == "excluded"), "{rows:?}");
+}

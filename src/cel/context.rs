@@ -60,6 +60,21 @@ fn current() -> Option<Arc<CelContext>> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
+/// The resource name (plural) of a kind: in cluster mode as the virtual cluster's CRDs name
+/// it (the CLI's REST mapper learns them), else the discovery-style guess.
+pub fn resource_name(group: &str, kind: &str) -> String {
+    current()
+        .filter(|c| c.all_namespaces)
+        .and_then(|c| {
+            c.cluster
+                .custom_kinds()
+                .iter()
+                .find(|k| k.group == group && k.kind == kind)
+                .map(|k| k.plural.clone())
+        })
+        .unwrap_or_else(|| crate::base::gvk::plural(kind))
+}
+
 impl CelContext {
     /// Reads a `Context` document. Upstream maps each resource's kind to its resource name
     /// with the cluster's REST mapper; offline kpol uses the discovery-style plural.

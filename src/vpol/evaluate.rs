@@ -303,7 +303,7 @@ pub fn request_value(
         ("version", string(version)),
         (
             "resource",
-            string(&crate::base::gvk::plural(&resource.kind)),
+            string(&crate::cel::context::resource_name(group, &resource.kind)),
         ),
     ]);
     let mut user: Vec<(&str, Value)> = Vec::new();
