@@ -245,3 +245,25 @@ fn crds_name_the_plural_in_cluster_mode() {
     let (_, rows) = run(dir.path());
     assert!(rows.iter().all(|r| r.2 == "excluded"), "{rows:?}");
 }
+
+// `kpol test --strict` (beyond Kyverno): an Excluded row expected to fail fails.
+#[test]
+fn strict_fails_rows_passing_only_because_excluded() {
+    let dir = copy_with("crd-kind", |t| {
+        t.replace("clusterResources: [cluster.yaml]\n", "")
+    });
+    let path = dir.path().to_str().unwrap();
+    let run_with = |extra: &[&str]| {
+        let mut args = vec!["test", path, "--format", "json"];
+        args.extend(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+            .args(&args)
+            .output()
+            .expect("run kpol");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        (out.status.code(), json["totals"]["rows_not_ok"].clone())
+    };
+    assert_eq!(run_with(&[]), (Some(0), serde_json::json!(0)));
+    // `quiet` expects fail; `loud` expects pass and stays ok.
+    assert_eq!(run_with(&["--strict"]), (Some(1), serde_json::json!(1)));
+}

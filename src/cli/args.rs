@@ -208,6 +208,11 @@ pub struct TestArgs {
     #[arg(long)]
     pub require_tests: bool,
 
+    /// Beyond Kyverno: a row that passes only because the policy excluded the resource
+    /// (expected fail, warn or error) fails instead (kyverno#11519).
+    #[arg(long)]
+    pub strict: bool,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

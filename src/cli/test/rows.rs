@@ -71,6 +71,16 @@ pub struct Context<'a> {
     pub expected: &'a [(String, Result<Vec<serde_json::Value>, String>)],
 }
 
+/// `--strict` (not upstream): an Excluded row expected to fail, warn or error — a row that
+/// passes only because the policy did not apply (kyverno#11519) — fails.
+pub fn strict(row: &mut Row) {
+    if row.actual == "excluded" && matches!(row.expected.as_str(), "fail" | "warn" | "error") {
+        row.ok = false;
+        row.count = Count::Fail;
+        row.reason = format!("Want {}, got excluded (--strict)", row.expected);
+    }
+}
+
 /// The rows of one result entry against the runs of its operation.
 pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> Vec<Row> {
     let keys = select(entry, runs);
