@@ -260,3 +260,135 @@ impl Context<'_> {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::cluster::mocks::{ApiCalls, Globals};
+    use crate::cluster::{Cluster, Offline};
+    use crate::request::Request;
+    use crate::resource::Resource;
+    use serde_json::json;
+
+    fn node(v: serde_json::Value) -> Node {
+        Node::from_json(&v)
+    }
+
+    fn pod() -> Resource {
+        let doc = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "team"}, "spec": {"containers": []}});
+        Resource::from_document(node(doc), None, 0).unwrap()
+    }
+
+    fn request(cluster: bool, mocks: &[serde_json::Value]) -> Request {
+        let mut c = Cluster::default();
+        for o in [
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "cm", "namespace": "team"}, "data": {"k": "v"}}),
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q", "namespace": "team"}}),
+        ] {
+            c.add(&node(o)).unwrap();
+        }
+        let list: Vec<Node> = mocks.iter().map(|m| node(m.clone())).collect();
+        Request {
+            offline: Arc::new(Offline {
+                cluster: cluster.then(|| Arc::new(c)),
+                api_calls: ApiCalls::from_list(&list).unwrap(),
+                globals: Globals::default(),
+            }),
+            ..Request::default()
+        }
+    }
+
+    fn load(
+        req: &Request,
+        policy_ns: &str,
+        entries: serde_json::Value,
+        query: &str,
+    ) -> Result<serde_json::Value, String> {
+        let res = pod();
+        let mut ctx = Context::for_resource(&res, req);
+        ctx.set_policy_namespace(policy_ns);
+        ctx.add_context_entries(&node(entries), &Default::default())
+            .map_err(|e| e.message)?;
+        ctx.query(query).map(|n| n.to_json()).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn cluster_api_calls_get_list_default_and_refuse_other_methods() {
+        let req = request(true, &[]);
+        let get = json!([{"name": "x", "apiCall": {"urlPath": "/api/v1/namespaces/{{request.namespace}}/pods/q", "jmesPath": "metadata.name"}}]);
+        assert_eq!(load(&req, "", get, "x"), Ok(json!("q")));
+        let missing =
+            json!([{"name": "x", "apiCall": {"urlPath": "/api/v1/namespaces/team/pods/zz"}}]);
+        let e = load(&req, "", missing, "x").unwrap_err();
+        assert!(
+            e.contains("failed to GET resource with raw url: /api/v1/namespaces/team/pods/zz"),
+            "{e}"
+        );
+        assert!(e.contains("pods \"zz\" not found"), "{e}");
+        let default = json!([{"name": "x", "apiCall": {"urlPath": "/api/v1/namespaces/team/pods/zz", "default": {"d": 1}, "jmesPath": "ignored"}}]);
+        assert_eq!(load(&req, "", default, "x.d"), Ok(json!(1.0)));
+        let post = json!([{"name": "x", "apiCall": {"urlPath": "/api/v1/pods", "method": "POST"}}]);
+        assert!(
+            load(&req, "", post, "x")
+                .unwrap_err()
+                .contains("method POST not supported")
+        );
+        // A namespaced policy stays in its namespace.
+        let other =
+            json!([{"name": "x", "apiCall": {"urlPath": "/api/v1/namespaces/kube-system/pods"}}]);
+        let e = load(&req, "team", other, "x").unwrap_err();
+        assert!(
+            e.contains("different from the policy namespace team"),
+            "{e}"
+        );
+        let all = json!([{"name": "x", "apiCall": {"urlPath": "/api/v1/pods"}}]);
+        assert!(
+            load(&req, "team", all, "x")
+                .unwrap_err()
+                .contains("does not contain a namespace segment")
+        );
+    }
+
+    #[test]
+    fn config_maps_read_data_and_metadata() {
+        let req = request(true, &[]);
+        let cm = json!([{"name": "c", "configMap": {"name": "cm", "namespace": "team"}}]);
+        assert_eq!(load(&req, "", cm.clone(), "c.data.k"), Ok(json!("v")));
+        assert_eq!(
+            load(&req, "", cm, "c.metadata.creationTimestamp"),
+            Ok(json!(null))
+        );
+        // No namespace: `default` for a ClusterPolicy, where there is no such ConfigMap.
+        let bare = json!([{"name": "c", "configMap": {"name": "cm"}}]);
+        let e = load(&req, "", bare.clone(), "c").unwrap_err();
+        assert!(e.contains("failed to get configmap default/cm"), "{e}");
+        // A namespaced policy's own namespace.
+        assert_eq!(load(&req, "team", bare, "c.data.k"), Ok(json!("v")));
+        // Without a cluster the entry is not loaded at all.
+        let cm = json!([{"name": "c", "configMap": {"name": "cm", "namespace": "team"}}]);
+        let e = load(&request(false, &[]), "", cm, "c").unwrap_err();
+        assert!(e.contains("Unknown key \"c\""), "{e}");
+    }
+
+    #[test]
+    fn mocked_api_calls_load_at_once() {
+        let mocks = [
+            json!({"url": "https://svc.example/v", "response": {"body": {"items": [1, 2]}}}),
+            json!({"urlPath": "/bad", "response": {"statusCode": 500, "body": {}}}),
+        ];
+        let req = request(false, &mocks);
+        let svc = json!([{"name": "s", "apiCall": {"service": {"url": "https://svc.example/v"}, "jmesPath": "items | length(@)"}}]);
+        assert_eq!(load(&req, "", svc, "s"), Ok(json!(2.0)));
+        // A non-2xx mock fails while the entries load, before any query.
+        let bad = json!([{"name": "b", "apiCall": {"urlPath": "/bad"}}]);
+        let e = load(&req, "", bad, "`1`").unwrap_err();
+        assert!(
+            e.contains("HTTP 500 from apiCall mock for context entry \"b\""),
+            "{e}"
+        );
+    }
+}
