@@ -178,12 +178,17 @@ fn build_cluster(
             LoadError::in_file(at, format!("failed to load Kubernetes resources: {e}"))
         })
     };
+    let at = |r: &Resource| {
+        r.source
+            .as_ref()
+            .map_or_else(String::new, |s| s.name().to_owned())
+    };
     for r in resources {
-        add(&mut cluster, &r.root, &r.kind)?;
+        add(&mut cluster, &r.root, &at(r))?;
     }
     for paths in [&spec.target_resources, &spec.param_resources] {
         for r in load_resources(dir, paths, warnings)? {
-            add(&mut cluster, &r.root, &r.kind)?;
+            add(&mut cluster, &r.root, &at(&r))?;
         }
     }
     for file in &spec.cluster_resources {
