@@ -9,7 +9,7 @@
 //! `unsupported offline` errors, never a silent pass.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use cel::extractors::Arguments;
@@ -27,8 +27,11 @@ use crate::yaml::Node;
 /// `http.Get/Post` and `globalContext.Get` (cel.md §11.2 item 6).
 #[derive(Debug, Default)]
 pub struct CelContext {
-    /// Objects by GVR, namespace and name (names sorted: the CLI iterates a Go map here).
+    /// The objects, and the GVRs the cluster serves.
     cluster: Arc<Cluster>,
+    /// The objects as CEL values, by GVR, namespace and name (names sorted: the CLI
+    /// iterates a Go map here), converted once rather than on every call.
+    values: HashMap<Gvr, BTreeMap<String, BTreeMap<String, Value>>>,
     /// Image data by the reference written in the file (looked up verbatim).
     images: HashMap<String, Value>,
     http: ApiCalls,
@@ -94,8 +97,18 @@ impl CelContext {
     /// Context data over the virtual cluster of `clusterResources` mode, read as the CLI's
     /// real context provider reads a cluster (`resource.List` in namespace `""` lists all).
     pub fn with_cluster(cluster: Arc<Cluster>) -> Self {
+        let mut values: HashMap<Gvr, BTreeMap<String, BTreeMap<String, Value>>> = HashMap::new();
+        for (gvr, ns, name, node) in cluster.objects() {
+            values
+                .entry(gvr.clone())
+                .or_default()
+                .entry(ns.to_owned())
+                .or_default()
+                .insert(name.to_owned(), to_cel(node));
+        }
         Self {
             cluster,
+            values,
             all_namespaces: true,
             ..Self::default()
         }
@@ -117,9 +130,17 @@ impl CelContext {
         {
             return Err("context resource without a kind".to_owned());
         }
-        Arc::get_mut(&mut self.cluster)
+        let gvr = Arc::get_mut(&mut self.cluster)
             .ok_or_else(|| "the cluster is shared and cannot be changed".to_owned())?
-            .add(node)
+            .add(node)?;
+        let s = |path: &[&str]| node.get_path(path).and_then(Node::as_str).unwrap_or("");
+        self.values
+            .entry(gvr)
+            .or_default()
+            .entry(s(&["metadata", "namespace"]).to_owned())
+            .or_default()
+            .insert(s(&["metadata", "name"]).to_owned(), to_cel(node));
+        Ok(())
     }
 
     /// Adds one `ImageData` entry, as the CLI stores it: marshalled to JSON (`resolvedImage`,
@@ -160,23 +181,33 @@ impl CelContext {
         name: &str,
     ) -> Result<Value, String> {
         let (g, v) = parse_group_version(api_version)?;
-        let found = self.cluster.get(&(g, v, resource.to_owned()), ns, name);
+        let found = self
+            .values
+            .get(&(g, v, resource.to_owned()))
+            .and_then(|by_ns| by_ns.get(ns))
+            .and_then(|by_name| by_name.get(name));
         // Not found is `null`, not an error (`kyverno/sdk:extensions/cel/libs/resource/impl.go`).
-        Ok(found.map_or(Value::Null, to_cel))
+        Ok(found.cloned().unwrap_or(Value::Null))
     }
 
     fn list(&self, api_version: &str, resource: &str, ns: &str) -> Result<Value, String> {
         let (g, v) = parse_group_version(api_version)?;
         let gvr: Gvr = (g, v, resource.to_owned());
-        let listed = if self.all_namespaces || !ns.is_empty() {
-            self.cluster.list(&gvr, ns)
-        } else {
-            self.cluster.list_cluster_scoped(&gvr)
-        };
-        let Some(found) = listed else {
+        if !self.cluster.serves(&gvr) {
             return Err(format!("{} resource not found", group_resource(&gvr)));
+        }
+        let by_ns = self.values.get(&gvr);
+        let items: Vec<Value> = match by_ns {
+            None => Vec::new(),
+            // A real provider lists every namespace for `""`; the fake one, those without.
+            Some(m) if ns.is_empty() && self.all_namespaces => {
+                m.values().flat_map(BTreeMap::values).cloned().collect()
+            }
+            Some(m) => m
+                .get(ns)
+                .map(|by_name| by_name.values().cloned().collect())
+                .unwrap_or_default(),
         };
-        let items: Vec<Value> = found.into_iter().map(to_cel).collect();
         Ok(map_of([("items", Value::List(Arc::new(items)))]))
     }
 

@@ -89,8 +89,9 @@ fn text<'a>(node: &'a Node, path: &[&str]) -> &'a str {
 }
 
 impl Cluster {
-    /// Adds one object. A CustomResourceDefinition also teaches its kind (every version).
-    pub fn add(&mut self, node: &Node) -> Result<(), String> {
+    /// Adds one object, returning the GVR it is stored under. A CustomResourceDefinition
+    /// also teaches its kind (every version).
+    pub fn add(&mut self, node: &Node) -> Result<Gvr, String> {
         let kind = text(node, &["kind"]);
         if kind.is_empty() {
             return Err("cluster resource without a kind".to_owned());
@@ -105,12 +106,23 @@ impl Cluster {
             .entry(gvr.clone())
             .or_insert_with(|| kind.to_owned());
         self.objects
-            .entry(gvr)
+            .entry(gvr.clone())
             .or_default()
             .entry(text(node, &["metadata", "namespace"]).to_owned())
             .or_default()
             .insert(text(node, &["metadata", "name"]).to_owned(), node.clone());
-        Ok(())
+        Ok(gvr)
+    }
+
+    /// Every object with its GVR, namespace and name.
+    pub fn objects(&self) -> impl Iterator<Item = (&Gvr, &str, &str, &Node)> {
+        self.objects.iter().flat_map(|(gvr, by_ns)| {
+            by_ns.iter().flat_map(move |(ns, by_name)| {
+                by_name
+                    .iter()
+                    .map(move |(name, n)| (gvr, ns.as_str(), name.as_str(), n))
+            })
+        })
     }
 
     /// Reads a CRD's group, names and scope for every version it serves.
@@ -212,20 +224,6 @@ impl Cluster {
                 .unwrap_or_default()
         };
         Some(items)
-    }
-
-    /// The objects of a GVR that have no namespace; `None` when nothing serves the GVR.
-    pub fn list_cluster_scoped(&self, gvr: &Gvr) -> Option<Vec<&Node>> {
-        if !self.serves(gvr) {
-            return None;
-        }
-        Some(
-            self.objects
-                .get(gvr)
-                .and_then(|by_ns| by_ns.get(""))
-                .map(|m| m.values().collect())
-                .unwrap_or_default(),
-        )
     }
 
     /// A raw `GET` of a Kubernetes API path as the CLI's fake client serves it: `/api/v1/…`
