@@ -6,6 +6,7 @@
 pub mod autogen;
 pub mod base;
 pub mod cel;
+pub mod cluster;
 pub mod conditions;
 pub mod defaults;
 pub mod diagnostic;

@@ -49,6 +49,9 @@ pub struct UserInfo {
     /// `namespace:name` role keys.
     pub roles: Vec<String>,
     pub cluster_roles: Vec<String>,
+    /// `userInfo.uid` and `userInfo.extra` (keys sorted, as Go marshals a map).
+    pub uid: String,
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 /// Everything about the request that is not the resource itself.
@@ -70,6 +73,10 @@ pub struct Request {
     /// in the Kyverno CLI (its `oldObject` is a copy of the resource, with the values
     /// file's `request.oldObject` merged over it).
     pub old_object: Option<Arc<Resource>>,
+    /// What cluster-backed context entries (`apiCall`, `configMap`, `globalReference`) are
+    /// served from offline: the virtual cluster and the test's mocks. Empty by default, and
+    /// then those entries are not loaded, as in the Kyverno CLI without a cluster.
+    pub offline: Arc<crate::cluster::Offline>,
 }
 
 impl Request {
@@ -145,5 +152,6 @@ pub fn old_object_matcher() -> UserInfo {
         groups: vec!["kyverno:invalidgroup".to_owned()],
         roles: vec!["kyverno:invalidrole".to_owned()],
         cluster_roles: vec!["kyverno:invalidrole".to_owned()],
+        ..UserInfo::default()
     }
 }

@@ -99,7 +99,7 @@ pub fn request_value(
         ("version", string(version)),
         (
             "resource",
-            string(&crate::base::gvk::plural(&resource.kind)),
+            string(&crate::cel::context::resource_name(group, &resource.kind)),
         ),
     ]);
     let mut user: Vec<(&str, Value)> = Vec::new();
@@ -108,8 +108,18 @@ pub fn request_value(
             if !u.username.is_empty() {
                 user.push(("username", string(&u.username)));
             }
+            if !u.uid.is_empty() {
+                user.push(("uid", string(&u.uid)));
+            }
             if !u.groups.is_empty() {
                 user.push(("groups", strings(u.groups.iter().map(String::as_str))));
+            }
+            if !u.extra.is_empty() {
+                let extra = u
+                    .extra
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), strings(v.iter().map(String::as_str))));
+                user.push(("extra", map_of(extra)));
             }
         }
         None if sentinel_user => {

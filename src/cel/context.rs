@@ -17,18 +17,28 @@ use cel::{Context, ExecutionError, Value};
 
 use super::convert::{map_of, to_cel};
 use super::libs::unsupported_offline;
+use crate::cluster::mocks::{ApiCalls, Globals};
+use crate::cluster::{Cluster, Gvr, group_resource, parse_group_version};
 use crate::yaml::Node;
 
-/// `(group, version, resource)`, as `schema.GroupVersionResource`.
-type Gvr = (String, String, String);
-
-/// The data of one `Context` file.
+/// The data CEL library calls are served from: the test's `context:` file (`spec.resources`
+/// form a [`Cluster`], `spec.images` the image data), or in `clusterResources` mode the
+/// test's virtual cluster; and the `apiCallResponses` / `globalContextEntries` mocks for
+/// `http.Get/Post` and `globalContext.Get` (cel.md §11.2 item 6).
 #[derive(Debug, Default)]
 pub struct CelContext {
-    /// Objects by GVR, namespace and name (names sorted: the CLI iterates a Go map here).
-    resources: HashMap<Gvr, HashMap<String, BTreeMap<String, Value>>>,
+    /// The objects, and the GVRs the cluster serves.
+    cluster: Arc<Cluster>,
+    /// The objects as CEL values, by GVR, namespace and name (names sorted: the CLI
+    /// iterates a Go map here), converted once rather than on every call.
+    values: HashMap<Gvr, BTreeMap<String, BTreeMap<String, Value>>>,
     /// Image data by the reference written in the file (looked up verbatim).
     images: HashMap<String, Value>,
+    http: ApiCalls,
+    globals: Globals,
+    /// `resource.List` with namespace `""` lists every namespace (a real provider over the
+    /// virtual cluster), instead of the objects without a namespace (the fake provider).
+    all_namespaces: bool,
 }
 
 thread_local! {
@@ -53,23 +63,19 @@ fn current() -> Option<Arc<CelContext>> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
-/// `schema.ParseGroupVersion`: `""` → empty, `v1` → core, `g/v` → group and version.
-fn parse_group_version(api_version: &str) -> Result<(String, String), String> {
-    match api_version.split('/').collect::<Vec<_>>().as_slice() {
-        [""] => Ok((String::new(), String::new())),
-        [v] => Ok((String::new(), (*v).to_owned())),
-        [g, v] => Ok(((*g).to_owned(), (*v).to_owned())),
-        _ => Err(format!("unexpected GroupVersion string: {api_version}")),
-    }
-}
-
-/// `GroupResource.String()`: `resource.group`, or `resource` for the core group.
-fn group_resource(gvr: &Gvr) -> String {
-    if gvr.0.is_empty() {
-        gvr.2.clone()
-    } else {
-        format!("{}.{}", gvr.2, gvr.0)
-    }
+/// The resource name (plural) of a kind: in cluster mode as the virtual cluster's CRDs name
+/// it (the CLI's REST mapper learns them), else the discovery-style guess.
+pub fn resource_name(group: &str, kind: &str) -> String {
+    current()
+        .filter(|c| c.all_namespaces)
+        .and_then(|c| {
+            c.cluster
+                .custom_kinds()
+                .iter()
+                .find(|k| k.group == group && k.kind == kind)
+                .map(|k| k.plural.clone())
+        })
+        .unwrap_or_else(|| crate::base::gvk::plural(kind))
 }
 
 impl CelContext {
@@ -88,17 +94,48 @@ impl CelContext {
         Ok(ctx)
     }
 
+    /// Context data over the virtual cluster of `clusterResources` mode, read as the CLI's
+    /// real context provider reads a cluster (`resource.List` in namespace `""` lists all).
+    pub fn with_cluster(cluster: Arc<Cluster>) -> Self {
+        let mut values: HashMap<Gvr, BTreeMap<String, BTreeMap<String, Value>>> = HashMap::new();
+        for (gvr, ns, name, node) in cluster.objects() {
+            values
+                .entry(gvr.clone())
+                .or_default()
+                .entry(ns.to_owned())
+                .or_default()
+                .insert(name.to_owned(), to_cel(node));
+        }
+        Self {
+            cluster,
+            values,
+            all_namespaces: true,
+            ..Self::default()
+        }
+    }
+
+    /// Adds the mocks `http.Get/Post` and `globalContext.Get` read.
+    pub fn set_mocks(&mut self, http: ApiCalls, globals: Globals) {
+        self.http = http;
+        self.globals = globals;
+    }
+
     /// Adds one object (keeping its integers: the CLI converts only the tested resources).
     pub fn add_resource(&mut self, node: &Node) -> Result<(), String> {
-        let s = |path: &[&str]| node.get_path(path).and_then(Node::as_str).unwrap_or("");
-        let kind = s(&["kind"]);
-        if kind.is_empty() {
+        if node
+            .get("kind")
+            .and_then(Node::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
             return Err("context resource without a kind".to_owned());
         }
-        let (group, version) = parse_group_version(s(&["apiVersion"]))?;
-        let resource = crate::base::gvk::plural(kind);
-        self.resources
-            .entry((group, version, resource))
+        let gvr = Arc::get_mut(&mut self.cluster)
+            .ok_or_else(|| "the cluster is shared and cannot be changed".to_owned())?
+            .add(node)?;
+        let s = |path: &[&str]| node.get_path(path).and_then(Node::as_str).unwrap_or("");
+        self.values
+            .entry(gvr)
             .or_default()
             .entry(s(&["metadata", "namespace"]).to_owned())
             .or_default()
@@ -145,7 +182,7 @@ impl CelContext {
     ) -> Result<Value, String> {
         let (g, v) = parse_group_version(api_version)?;
         let found = self
-            .resources
+            .values
             .get(&(g, v, resource.to_owned()))
             .and_then(|by_ns| by_ns.get(ns))
             .and_then(|by_name| by_name.get(name));
@@ -155,14 +192,22 @@ impl CelContext {
 
     fn list(&self, api_version: &str, resource: &str, ns: &str) -> Result<Value, String> {
         let (g, v) = parse_group_version(api_version)?;
-        let gvr = (g, v, resource.to_owned());
-        let Some(by_ns) = self.resources.get(&gvr) else {
+        let gvr: Gvr = (g, v, resource.to_owned());
+        if !self.cluster.serves(&gvr) {
             return Err(format!("{} resource not found", group_resource(&gvr)));
+        }
+        let by_ns = self.values.get(&gvr);
+        let items: Vec<Value> = match by_ns {
+            None => Vec::new(),
+            // A real provider lists every namespace for `""`; the fake one, those without.
+            Some(m) if ns.is_empty() && self.all_namespaces => {
+                m.values().flat_map(BTreeMap::values).cloned().collect()
+            }
+            Some(m) => m
+                .get(ns)
+                .map(|by_name| by_name.values().cloned().collect())
+                .unwrap_or_default(),
         };
-        let items: Vec<Value> = by_ns
-            .get(ns)
-            .map(|m| m.values().cloned().collect())
-            .unwrap_or_default();
         Ok(map_of([("items", Value::List(Arc::new(items)))]))
     }
 
@@ -242,8 +287,48 @@ fn image_metadata(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, Execut
         .map_err(|e| ExecutionError::function_error(f, format!("failed to get image data: {e}")))
 }
 
+/// `http.Get(url[, headers])` / `http.Post(url, body[, headers])` answered by an
+/// `apiCallResponses` mock as `{body, statusCode}` (the CLI wraps the body; its numbers are
+/// JSON's doubles). An URL no mock answers would go to the network: unsupported offline.
+fn http_call(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
+    let post = f.ends_with("ost");
+    let (lo, hi) = if post { (2, 3) } else { (1, 2) };
+    if !(lo..=hi).contains(&a.len()) {
+        return Err(ExecutionError::invalid_argument_count(lo, a.len()));
+    }
+    let url = str_arg(f, a, 0)?;
+    let method = if post { "POST" } else { "GET" };
+    let Some(mock) = cx.http.lookup(method, url) else {
+        return Err(unsupported_offline(f));
+    };
+    Ok(map_of([
+        ("body", doubles(to_cel(&mock.body))),
+        ("statusCode", Value::Int(i64::from(mock.status))),
+    ]))
+}
+
+/// `globalContext.Get(name, projection)` from the `globalContextEntries` mocks: an unknown
+/// name is `null`; a projection that the entry lacks is an error.
+fn global_get(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
+    if a.len() != 2 {
+        return Err(ExecutionError::invalid_argument_count(2, a.len()));
+    }
+    let (name, projection) = (str_arg(f, a, 0)?, str_arg(f, a, 1)?);
+    match cx.globals.get(name, projection) {
+        None => Ok(Value::Null),
+        Some(Ok(v)) => Ok(doubles(to_cel(&v))),
+        Some(Err(e)) => Err(ExecutionError::function_error(f, e)),
+    }
+}
+
 /// The library calls served from context data, by name.
 pub const SERVED: &[(&str, Handler)] = &[
+    ("http.Get", http_call),
+    ("http.get", http_call),
+    ("http.Post", http_call),
+    ("http.post", http_call),
+    ("globalContext.Get", global_get),
+    ("globalContext.get", global_get),
     ("resource.Get", resource_get),
     ("resource.get", resource_get),
     ("resource.List", resource_list),

@@ -17,18 +17,13 @@ use super::env::{BOUNDED_RANGE, OR_VALUE_COMPAT};
 pub const MAX_RANGE: i64 = 100_000;
 
 /// The Kyverno library calls that read a cluster, a registry or the network (cel.md §4.6);
-/// those a test's context file can serve are in [`super::context`].
+/// those a test's context file or mocks can serve (`resource.Get/List`, `http.Get/Post`,
+/// `globalContext.Get`) are in [`super::context`].
 pub const OFFLINE_UNSUPPORTED: &[&str] = &[
     "resource.Post",
     "resource.post",
-    "http.Get",
-    "http.get",
-    "http.Post",
-    "http.post",
     "http.Client",
     "http.client",
-    "globalContext.Get",
-    "globalContext.get",
     "imagedata.Get",
     "verifyImageSignatures",
     "verifyAttestationSignatures",

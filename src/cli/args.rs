@@ -440,6 +440,11 @@ pub struct TestArgs {
     #[arg(long)]
     pub require_tests: bool,
 
+    /// Beyond Kyverno: a row that passes only because the policy excluded the resource
+    /// (expected fail, warn or error) fails instead (kyverno#11519).
+    #[arg(long)]
+    pub strict: bool,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -617,4 +622,10 @@ pub struct RequestArgs {
     /// Kyverno userinfo file: the requesting user, roles and cluster roles.
     #[arg(short = 'u', long, value_name = "FILE")]
     pub userinfo: Option<PathBuf>,
+
+    /// Objects of a virtual cluster (repeatable): manifests, CRDs, or `cli.kyverno.io`
+    /// ClusterResource files. They answer ClusterPolicy `context.apiCall` (`urlPath`) and
+    /// `context.configMap` entries and CEL `resource.Get`/`resource.List` (docs/TEST-FORMAT.md).
+    #[arg(long = "cluster-resources", value_name = "PATH")]
+    pub cluster_resources: Vec<PathBuf>,
 }

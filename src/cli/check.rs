@@ -507,6 +507,7 @@ fn spec(settings: &config::Settings) -> Spec {
         values: settings.values.clone(),
         set: settings.set.clone(),
         userinfo: settings.userinfo.clone(),
+        cluster_resources: settings.cluster_resources.clone(),
         max_bytes: settings.max_bytes,
         fallback: Fallback::Embedded,
     }
@@ -607,6 +608,7 @@ pub(super) fn build_request(
     values_file: Option<&std::path::Path>,
     set: &[String],
     userinfo: Option<&std::path::Path>,
+    cluster_resources: &[std::path::PathBuf],
 ) -> Result<(Request, Vec<String>), Diagnostic> {
     let mut warnings = Vec::new();
     let as_diag = |e: super::test::LoadError| {
@@ -644,6 +646,15 @@ pub(super) fn build_request(
             values: Arc::new(values),
             namespaces: Default::default(),
             old_object: None,
+            offline: Arc::new(kpol::cluster::Offline {
+                cluster: match cluster_resources {
+                    [] => None,
+                    files => Some(Arc::new(
+                        super::test::read_cluster_files(files).map_err(as_diag)?,
+                    )),
+                },
+                ..Default::default()
+            }),
         },
         warnings,
     ))
@@ -789,7 +800,13 @@ fn check_input(
             Some(Location::file(input.display())),
         ));
     }
-    let check_resource = |resource: &Resource| {
+    // `--cluster-resources`: CEL `resource.Get/List` read the virtual cluster too.
+    let cel = request
+        .offline
+        .cluster
+        .clone()
+        .map(|c| Arc::new(kpol::cel::context::CelContext::with_cluster(c)));
+    let check_one = |resource: &Resource| {
         let request = &*old.request(request, file_old, resource);
         let (resource, defaulted) =
             super::apiserver::prepare(engine, request, resource, opts.apiserver_defaults);
@@ -821,6 +838,8 @@ fn check_input(
         super::apiserver::annotate(&mut findings, &defaulted);
         (findings, unlisted)
     };
+    let check_resource =
+        |resource: &Resource| kpol::cel::context::with_context(cel.clone(), || check_one(resource));
     // One large file (a rendered chart, a `kind: List`) is split by resources across the pool.
     let resources = &manifests.resources;
     let per_resource: Vec<(Vec<Finding>, Summary)> =

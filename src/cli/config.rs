@@ -74,6 +74,8 @@ pub struct Settings {
     pub set: Vec<String>,
     /// `-u/--userinfo`.
     pub userinfo: Option<PathBuf>,
+    /// `--cluster-resources`.
+    pub cluster_resources: Vec<PathBuf>,
     /// `--old` and `--diff-base`: previous revisions (cli/old.rs).
     pub old: Vec<PathBuf>,
     pub diff_base: Option<String>,
@@ -133,6 +135,7 @@ pub fn settings(args: CheckArgs, config: Config) -> Result<Settings, Diagnostic>
         values: args.request.values_file.or(config.values),
         set: args.request.set,
         userinfo: args.request.userinfo,
+        cluster_resources: args.request.cluster_resources,
         old: args.old,
         diff_base: args.diff_base,
         format: args.format.or(config.format).unwrap_or(CheckFormat::Human),

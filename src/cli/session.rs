@@ -39,6 +39,8 @@ pub struct Spec {
     pub values: Option<PathBuf>,
     pub set: Vec<String>,
     pub userinfo: Option<PathBuf>,
+    /// `--cluster-resources`: the files the virtual cluster is read from.
+    pub cluster_resources: Vec<PathBuf>,
     pub max_bytes: u64,
     pub fallback: Fallback,
 }
@@ -69,6 +71,7 @@ impl Spec {
             values: request.values_file.or(config.values),
             set: request.set,
             userinfo: request.userinfo,
+            cluster_resources: request.cluster_resources,
             max_bytes: max_file_size.saturating_mul(1024 * 1024),
             fallback: Fallback::Refuse,
         }
@@ -163,6 +166,7 @@ impl Session {
             spec.values.as_deref(),
             &spec.set,
             spec.userinfo.as_deref(),
+            &spec.cluster_resources,
         );
         Ok(Self {
             max_bytes: spec.max_bytes,

@@ -85,6 +85,39 @@ pub struct Expr {
     exposes_request: bool,
 }
 
+/// Parses as `kyverno/go-jmespath` does. Its multi-select hash needs no comma between pairs
+/// (`parseMultiSelectHash` goes on with the next key when neither `,` nor `}` follows a
+/// value), which the `jmespath` crate refuses with "Expected '}' or ','" at the next key: a
+/// comma is put there and the text parsed again. Returns the tree and the text it was
+/// parsed from (its offsets refer to that text).
+fn parse_kyverno(text: &str) -> Result<(::jmespath::ast::Ast, Cow<'_, str>), Error> {
+    let mut current: Cow<'_, str> = Cow::Borrowed(text);
+    // Every repair adds a comma before a key, so there are at most as many as bytes.
+    for _ in 0..=text.len() {
+        let e = match ::jmespath::parse(&current) {
+            Ok(ast) => return Ok((ast, current)),
+            Err(e) => e,
+        };
+        let message = e.to_string();
+        let at_key = message.contains("Expected '}' or ','")
+            && (message.contains("found Identifier(")
+                || message.contains("found QuotedIdentifier("));
+        if !at_key || !current.is_char_boundary(e.offset) || e.offset == 0 {
+            // Report the error against the text as written.
+            return Err(Error::Syntax(match ::jmespath::parse(text) {
+                Err(first) => first.to_string(),
+                Ok(_) => message,
+            }));
+        }
+        let mut repaired = String::with_capacity(current.len() + 1);
+        repaired.push_str(&current[..e.offset]);
+        repaired.push(',');
+        repaired.push_str(&current[e.offset..]);
+        current = Cow::Owned(repaired);
+    }
+    Err(Error::Syntax("expression does not parse".to_owned()))
+}
+
 impl Expr {
     pub fn compile(text: &str) -> Result<Expr, Error> {
         if text.len() > MAX_EXPR_LEN {
@@ -93,8 +126,8 @@ impl Expr {
         if nesting(text) > MAX_NESTING || chain(text) > MAX_CHAIN {
             return Err(Error::Syntax("expression nested too deeply".to_owned()));
         }
-        let ast = ::jmespath::parse(text).map_err(|e| Error::Syntax(e.to_string()))?;
-        let ir = ir::lower(&ast, text, 0)?;
+        let (ast, parsed) = parse_kyverno(text)?;
+        let ir = ir::lower(&ast, &parsed, 0)?;
         let exposes_request = ir.exposes("request");
         Ok(Expr {
             text: text.to_owned(),

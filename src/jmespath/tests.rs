@@ -646,3 +646,21 @@ fn growing_values_hit_the_evaluation_budget() {
     let err = Expr::compile(&e).unwrap().search(&data).unwrap_err();
     assert!(err.to_string().contains("MiB built"), "{err}");
 }
+
+// kyverno/go-jmespath `parseMultiSelectHash` needs no comma between pairs.
+#[test]
+fn multi_select_hash_pairs_need_no_comma() {
+    assert_eq!(
+        ok("`{\"a\": 1, \"b\": 2}` | {x: a y: b}"),
+        json!({"x": 1.0, "y": 2.0})
+    );
+    assert_eq!(
+        ok("`{\"a\": 1}` | {x: a, \"y z\": a w: {v: a u: a}}"),
+        json!({"x": 1.0, "y z": 1.0, "w": {"v": 1.0, "u": 1.0}})
+    );
+    // Still errors where go-jmespath errors: a trailing comma, a key without a colon,
+    // a missing brace.
+    for bad in ["{x: a,}", "{x: a y}", "{x: a", "{x: a 1: b}"] {
+        assert!(Expr::compile(bad).is_err(), "{bad}");
+    }
+}

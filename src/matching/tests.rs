@@ -143,6 +143,7 @@ fn user_info_match_vs_exclude() {
         groups: vec!["devs".into()],
         roles: vec!["ns:editor".into()],
         cluster_roles: vec!["view".into()],
+        ..UserInfo::default()
     });
     assert!(!m.selects(&p, &r));
     let e = block("any: [{clusterRoles: [admin]}]");

@@ -26,7 +26,8 @@ pub struct PolicyValues {
     pub name: String,
     /// Per resource name.
     pub resources: Vec<(String, KeyValues)>,
-    /// Per rule name: values, and whether `foreachValues` are given.
+    /// Per rule name: values (with the first item of each `foreachValues` list), and whether
+    /// some `foreachValues` could not be evaluated (an empty or non-list value).
     pub rules: Vec<(String, KeyValues, bool)>,
 }
 

@@ -85,6 +85,14 @@ pub struct TestSpec {
     pub userinfo: Option<String>,
     /// The `context:` file (a `cli.kyverno.io/v1alpha1` Context) for CEL library calls.
     pub context: Option<String>,
+    /// `clusterResources`: `ClusterResource` files; any switches the test to cluster mode.
+    pub cluster_resources: Vec<String>,
+    /// `paramResources`: files of parameter objects (they are part of the virtual cluster).
+    pub param_resources: Vec<String>,
+    /// `apiCallResponses`, checked and indexed.
+    pub api_calls: crate::cluster::mocks::ApiCalls,
+    /// `globalContextEntries` as written, each with the `resourceFiles` to read for it.
+    pub global_entries: Vec<(crate::cluster::mocks::GlobalSource, Vec<String>)>,
     pub results: Vec<ResultEntry>,
     /// Inputs kpol does not use yet; every row of the test is then unsupported.
     pub unsupported_inputs: Vec<&'static str>,
@@ -111,6 +119,15 @@ pub struct ResultEntry {
     pub clone_source_resource: Option<String>,
     /// The CEL policy kind the entry declares (`isValidatingPolicy: true` → `ValidatingPolicy`).
     pub cel_kind: Option<&'static str>,
+    /// Whether the `resources` key is present (even as `[]`): only then are
+    /// `resourceSpecs` consulted (cli-compat.md §15).
+    pub resources_given: bool,
+    /// `failOnMissingResources`: a resource absent from the `patchedResources` file fails
+    /// the row instead of dropping it (`commands/test/output.go`).
+    pub fail_on_missing_resources: bool,
+    /// `resourceSpecs`: (group, version, namespace, name); kind and subresource are not
+    /// compared upstream (`commands/test/output.go`).
+    pub resource_specs: Vec<(String, String, String, String)>,
 }
 
 /// Reads one Test document. `Err` aborts this test (the file's other tests still run).
@@ -156,10 +173,25 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
             t.unsupported_inputs.push(feature);
         }
     }
-    for field in ["apiCallResponses", "globalContextEntries"] {
-        if f.get(field).is_some() {
-            t.warnings
-                .push(format!("{field} are not used by kpol yet; ignored"));
+    t.cluster_resources = f.strings("clusterResources")?;
+    t.param_resources = f.strings("paramResources")?;
+    if let Some(n) = f.get("apiCallResponses") {
+        let list = n.as_seq().unwrap_or(&[]);
+        t.api_calls = crate::cluster::mocks::ApiCalls::from_list(list)
+            .map_err(|e| LoadError::at(source, n, e))?;
+    }
+    if let Some(n) = f.get("globalContextEntries") {
+        for e in n.as_seq().unwrap_or(&[]) {
+            let entry = crate::cluster::mocks::GlobalSource::from_node(e)
+                .map_err(|m| LoadError::at(source, e, m))?;
+            if t.global_entries.iter().any(|(g, _)| g.name == entry.0.name) {
+                return Err(LoadError::at(
+                    source,
+                    e,
+                    format!("globalContextEntries: duplicate name {:?}", entry.0.name),
+                ));
+            }
+            t.global_entries.push(entry);
         }
     }
     for item in f.list("results")? {
@@ -183,9 +215,29 @@ fn parse_result(
         patched_resources: f.opt_string("patchedResources")?,
         ..ResultEntry::default()
     };
-    // resourceSpecs are inert upstream (§8.2): read for strictness only.
-    let _ = f.list("resourceSpecs")?;
-    let _ = f.bool("failOnMissingResources")?;
+    r.resources_given = f.has("resources");
+    for s in f.list("resourceSpecs")? {
+        let sf = Fields::new(
+            source,
+            s,
+            "resourceSpec",
+            &[
+                "group",
+                "version",
+                "kind",
+                "namespace",
+                "subresource",
+                "name",
+            ],
+        )?;
+        r.resource_specs.push((
+            sf.string("group")?,
+            sf.string("version")?,
+            sf.string("namespace")?,
+            sf.string("name")?,
+        ));
+    }
+    r.fail_on_missing_resources = f.bool("failOnMissingResources")?;
     r.generated_resource = f.opt_string("generatedResource")?;
     r.generated_resources = f.strings("generatedResources")?;
     r.clone_source_resource = f.opt_string("cloneSourceResource")?;

@@ -65,11 +65,19 @@ fn from_fields(f: &Fields<'_>) -> Result<Values, LoadError> {
         }
         for r in pf.list("rules")? {
             let rf = Fields::new(src, r, "values rule", &["name", "values", "foreachValues"])?;
-            pv.rules.push((
-                rf.string("name")?,
-                key_values(src, rf.get("values"))?,
-                rf.get("foreachValues").is_some(),
-            ));
+            let mut kv = key_values(src, rf.get("values"))?;
+            // `foreachValues` (key → list): the CLI's context loader sets each key to the
+            // item at the store's foreach element, which nothing in v1.19 ever moves from 0
+            // (`store.SetForEachElement` has no caller), so every element sees the first
+            // item. An empty list (an index out of range upstream) stays unsupported.
+            let mut unevaluated = false;
+            for (k, list) in key_values(src, rf.get("foreachValues"))? {
+                match list.as_seq().and_then(<[Node]>::first) {
+                    Some(first) => kv.push((k, first.clone())),
+                    None => unevaluated = true,
+                }
+            }
+            pv.rules.push((rf.string("name")?, kv, unevaluated));
         }
         v.policies.push(pv);
     }
@@ -161,7 +169,13 @@ pub fn user_info(
             &["username", "uid", "groups", "extra"],
         )?;
         info.username = uf.string("username")?;
+        info.uid = uf.string("uid")?;
         info.groups = uf.strings("groups")?;
+        if let Some(extra) = uf.get("extra").and_then(Node::as_map) {
+            for (k, v) in extra.iter() {
+                info.extra.insert(k.to_owned(), v.str_items());
+            }
+        }
     }
     Ok(info)
 }
@@ -212,6 +226,49 @@ mod tests {
         let (v, w) = values("globalValues: {request.operation: PATCH}\n")?;
         assert_eq!(w.len(), 1);
         assert!(v.operation("p", "r").is_err());
+        Ok(())
+    }
+
+    // `userInfo.uid` and `extra` reach the request (RequestInfo's authentication UserInfo).
+    #[test]
+    fn user_info_reads_uid_and_extra() -> Result<(), LoadError> {
+        let text = "apiVersion: cli.kyverno.io/v1alpha1\nkind: UserInfo\n\
+                    userInfo: {username: u, uid: '42', extra: {scopes: [a, b]}}\n";
+        let src = SourceFile::new("user.yaml", text);
+        let root = parse_documents(text, Limits::default())
+            .map_err(|e| LoadError::in_file("yaml", e.message))?
+            .remove(0)
+            .root;
+        let mut w = Vec::new();
+        let u = user_info(&src, &root, &mut w)?;
+        assert_eq!(u.uid, "42");
+        assert_eq!(
+            u.extra.get("scopes").map(Vec::as_slice),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
+        Ok(())
+    }
+
+    // Kyverno v1.19 never moves the store's foreach element from 0: every element reads
+    // the first item of a `foreachValues` list; an empty list is left unevaluated.
+    #[test]
+    fn foreach_values_give_their_first_item() -> Result<(), LoadError> {
+        let (v, _) = values(
+            "policies:\n- name: p\n  rules:\n  - name: r\n    values: {a: 1}\n    \
+             foreachValues: {imageData: [foo, foo1], none: []}\n",
+        )?;
+        let got: Vec<(String, serde_json::Value)> = v
+            .for_rule("p", "r")
+            .map(|(k, n)| (k.clone(), n.to_json()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".to_owned(), serde_json::json!(1)),
+                ("imageData".to_owned(), serde_json::json!("foo"))
+            ]
+        );
+        assert!(v.variable_keys("p", "x", "r").contains(&"foreachValues"));
         Ok(())
     }
 }

@@ -98,6 +98,7 @@ pub(crate) fn apply_rule_context(
         ctx.set_variable(k, v);
     }
     if let Some(entries) = &rule.context {
+        ctx.set_policy_namespace(policy.namespace.as_deref().unwrap_or(""));
         ctx.add_context_entries(entries, &BTreeMap::new())
             .map_err(|e| Verdict::new(Status::Error, format!("failed to load context: {e}")))?;
     }

@@ -42,6 +42,10 @@ pub struct Context<'r> {
     /// Open checkpoints and the changes since the first one (super::checkpoint).
     pub(super) marks: Vec<Mark<'r>>,
     pub(super) undo: Vec<Undo>,
+    /// What cluster-backed context entries are served from (the request's, super::entries).
+    pub(super) offline: std::sync::Arc<crate::cluster::Offline>,
+    /// The namespace of a namespaced policy: its apiCall paths and ConfigMaps stay in it.
+    pub(super) policy_namespace: String,
 }
 
 impl<'r> Context<'r> {
@@ -65,6 +69,8 @@ impl<'r> Context<'r> {
             images_pending: None,
             marks: Vec::new(),
             undo: Vec::new(),
+            offline: Default::default(),
+            policy_namespace: String::new(),
         }
     }
 
@@ -75,6 +81,7 @@ impl<'r> Context<'r> {
     pub fn for_resource(resource: &'r Resource, request: &Request) -> Self {
         let mut ctx = Self::from_root(value::map(Vec::new()));
         ctx.operation = request.operation;
+        ctx.offline = request.offline.clone();
         let obj = Some(&resource.root);
         let namespace = if request.operation == Operation::Delete {
             String::new()
@@ -99,8 +106,19 @@ impl<'r> Context<'r> {
             if !user.username.is_empty() {
                 info.push(("username".to_owned(), value::string(&user.username)));
             }
+            if !user.uid.is_empty() {
+                info.push(("uid".to_owned(), value::string(&user.uid)));
+            }
             if !user.groups.is_empty() {
                 info.push(("groups".to_owned(), strings(&user.groups)));
+            }
+            if !user.extra.is_empty() {
+                let extra = user
+                    .extra
+                    .iter()
+                    .map(|(k, v)| (k.clone(), strings(v)))
+                    .collect();
+                info.push(("extra".to_owned(), value::map(extra)));
             }
             req.push(("userInfo".to_owned(), value::map(info)));
         }
@@ -136,6 +154,12 @@ impl<'r> Context<'r> {
 
     pub fn operation(&self) -> Operation {
         self.operation
+    }
+
+    /// The namespace of the namespaced policy whose rule this context serves (empty for a
+    /// cluster-wide one): its `apiCall` paths and `configMap` entries must stay inside it.
+    pub fn set_policy_namespace(&mut self, namespace: &str) {
+        namespace.clone_into(&mut self.policy_namespace);
     }
 
     pub fn set_operation(&mut self, op: Operation) {

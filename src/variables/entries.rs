@@ -4,11 +4,13 @@
 //! An entry's own queries see only the entries declared before it at its level or outer
 //! ones (rule context before foreach context), see `Context::load_pending`.
 //!
-//! `variable` entries are evaluated as in `loaders/variable.go`. `configMap`, `apiCall`,
-//! `globalReference` and `imageRegistry` need a cluster: the offline CLI does not load them,
-//! so their data must come from values (see [`Context::set_variable`]) or from
-//! [`Context::add_context_entries`]'s `external` map (name → JSON); otherwise a reference to
-//! the name fails with `Unknown key "<name>" in path`.
+//! `variable` entries are evaluated as in `loaders/variable.go`. `configMap`, `apiCall` and
+//! `globalReference` are served from the request's [`crate::cluster::Offline`] data as the
+//! Kyverno CLI serves them (super::external): mocked API calls, the virtual cluster of
+//! `clusterResources` mode, mocked global context entries. Without that data (and for
+//! `imageRegistry`) the CLI does not load them, so their data must come from values (see
+//! [`Context::set_variable`]) or from [`Context::add_context_entries`]'s `external` map
+//! (name → JSON); otherwise a reference to the name fails with `Unknown key "<name>" in path`.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +35,12 @@ enum Kind {
     Variable(Node),
     /// Data supplied by the caller for a cluster-backed entry.
     Data(Node),
+    /// An `apiCall` served by the virtual cluster (the raw `apiCall` map).
+    ApiCall(Node),
+    /// A `configMap` served by the virtual cluster.
+    ConfigMap(Node),
+    /// A `globalReference` served by the mocked global context entries.
+    Global(Node),
 }
 
 /// Whether `query` mentions `name` as Kyverno's deferred loader regex decides.
@@ -82,8 +90,27 @@ impl Context<'_> {
                 Kind::Variable(v.clone())
             } else if let Some(data) = external.get(name) {
                 Kind::Data(data.clone())
+            } else if let Some(call) = e.get("apiCall") {
+                // A mocked call is loaded at once (the CLI's wrapper loads mocks eagerly).
+                if self.load_mocked_api_call(name, call)? {
+                    continue;
+                }
+                if self.offline.cluster.is_none() {
+                    continue;
+                }
+                Kind::ApiCall(call.clone())
+            } else if let Some(cm) = e
+                .get("configMap")
+                .filter(|_| self.offline.cluster.is_some())
+            {
+                Kind::ConfigMap(cm.clone())
+            } else if let Some(g) = e
+                .get("globalReference")
+                .filter(|_| !self.offline.globals.is_empty())
+            {
+                Kind::Global(g.clone())
             } else {
-                // configMap / apiCall / globalReference / imageRegistry: not loaded offline.
+                // imageRegistry, and the entries above without their data: not loaded offline.
                 continue;
             };
             self.pending.push(Pending {
@@ -116,6 +143,9 @@ impl Context<'_> {
             let v = match &p.kind {
                 Kind::Data(d) => Ok(value::json_round_trip(d)),
                 Kind::Variable(v) => self.load_variable(&p.name, v),
+                Kind::ApiCall(c) => self.load_cluster_api_call(&p.name, c),
+                Kind::ConfigMap(c) => self.load_config_map(&p.name, c),
+                Kind::Global(g) => self.load_global(&p.name, g),
             };
             self.loading = None;
             self.set_path(&[&p.name], v?);

@@ -18,6 +18,7 @@
 mod checkpoint;
 mod context;
 mod entries;
+mod external;
 pub mod image;
 mod pointer;
 mod substitute;

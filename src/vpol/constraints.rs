@@ -147,7 +147,7 @@ fn rule_matches(rule: &ResourceRule, resource: &Resource, op: Operation) -> bool
     if !any_or(&rule.operations, op.as_str()) {
         return false;
     }
-    let plural = crate::base::gvk::plural(&resource.kind);
+    let plural = crate::cel::context::resource_name(group, &resource.kind);
     let lower = resource.kind.to_ascii_lowercase();
     // A resource with no subresource matches `*` and its own plural, never `x/*`.
     let resource_ok = rule

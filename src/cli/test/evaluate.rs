@@ -114,6 +114,7 @@ fn run_resource(
         values: inputs.values.clone(),
         namespaces: Default::default(),
         old_object: None,
+        offline: inputs.offline.clone(),
     };
     let mut responses = Vec::new();
     let mutate_op = policies
@@ -388,8 +389,8 @@ fn taint(
     }
     // Values are injected into rule contexts. What kpol does not do yet: global or
     // per-resource values that override the resource itself (`request.object.*`, which
-    // Kyverno applies before matching), and `foreachValues`. Rule values only reach the
-    // rule's context, which kpol does.
+    // Kyverno applies before matching), and `foreachValues` lists it cannot read. Rule
+    // values only reach the rule's context, which kpol does.
     let overrides_resource = inputs
         .values
         .for_resource(&policy.name, &resource.name)

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::policies::{self, PolicySet};
+use kpol::cluster::mocks::{GlobalSource, Globals};
+use kpol::cluster::{Cluster, Offline};
 use kpol::request::UserInfo;
 use kpol::request::values::Values;
 use kpol::resource::Resource;
@@ -21,8 +23,11 @@ pub struct Inputs {
     pub policy_exceptions: Vec<kpol::exception::PolicyException>,
     pub values: std::sync::Arc<Values>,
     pub user_info: Option<UserInfo>,
-    /// The data of the test's `context:` file, served to CEL library calls.
+    /// The data of the test's `context:` file (or, in `clusterResources` mode, the virtual
+    /// cluster) and the mocks, served to CEL library calls.
     pub cel_context: Option<Arc<kpol::cel::context::CelContext>>,
+    /// The virtual cluster and the mocks, served to ClusterPolicy context entries.
+    pub offline: Arc<Offline>,
     pub warnings: Vec<String>,
 }
 
@@ -50,8 +55,8 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         }
         None => None,
     };
-    let cel_context = match &spec.context {
-        Some(file) => Some(Arc::new(read_context(&dir.join(file))?)),
+    let mut cel_context = match &spec.context {
+        Some(file) => Some(read_context(&dir.join(file))?),
         None => None,
     };
     let mut policies = PolicySet::default();
@@ -69,6 +74,41 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         }
     }
     let resources = load_resources(dir, &spec.resources, &mut warnings)?;
+    let mut globals = Globals::default();
+    for (entry, files) in &spec.global_entries {
+        let mut entry = entry.clone();
+        for f in files {
+            let (_, docs) = read_yaml(&dir.join(f))?;
+            if let Some(list) = entry.resources.as_mut() {
+                list.extend(docs.into_iter().map(|d| d.root));
+            }
+        }
+        globals.insert(entry.name.clone(), resolve_global(&entry));
+    }
+    let cluster = if spec.cluster_resources.is_empty() {
+        None
+    } else {
+        Some(Arc::new(build_cluster(
+            dir,
+            spec,
+            &resources,
+            &mut warnings,
+        )?))
+    };
+    if let Some(c) = &cluster {
+        // Cluster mode: CEL calls read the virtual cluster; the context file and the mocks
+        // are not used for them (cel.md §11.2 item 2).
+        cel_context = Some(kpol::cel::context::CelContext::with_cluster(c.clone()));
+    } else if !spec.api_calls.is_empty() || !globals.is_empty() {
+        let mut cx = cel_context.unwrap_or_default();
+        cx.set_mocks(spec.api_calls.clone(), globals.clone());
+        cel_context = Some(cx);
+    }
+    let offline = Arc::new(Offline {
+        cluster,
+        api_calls: spec.api_calls.clone(),
+        globals,
+    });
     let mut policy_exceptions = Vec::new();
     for e in &spec.exceptions {
         let (src, docs) = read_yaml(&dir.join(e))?;
@@ -91,9 +131,144 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         policy_exceptions,
         values: std::sync::Arc::new(values),
         user_info,
-        cel_context,
+        cel_context: cel_context.map(Arc::new),
+        offline,
         warnings,
     })
+}
+
+/// A `globalContextEntries` item's value (`store/gctx_resolve.go`): the data (or the list of
+/// resources) read as JSON, then `fieldPath`, then the map of projections.
+fn resolve_global(entry: &GlobalSource) -> Result<Node, String> {
+    use kpol::jmespath::{Expr, value};
+    let search = |path: &str, data: &Node| -> Result<Node, String> {
+        let expr = Expr::cached(path).map_err(|e| e.to_string())?;
+        expr.search(data)
+            .map(|v| v.into_owned())
+            .map_err(|e| e.to_string())
+    };
+    let name = &entry.name;
+    let mut root = match (&entry.resources, &entry.data) {
+        (Some(list), _) => value::json_round_trip(&value::seq(list.clone())),
+        (None, Some(d)) => value::json_round_trip(d),
+        (None, None) => return Ok(value::null()),
+    };
+    if !entry.field_path.is_empty() {
+        root = search(&entry.field_path, &root)
+            .map_err(|e| format!("globalContextEntries {name:?} fieldPath: {e}"))?;
+    }
+    if entry.projections.is_empty() {
+        return Ok(root);
+    }
+    let mut out = Vec::new();
+    for (p, path) in &entry.projections {
+        let v = search(path, &root).map_err(|e| {
+            format!("globalContextEntries {name:?} projection {p:?} path {path:?}: {e}")
+        })?;
+        out.push((p.clone(), v));
+    }
+    Ok(value::map(out))
+}
+
+/// The virtual cluster of `clusterResources` mode (`runTest`): the resources, target
+/// resources and parameter resources, then each `ClusterResource` file's `spec.resources`
+/// and the CRDs its `spec.crds` name (paths relative to the test file's directory).
+fn build_cluster(
+    dir: &Path,
+    spec: &TestSpec,
+    resources: &[Resource],
+    warnings: &mut Vec<String>,
+) -> Result<Cluster, LoadError> {
+    let mut cluster = Cluster::default();
+    let add = |c: &mut Cluster, node: &Node, at: &str| {
+        c.add(node).map_err(|e| {
+            LoadError::in_file(at, format!("failed to load Kubernetes resources: {e}"))
+        })
+    };
+    let at = |r: &Resource| {
+        r.source
+            .as_ref()
+            .map_or_else(String::new, |s| s.name().to_owned())
+    };
+    for r in resources {
+        add(&mut cluster, &r.root, &at(r))?;
+    }
+    for paths in [&spec.target_resources, &spec.param_resources] {
+        for r in load_resources(dir, paths, warnings)? {
+            add(&mut cluster, &r.root, &at(&r))?;
+        }
+    }
+    for file in &spec.cluster_resources {
+        let (src, docs) = read_yaml(&dir.join(file))?;
+        let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
+        add_cluster_resource(&mut cluster, dir, &src, &root)?;
+    }
+    Ok(cluster)
+}
+
+/// A `ClusterResource` document: its `spec.crds` files (relative to `dir`), then its
+/// `spec.resources`.
+fn add_cluster_resource(
+    cluster: &mut Cluster,
+    dir: &Path,
+    src: &Source,
+    root: &Node,
+) -> Result<(), LoadError> {
+    let fail = |at: &str, e: String| {
+        LoadError::in_file(at, format!("failed to load Kubernetes resources: {e}"))
+    };
+    let list = |k: &str| {
+        root.get_path(&["spec", k])
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+    };
+    for crd in list("crds") {
+        let Some(p) = crd.as_str() else { continue };
+        let (crd_src, crd_docs) = read_yaml(&dir.join(p))?;
+        for d in crd_docs {
+            cluster.add(&d.root).map_err(|e| fail(crd_src.name(), e))?;
+        }
+    }
+    for r in list("resources") {
+        cluster.add(r).map_err(|e| fail(src.name(), e))?;
+    }
+    Ok(())
+}
+
+/// The virtual cluster of `--cluster-resources` (`kpol check`): every document of the
+/// files — `cli.kyverno.io` ClusterResource documents (their CRD paths relative to the
+/// file's directory), CRDs and any other object.
+pub fn read_cluster_files(files: &[PathBuf]) -> Result<Cluster, LoadError> {
+    let mut cluster = Cluster::default();
+    for file in files {
+        let (src, docs) = read_yaml(file)?;
+        let dir = file.parent().unwrap_or(Path::new("."));
+        for d in docs {
+            if d.root.is_null() {
+                continue;
+            }
+            let kind = d.root.get("kind").and_then(Node::as_str).unwrap_or("");
+            let api = d
+                .root
+                .get("apiVersion")
+                .and_then(Node::as_str)
+                .unwrap_or("");
+            if kind == "ClusterResource" && api.starts_with("cli.kyverno.io/") {
+                add_cluster_resource(&mut cluster, dir, &src, &d.root)?;
+            } else {
+                cluster.add(&d.root).map_err(|e| {
+                    LoadError::in_file(
+                        src.name(),
+                        format!(
+                            "document {}: failed to load Kubernetes resources: {e}",
+                            d.index + 1
+                        ),
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(cluster)
 }
 
 /// Reads a `context:` file: its first document is the Context (cel.md §4.6).

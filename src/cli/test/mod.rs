@@ -17,7 +17,7 @@ mod rows;
 mod select;
 
 pub use kpol::testfile::LoadError;
-pub use load::{read_user_info, read_values_file};
+pub use load::{read_cluster_files, read_user_info, read_values_file};
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -47,10 +47,19 @@ pub fn run(args: TestArgs) -> u8 {
     if paths.is_empty() && args.require_tests {
         missing.push("no tests found".to_owned());
     }
-    let files: Vec<FileReport> = paths
+    let mut files: Vec<FileReport> = paths
         .par_iter()
         .map(|p| file::run_file(p, &selector))
         .collect();
+    if args.strict {
+        for row in files
+            .iter_mut()
+            .flat_map(|f| f.tests.iter_mut())
+            .flat_map(|t| t.rows.iter_mut())
+        {
+            rows::strict(row);
+        }
+    }
     let totals = Totals::of(&files);
     let text = match args.format {
         Format::Json => json::render(&files, &totals, args.detailed_results),

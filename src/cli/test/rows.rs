@@ -71,6 +71,16 @@ pub struct Context<'a> {
     pub expected: &'a [(String, Result<Vec<serde_json::Value>, String>)],
 }
 
+/// `--strict` (not upstream): an Excluded row expected to fail, warn or error — a row that
+/// passes only because the policy did not apply (kyverno#11519) — fails.
+pub fn strict(row: &mut Row) {
+    if row.actual == "excluded" && matches!(row.expected.as_str(), "fail" | "warn" | "error") {
+        row.ok = false;
+        row.count = Count::Fail;
+        row.reason = format!("Want {}, got excluded (--strict)", row.expected);
+    }
+}
+
 /// The rows of one result entry against the runs of its operation.
 pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> Vec<Row> {
     let keys = select(entry, runs);
@@ -160,6 +170,24 @@ fn select<'r>(entry: &ResultEntry, runs: &'r [ResourceRun]) -> Vec<&'r ResourceR
             }
         }
     }
+    // `resourceSpecs` (only with a `resources` key, §15): apiVersion, namespace and name.
+    let specs = entry
+        .resource_specs
+        .iter()
+        .filter(|_| entry.resources_given);
+    for (group, version, ns, name) in specs {
+        for run in runs {
+            let api_version = if group.is_empty() {
+                version.clone()
+            } else {
+                format!("{group}/{version}")
+            };
+            let hit = run.api_version == api_version && run.namespace == *ns && run.name == *name;
+            if hit && !out.iter().any(|o| std::ptr::eq(*o, run)) {
+                out.push(run);
+            }
+        }
+    }
     if out.is_empty() {
         out = runs.iter().collect();
     }
@@ -198,6 +226,13 @@ fn outcome_row(
             }
             Ok(text) => match compare(file, &text, actual) {
                 PatchedCheck::Match => {}
+                PatchedCheck::NotFound if entry.fail_on_missing_resources => {
+                    let msg = format!(
+                        "error: failed to load PatchedResources resource (resource with name {} not found in manifest)",
+                        run.name
+                    );
+                    return failed("Resource error", msg);
+                }
                 PatchedCheck::NotFound => return None,
                 PatchedCheck::LoadError(e) => {
                     let msg = format!("error: failed to load PatchedResources resource ({e})");

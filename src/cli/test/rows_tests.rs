@@ -198,3 +198,90 @@ fn unsupported_rules_and_policies_fail() {
     assert_eq!(rows[0].reason, "unsupported: cel (ValidatingPolicy)");
     assert_eq!(rows[0].count, Count::Fail);
 }
+
+// `resourceSpecs` select by apiVersion, namespace and name, but only when the entry has a
+// `resources` key (cli-compat.md §15; `commands/test/output.go`).
+#[test]
+fn resource_specs_select_only_with_a_resources_key() {
+    let runs = vec![
+        run(
+            "Pod",
+            "a",
+            "web",
+            vec![resp("p", false, vec![outcome("r", Status::Pass)])],
+        ),
+        run(
+            "Pod",
+            "b",
+            "web",
+            vec![resp("p", false, vec![outcome("r", Status::Fail)])],
+        ),
+    ];
+    let evaluated = ["p".to_owned()];
+    let cx = cx(&[], &evaluated);
+    let spec = |version: &str| {
+        (
+            String::new(),
+            version.to_owned(),
+            "b".to_owned(),
+            "web".to_owned(),
+        )
+    };
+    let mut e = entry("p", "r", &[], "fail");
+    e.resource_specs = vec![spec("v1")];
+    e.resources_given = true;
+    let rows = rows_for(&e, &runs, &cx);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].resource, "v1/Pod/b/web");
+    assert!(rows[0].ok);
+    // Another version selects nothing: every resource is checked.
+    e.resource_specs = vec![spec("v2")];
+    assert_eq!(rows_for(&e, &runs, &cx).len(), 2);
+    // Without a `resources` key the specs are not read.
+    e.resource_specs = vec![spec("v1")];
+    e.resources_given = false;
+    assert_eq!(rows_for(&e, &runs, &cx).len(), 2);
+}
+
+// A patched resource missing from `patchedResources` drops the row, unless
+// `failOnMissingResources` (`commands/test/output.go`).
+#[test]
+fn fail_on_missing_resources_fails_a_missing_patched_resource() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("patched.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: other, namespace: a}\n",
+    )
+    .unwrap();
+    let patched = kpol::yaml::parse_documents(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: a}\n",
+        kpol::yaml::Limits::default(),
+    )
+    .unwrap()
+    .remove(0)
+    .root;
+    let mut o = outcome("r", Status::Pass);
+    o.patched = Some(patched);
+    let runs = vec![run("Pod", "a", "web", vec![resp("p", false, vec![o])])];
+    let evaluated = ["p".to_owned()];
+    let cx = cx(&[], &evaluated);
+    let mut e = entry("p", "r", &["web"], "pass");
+    e.patched_resources = Some(file.display().to_string());
+    // Dropped: the policy's response gives no row, so it reads as Excluded.
+    let rows = rows_for(&e, &runs, &cx);
+    assert!(
+        rows.iter().all(|r| r.reason != "Resource error"),
+        "{rows:?}"
+    );
+    e.fail_on_missing_resources = true;
+    let rows = rows_for(&e, &runs, &cx);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].reason, "Resource error");
+    assert!(!rows[0].ok);
+    assert!(
+        rows[0].message.contains("web not found in manifest"),
+        "{}",
+        rows[0].message
+    );
+}
