@@ -31,6 +31,8 @@ pub enum Code {
     /// A policy left out of the run: `spec.admission: false` at admission, `spec.background:
     /// false` in a background scan (`--background`).
     NotEvaluated,
+    /// A DeletingPolicy would delete the resource (or could not be evaluated on it).
+    WouldBeDeleted,
 }
 
 impl Code {
@@ -44,6 +46,7 @@ impl Code {
         Code::InvalidTest,
         Code::Limit,
         Code::NotEvaluated,
+        Code::WouldBeDeleted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +60,7 @@ impl Code {
             Code::InvalidTest => "invalid-test",
             Code::Limit => "limit",
             Code::NotEvaluated => "not-evaluated",
+            Code::WouldBeDeleted => "would-be-deleted",
         }
     }
 
@@ -77,6 +81,9 @@ impl Code {
             }
             Code::NotEvaluated => {
                 "a policy not run at admission (spec.admission: false) or in a --background scan"
+            }
+            Code::WouldBeDeleted => {
+                "a DeletingPolicy's conditions hold for a resource: Kyverno's cleanup would delete it"
             }
         }
     }

@@ -321,6 +321,22 @@ impl Engine {
             })
             .collect()
     }
+
+    /// The DeletingPolicies' verdicts on one resource (crate::dpol): `(policy index,
+    /// response)` for each DeletingPolicy whose matchConstraints select it, in load order. Not
+    /// an admission phase: Kyverno's cleanup controller asks on its schedule, which kpol
+    /// does not run.
+    pub fn deletions(&self, resource: &Resource, request: &Request) -> Vec<(usize, RuleResponse)> {
+        self.policies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let mut r = crate::dpol::evaluate(p, resource, request, &self.exceptions)?;
+                r.place(&resource.root);
+                Some((i, r))
+            })
+            .collect()
+    }
 }
 
 /// The validate rules of `policy` at positions `rules` of its rules for the resource's kind.

@@ -50,6 +50,18 @@ pub const LOADERS: &[KindLoader] = &[
         kind: "NamespacedGeneratingPolicy",
         load: crate::gpol::load::generating_policy,
     },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "DeletingPolicy",
+        load: crate::dpol::load::deleting_policy,
+    },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "NamespacedDeletingPolicy",
+        load: crate::dpol::load::deleting_policy,
+    },
 ];
 
 /// Loads the policy documents of one file, every kind kpol evaluates included.

@@ -9,6 +9,7 @@ pub mod cel;
 pub mod conditions;
 pub mod defaults;
 pub mod diagnostic;
+pub mod dpol;
 pub mod engine;
 pub mod exception;
 pub mod generate;

@@ -40,6 +40,7 @@ const LAYERS: &[&[&str]] = &[
         "vpol",
         "mpol",
         "gpol",
+        "dpol",
         "exception",
         "mutate",
         "generate",

@@ -514,3 +514,28 @@ fn mutate_rule_error_under_failure_policy_ignore_is_a_warning() {
     let o = kpol(&["check", "--warn-exit-code", "3", "-p", &policy, &cm]);
     assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
 }
+
+/// A DeletingPolicy's verdict: the Pod it would delete is an info note at the Pod (shown
+/// without -v), the owned Pod nothing; no rule result is counted and the exit code is 0.
+#[test]
+fn a_deleting_policy_notes_what_it_would_delete_without_failing() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/check/dpol/policy.yaml",
+        "testdata/check/dpol/pods.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(
+            "info[would-be-deleted]: Pod shop/debug would be deleted by clean-bare-pods (schedule not evaluated)\n --> testdata/check/dpol/pods.yaml:2:1"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("web-7d9f"), "{text}");
+    assert!(
+        text.contains("pass: 0, fail: 0, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+}

@@ -326,7 +326,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 5);
+    assert_eq!(names.len(), 6);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -356,7 +356,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 16 tests passed and 2 tests failed\n"),
+        text.contains("\nTest Summary: 20 tests passed and 4 tests failed\n"),
         "{text}"
     );
 }
@@ -381,6 +381,31 @@ fn fixture_mutating_policy_rows() {
             ),
             (s(""), s("v1/ConfigMap/default/c"), s("pass"), true, s("")),
             (s("r"), s("v1/ConfigMap/default/c"), s("fail"), true, s("")),
+        ]
+    );
+}
+
+// DeletingPolicy rows (testdata/test/dpol, after Kyverno v1.19.0's test-deleting-policy):
+// pass when the conditions hold, fail when one does not or an exception keeps the resource,
+// Not found when the constraints or the namespaced policy's namespace exclude it.
+#[test]
+fn fixture_dpol_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("dpol")]);
+    assert_eq!(code, 1, "the Not found rows fail");
+    let rows = rows_of(&json);
+    let s = |x: &str| x.to_owned();
+    let ok =
+        |rule: &str, resource: &str, actual: &str| (s(rule), s(resource), s(actual), true, s(""));
+    let not_found = |resource: &str| (s(""), s(resource), s("not found"), false, s("Not found"));
+    assert_eq!(
+        rows,
+        [
+            ok("old-test-pods", "v1/Pod/test/old-1", "pass"),
+            ok("old-test-pods", "v1/Pod/test/new-1", "fail"),
+            ok("old-test-pods", "v1/Pod/test/keep-1", "fail"),
+            not_found("v1/ConfigMap/test/settings"),
+            ok("in-test", "v1/Pod/test/old-1", "pass"),
+            not_found("v1/Pod/other/old-2"),
         ]
     );
 }

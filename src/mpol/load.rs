@@ -27,17 +27,36 @@ pub fn mutating_policy(
 }
 
 /// Compiles expressions; problems of the policy as written become diagnostics, those of an
-/// autogen copy only its errors (the copy is not written anywhere).
-struct Compiler<'a> {
+/// autogen copy only its errors (the copy is not written anywhere). Shared with the other
+/// CEL kinds written like a MutatingPolicy (`crate::dpol`, `crate::ivpol`, `crate::map`).
+pub(crate) struct Compiler<'a> {
     source: &'a Source,
     diagnostics: &'a mut Vec<Diagnostic>,
     what: String,
     rewrite: Option<Target>,
-    errors: Vec<String>,
+    /// Every problem's message, in order (the first makes the policy broken).
+    pub(crate) errors: Vec<String>,
+}
+
+impl<'a> Compiler<'a> {
+    /// A compiler for the policy `what` (`<Kind> <name>`) written in `source`.
+    pub(crate) fn new(
+        source: &'a Source,
+        diagnostics: &'a mut Vec<Diagnostic>,
+        what: String,
+    ) -> Self {
+        Compiler {
+            source,
+            diagnostics,
+            what,
+            rewrite: None,
+            errors: Vec::new(),
+        }
+    }
 }
 
 impl Compiler<'_> {
-    fn problem(&mut self, message: String, span: Span) {
+    pub(crate) fn problem(&mut self, message: String, span: Span) {
         if self.rewrite.is_none() {
             self.diagnostics.push(Diagnostic::error(
                 Code::InvalidPolicy,
@@ -49,7 +68,13 @@ impl Compiler<'_> {
     }
 
     /// Compiles the string at `node`; `rewritten` says whether autogen rewrites this field.
-    fn program(&mut self, node: Option<&Node>, field: &str, rewritten: bool, at: Span) -> Program {
+    pub(crate) fn program(
+        &mut self,
+        node: Option<&Node>,
+        field: &str,
+        rewritten: bool,
+        at: Span,
+    ) -> Program {
         let Some(node) = node.filter(|n| !n.is_null()) else {
             self.problem(format!("{field} is required"), at);
             return compile("", at).0;
@@ -80,7 +105,7 @@ impl Compiler<'_> {
         program
     }
 
-    fn list<'n>(&mut self, spec: &'n Node, key: &str) -> &'n [Node] {
+    pub(crate) fn list<'n>(&mut self, spec: &'n Node, key: &str) -> &'n [Node] {
         match spec.get(key).filter(|n| !n.is_null()) {
             None => &[],
             Some(n) => match n.as_seq() {
@@ -96,7 +121,12 @@ impl Compiler<'_> {
         }
     }
 
-    fn named(&mut self, spec: &Node, key: &str, rewritten: bool) -> Vec<(String, Program)> {
+    pub(crate) fn named(
+        &mut self,
+        spec: &Node,
+        key: &str,
+        rewritten: bool,
+    ) -> Vec<(String, Program)> {
         let items = self.list(spec, key);
         let mut out = Vec::with_capacity(items.len());
         for (i, n) in items.iter().enumerate() {
@@ -189,13 +219,7 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
         "MutatingPolicy"
     };
     let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
-    let mut c = Compiler {
-        source,
-        diagnostics,
-        what: format!("{kind} {name}"),
-        rewrite: None,
-        errors: Vec::new(),
-    };
+    let mut c = Compiler::new(source, diagnostics, format!("{kind} {name}"));
     if !spec.is_null() && spec.as_map().is_none() {
         c.problem(
             format!("spec must be a map, not {}", spec.value.type_name()),

@@ -24,6 +24,8 @@ pub enum PolicyKind {
     NamespacedMutatingPolicy,
     GeneratingPolicy,
     NamespacedGeneratingPolicy,
+    DeletingPolicy,
+    NamespacedDeletingPolicy,
 }
 
 /// A loaded policy of any kind: what every kind shares (the envelope), and its [`PolicyBody`].

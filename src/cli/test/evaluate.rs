@@ -99,6 +99,7 @@ fn run_resource(
     clone_sources: &[(String, String, Resource)],
     forced: Option<Operation>,
 ) -> Result<ResourceRun, String> {
+    let original = resource;
     let policies = engine.policies();
     let mut ops = Vec::with_capacity(policies.len());
     for p in policies {
@@ -305,6 +306,26 @@ fn run_resource(
             })
             .collect();
         if !rules.is_empty() {
+            responses.push(response(p, rules));
+        }
+    }
+    // DeletingPolicies, last and only in the default run: they are not admission-driven
+    // (`test.go` `evalResource`); they see the resource as the test gives it.
+    if forced.is_none() {
+        for (i, p) in policies.iter().enumerate() {
+            let request = request_for(ops[i]);
+            let Some(r) = kpol::dpol::evaluate(p, original, &request, &inputs.policy_exceptions)
+            else {
+                continue;
+            };
+            let rules = vec![RuleOutcome {
+                unsupported: r.unsupported.clone(),
+                rule: r.rule,
+                status: r.status,
+                message: r.message,
+                generated: None,
+                patched: None,
+            }];
             responses.push(response(p, rules));
         }
     }

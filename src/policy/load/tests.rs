@@ -69,7 +69,7 @@ fn namespaced_policy_defaults_to_default_namespace() {
 #[test]
 fn lists_are_expanded_and_other_kinds_sorted_out() {
     let text = format!(
-        "apiVersion: v1\nkind: List\nitems:\n- {}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\n---\napiVersion: policies.kyverno.io/v1\nkind: GeneratingPolicy\nmetadata: {{name: vp}}\n---\napiVersion: kyverno.io/v2\nkind: PolicyException\nmetadata: {{name: e}}\n",
+        "apiVersion: v1\nkind: List\nitems:\n- {}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\n---\napiVersion: kyverno.io/v2\nkind: CleanupPolicy\nmetadata: {{name: vp}}\n---\napiVersion: kyverno.io/v2\nkind: PolicyException\nmetadata: {{name: e}}\n",
         serde_json::to_string(
             &crate::yaml::parse_documents(BASIC, Limits::default()).unwrap()[0]
                 .root
@@ -80,7 +80,7 @@ fn lists_are_expanded_and_other_kinds_sorted_out() {
     let l = load(&text);
     assert_eq!(l.policies.len(), 1);
     assert_eq!(l.unsupported.len(), 1);
-    assert_eq!(l.unsupported[0].kind, "GeneratingPolicy");
+    assert_eq!(l.unsupported[0].kind, "CleanupPolicy");
     assert_eq!(l.unsupported[0].name, "vp");
     assert_eq!(l.exceptions.len(), 1);
 }
