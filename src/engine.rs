@@ -45,6 +45,8 @@ struct KindPlan {
 enum PolicyPlan {
     /// A compiled CEL policy (crate::vpol).
     Cel,
+    /// An ImageValidatingPolicy (crate::ivpol).
+    Image,
     /// The positions, in `Policy::validate_rules(kind)`, of the validate rules that may
     /// select the resources, each with whether it selects them all
     /// ([`Rule::selects_kind`]: then it is not matched per resource); and where the
@@ -59,7 +61,10 @@ impl KindPlan {
             .enumerate()
             .filter(|(_, p)| match &p.body {
                 // The CEL kinds the validate phase evaluates (a MutatingPolicy is not one).
-                PolicyBody::Cel(_) => crate::vpol::cel_policy(p).is_some(),
+                PolicyBody::Cel(_) => {
+                    crate::vpol::cel_policy(p).is_some()
+                        || crate::ivpol::image_validating_policy(p).is_some()
+                }
                 PolicyBody::Rules(set) => set
                     .rules
                     .iter()
@@ -68,6 +73,9 @@ impl KindPlan {
             .map(|(i, p)| {
                 if crate::vpol::cel_policy(p).is_some() {
                     return (i, PolicyPlan::Cel);
+                }
+                if crate::ivpol::image_validating_policy(p).is_some() {
+                    return (i, PolicyPlan::Image);
                 }
                 let slot = p.kind_slot(kind);
                 let rules = p
@@ -294,6 +302,13 @@ impl Engine {
                     }
                     crate::vpol::evaluate::evaluate(cel, resource, request, &self.exceptions)?
                 }
+                // No response when nothing matched (the CLI keeps none).
+                PolicyPlan::Image => vec![crate::ivpol::evaluate(
+                    p,
+                    resource,
+                    request,
+                    &self.exceptions,
+                )?],
             };
             // Every response says where it points, so no output format locates a path again
             // (a foreach failure's path is relative to its element).

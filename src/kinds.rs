@@ -62,6 +62,18 @@ pub const LOADERS: &[KindLoader] = &[
         kind: "NamespacedDeletingPolicy",
         load: crate::dpol::load::deleting_policy,
     },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "ImageValidatingPolicy",
+        load: crate::ivpol::load::image_validating_policy,
+    },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "NamespacedImageValidatingPolicy",
+        load: crate::ivpol::load::image_validating_policy,
+    },
 ];
 
 /// Loads the policy documents of one file, every kind kpol evaluates included.

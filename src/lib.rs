@@ -14,6 +14,7 @@ pub mod engine;
 pub mod exception;
 pub mod generate;
 pub mod gpol;
+pub mod ivpol;
 pub mod jmespath;
 pub mod kinds;
 pub mod manifest;

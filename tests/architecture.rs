@@ -41,6 +41,7 @@ const LAYERS: &[&[&str]] = &[
         "mpol",
         "gpol",
         "dpol",
+        "ivpol",
         "exception",
         "mutate",
         "generate",

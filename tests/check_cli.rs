@@ -539,3 +539,30 @@ fn a_deleting_policy_notes_what_it_would_delete_without_failing() {
         "{text}"
     );
 }
+
+/// An ImageValidatingPolicy in `kpol check`: an image without a digest fails at the Pod, a
+/// pinned image it selects is an error (its registry data cannot be fetched offline), never a
+/// pass; a Pod with no selected image passes.
+#[test]
+fn an_image_validating_policy_fails_undigested_images_and_never_passes_what_needs_a_registry() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/test/ivpol/policy.yaml",
+        "testdata/test/ivpol/pods.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("fail[ghcr-images/ghcr-images]: image ghcr.io/team/app:1.0 does not have a digest\n  --> testdata/test/ivpol/pods.yaml:1:1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error[ghcr-images/evaluation]: failed to evaluate policy: registry data for ghcr.io/team/app@sha256:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 1, fail: 2, warn: 0, error: 1, skip: 0"),
+        "{text}"
+    );
+}

@@ -326,7 +326,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 6);
+    assert_eq!(names.len(), 7);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -356,7 +356,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 20 tests passed and 4 tests failed\n"),
+        text.contains("\nTest Summary: 24 tests passed and 5 tests failed\n"),
         "{text}"
     );
 }
@@ -406,6 +406,35 @@ fn fixture_dpol_rows() {
             not_found("v1/ConfigMap/test/settings"),
             ok("in-test", "v1/Pod/test/old-1", "pass"),
             not_found("v1/Pod/other/old-2"),
+        ]
+    );
+}
+
+// ImageValidatingPolicy rows offline (testdata/test/ivpol): the digest check fails, a matched
+// pinned image needs the registry (error), no matched image passes, an exception skips, and
+// false matchConditions leave no response (Not found).
+#[test]
+fn fixture_ivpol_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("ivpol")]);
+    assert_eq!(code, 1, "the Not found row fails");
+    let rows = rows_of(&json);
+    let s = |x: &str| x.to_owned();
+    let ok =
+        |rule: &str, resource: &str, actual: &str| (s(rule), s(resource), s(actual), true, s(""));
+    assert_eq!(
+        rows,
+        [
+            ok("ghcr-images", "v1/Pod/default/tagged", "fail"),
+            ok("evaluation", "v1/Pod/default/pinned", "error"),
+            ok("ghcr-images", "v1/Pod/default/elsewhere", "pass"),
+            ok("exception", "v1/Pod/default/excepted", "skip"),
+            (
+                s(""),
+                s("v1/Pod/default/not-prod"),
+                s("not found"),
+                false,
+                s("Not found")
+            ),
         ]
     );
 }

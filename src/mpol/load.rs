@@ -34,6 +34,8 @@ pub(crate) struct Compiler<'a> {
     diagnostics: &'a mut Vec<Diagnostic>,
     what: String,
     rewrite: Option<Target>,
+    /// How an autogen copy's expressions are rewritten (MutatingPolicy's regexes by default).
+    rewrite_with: fn(&str, Target) -> String,
     /// Every problem's message, in order (the first makes the policy broken).
     pub(crate) errors: Vec<String>,
 }
@@ -50,8 +52,16 @@ impl<'a> Compiler<'a> {
             diagnostics,
             what,
             rewrite: None,
+            rewrite_with: autogen::rewrite,
             errors: Vec::new(),
         }
+    }
+
+    /// Compiles what follows as the autogen copy for `target` (`None`: the policy as
+    /// written), rewritten by `with`; a copy's problems are errors only, not diagnostics.
+    pub(crate) fn rewriting(&mut self, target: Option<Target>, with: fn(&str, Target) -> String) {
+        self.rewrite = target;
+        self.rewrite_with = with;
     }
 }
 
@@ -87,7 +97,7 @@ impl Compiler<'_> {
             return compile("", node.span).0;
         };
         let text = match self.rewrite {
-            Some(t) if rewritten => autogen::rewrite(written, t),
+            Some(t) if rewritten => (self.rewrite_with)(written, t),
             _ => written.to_owned(),
         };
         let (mut program, err) = compile(&text, node.span);

@@ -26,6 +26,8 @@ pub enum PolicyKind {
     NamespacedGeneratingPolicy,
     DeletingPolicy,
     NamespacedDeletingPolicy,
+    ImageValidatingPolicy,
+    NamespacedImageValidatingPolicy,
 }
 
 /// A loaded policy of any kind: what every kind shares (the envelope), and its [`PolicyBody`].
