@@ -20,8 +20,9 @@ pub struct Engine {
     /// The policies with mutate rules, with what was found about their rules (the mutate
     /// phase visits no other).
     mutating: Vec<crate::mutate::Mutating>,
-    /// The positions of the MutatingPolicies (crate::mpol), which run after the classic
-    /// mutate rules, in load order (cel.md §6.4).
+    /// The positions of the MutatingAdmissionPolicies (crate::mapol), then of the
+    /// MutatingPolicies (crate::mpol), each in load order: they run after the classic mutate
+    /// rules, in this order (cel.md §6.4, `processor/policy_processor.go`).
     mutating_policies: Vec<usize>,
     /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`]):
     /// by kind, then by apiVersion (looked up without building a key).
@@ -106,12 +107,18 @@ impl Engine {
     pub fn new(policies: Vec<Policy>) -> Self {
         Self {
             mutating: crate::mutate::mutating(&policies),
-            mutating_policies: policies
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| crate::mpol::mutating_policy(p).is_some())
-                .map(|(i, _)| i)
-                .collect(),
+            mutating_policies: {
+                let positions = |is: fn(&Policy) -> bool| {
+                    policies
+                        .iter()
+                        .enumerate()
+                        .filter(move |(_, p)| is(p))
+                        .map(|(i, _)| i)
+                };
+                positions(|p| crate::mapol::mutating_admission_policy(p).is_some())
+                    .chain(positions(|p| crate::mpol::mutating_policy(p).is_some()))
+                    .collect()
+            },
             policies,
             exceptions: Vec::new(),
             kind_plans: RwLock::default(),
@@ -192,8 +199,8 @@ impl Engine {
         (patched, policies)
     }
 
-    /// The MutatingPolicies, in load order, each on the resource the one before left; their
-    /// responses are appended to `out`.
+    /// The MutatingAdmissionPolicies then the MutatingPolicies, each in load order and on the
+    /// resource the one before left; their responses are appended to `out`.
     fn mutating_policies_on<'r>(
         &self,
         mut current: std::borrow::Cow<'r, Resource>,
@@ -203,6 +210,7 @@ impl Engine {
         for &i in &self.mutating_policies {
             let p = &self.policies[i];
             let Some(mut pm) = crate::mpol::mutate(i, p, &current, request, &self.exceptions)
+                .or_else(|| crate::mapol::mutate(i, p, &current, request))
             else {
                 continue;
             };

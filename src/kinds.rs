@@ -74,6 +74,18 @@ pub const LOADERS: &[KindLoader] = &[
         kind: "NamespacedImageValidatingPolicy",
         load: crate::ivpol::load::image_validating_policy,
     },
+    KindLoader {
+        group: "admissionregistration.k8s.io",
+        version: Some("v1alpha1"),
+        kind: "MutatingAdmissionPolicy",
+        load: crate::mapol::load::mutating_admission_policy,
+    },
+    KindLoader {
+        group: "admissionregistration.k8s.io",
+        version: Some("v1beta1"),
+        kind: "MutatingAdmissionPolicy",
+        load: crate::mapol::load::mutating_admission_policy,
+    },
 ];
 
 /// Loads the policy documents of one file, every kind kpol evaluates included.

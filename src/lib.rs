@@ -18,6 +18,7 @@ pub mod ivpol;
 pub mod jmespath;
 pub mod kinds;
 pub mod manifest;
+pub mod mapol;
 pub mod matching;
 pub mod mpol;
 pub mod mutate;

@@ -42,6 +42,7 @@ const LAYERS: &[&[&str]] = &[
         "gpol",
         "dpol",
         "ivpol",
+        "mapol",
         "exception",
         "mutate",
         "generate",

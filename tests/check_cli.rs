@@ -566,3 +566,30 @@ fn an_image_validating_policy_fails_undigested_images_and_never_passes_what_need
         "{text}"
     );
 }
+
+/// A MutatingAdmissionPolicy runs in `kpol check`'s mutate phase: the ValidatingPolicy that
+/// requires the label it adds passes for the ConfigMap its binding selects and fails for
+/// the one it does not.
+#[test]
+fn a_mutating_admission_policy_mutates_before_validation() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/test/mapol/policies.yaml",
+        "testdata/test/mapol/resources.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("resource: ConfigMap default/team-b"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("resource: ConfigMap default/team-a"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 1, fail: 2, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+}

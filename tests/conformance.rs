@@ -326,7 +326,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 7);
+    assert_eq!(names.len(), 8);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -356,7 +356,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 24 tests passed and 5 tests failed\n"),
+        text.contains("\nTest Summary: 27 tests passed and 6 tests failed\n"),
         "{text}"
     );
 }
@@ -434,6 +434,50 @@ fn fixture_ivpol_rows() {
                 s("not found"),
                 false,
                 s("Not found")
+            ),
+        ]
+    );
+}
+
+// MutatingAdmissionPolicy rows (testdata/test/mapol): a binding's matchResources select, the
+// patched resource is compared, false matchConditions skip, a resource no binding selects
+// has no response (Not found), and a ValidatingPolicy sees what the MAP added.
+#[test]
+fn fixture_mapol_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("mapol")]);
+    assert_eq!(code, 1, "the Not found row fails");
+    let rows = rows_of(&json);
+    let s = |x: &str| x.to_owned();
+    assert_eq!(
+        rows,
+        [
+            (
+                s("add-owner"),
+                s("v1/ConfigMap/default/team-a"),
+                s("pass"),
+                true,
+                s("")
+            ),
+            (
+                s("add-owner"),
+                s("v1/ConfigMap/default/frozen"),
+                s("skip"),
+                true,
+                s("")
+            ),
+            (
+                s(""),
+                s("v1/ConfigMap/default/team-b"),
+                s("not found"),
+                false,
+                s("Not found")
+            ),
+            (
+                s(""),
+                s("v1/ConfigMap/default/team-a"),
+                s("pass"),
+                true,
+                s("")
             ),
         ]
     );

@@ -161,7 +161,7 @@ impl Compiler<'_> {
         out
     }
 
-    fn mutations(&mut self, spec: &Node) -> Vec<Mutation> {
+    pub(crate) fn mutations(&mut self, spec: &Node) -> Vec<Mutation> {
         let items = self.list(spec, "mutations");
         let mut out = Vec::with_capacity(items.len());
         for (i, m) in items.iter().enumerate() {

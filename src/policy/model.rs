@@ -28,6 +28,7 @@ pub enum PolicyKind {
     NamespacedDeletingPolicy,
     ImageValidatingPolicy,
     NamespacedImageValidatingPolicy,
+    MutatingAdmissionPolicy,
 }
 
 /// A loaded policy of any kind: what every kind shares (the envelope), and its [`PolicyBody`].

@@ -320,6 +320,9 @@ pub fn load(
     }
     let bindings = bindings
         .iter()
+        .filter(|b| {
+            b.get("kind").and_then(Node::as_str) == Some("ValidatingAdmissionPolicyBinding")
+        })
         .filter(|b| b.get_path(&["spec", "policyName"]).and_then(Node::as_str) == Some(&name))
         .map(|b| Binding {
             name: b

@@ -148,10 +148,37 @@ fn run_resource(
         mutated |= rules.iter().any(|o| o.unsupported.is_some());
         responses.push(response(p, rules));
     }
-    // MutatingPolicies, in load order, on the output of the classic mutate rules (cel.md
-    // §6.4); each response carries the resource after all of them, as the CLI's do.
+    // MutatingAdmissionPolicies (each response with the resource after it), then
+    // MutatingPolicies, each in load order, on the output of the classic mutate rules (cel.md
+    // §6.4); each MutatingPolicy response carries the resource after all of them, as the
+    // CLI's do.
     let classic = &mutation.resource;
     let mut resource = classic.clone();
+    for (i, p) in policies.iter().enumerate() {
+        let Some(pm) = kpol::mapol::mutate(i, p, &resource, &request_for(ops[i])) else {
+            continue;
+        };
+        if let Some(root) = &pm.patched {
+            resource = resource.with_root(root.clone());
+        }
+        let rules = pm
+            .response
+            .rules
+            .iter()
+            .map(|r| RuleOutcome {
+                rule: r.rule.clone(),
+                status: r.status,
+                message: r.message.clone(),
+                unsupported: r
+                    .unsupported
+                    .clone()
+                    .or_else(|| taint(inputs, p, classic, &r.rule, mutated)),
+                patched: pm.patched.clone(),
+                generated: None,
+            })
+            .collect();
+        responses.push(response(p, rules));
+    }
     let first_mpol = responses.len();
     for (i, p) in policies.iter().enumerate() {
         let request = request_for(ops[i]);
