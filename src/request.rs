@@ -70,6 +70,9 @@ pub struct Request {
     /// in the Kyverno CLI (its `oldObject` is a copy of the resource, with the values
     /// file's `request.oldObject` merged over it).
     pub old_object: Option<Arc<Resource>>,
+    /// The objects a test's `paramResources` name, in file order: the params of
+    /// MutatingAdmissionPolicy bindings (cel.md §11.2.1). Empty outside `kpol test`.
+    pub params: Arc<Vec<Node>>,
 }
 
 impl Request {

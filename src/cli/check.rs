@@ -567,6 +567,7 @@ pub(super) fn build_request(
             values: Arc::new(values),
             namespaces: Default::default(),
             old_object: None,
+            params: Default::default(),
         },
         warnings,
     ))

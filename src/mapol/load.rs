@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{Binding, MutatingAdmissionPolicy};
+use super::{Binding, MutatingAdmissionPolicy, ParamRef};
 use crate::diagnostic::Diagnostic;
 use crate::dpol::load::Envelope;
 use crate::mpol::load::Compiler;
@@ -66,12 +66,32 @@ pub fn mutating_admission_policy(
             b.get_path(&["spec", "matchResources"]),
             &format!("matchResources of binding {name}"),
         );
+        let param_ref = match b.get_path(&["spec", "paramRef"]).filter(|p| !p.is_null()) {
+            None => None,
+            Some(p) => {
+                let text = |k: &str| p.get(k).and_then(Node::as_str).unwrap_or("").to_owned();
+                let selector = match p.as_map() {
+                    Some(m) => crate::matching::compile_selector(m, "selector", "paramRef")
+                        .unwrap_or_else(|e| {
+                            c.problem(
+                                format!("binding {name}: invalid paramRef.selector: {}", e.message),
+                                p.span,
+                            );
+                            None
+                        }),
+                    None => None,
+                };
+                Some(ParamRef {
+                    name: text("name"),
+                    namespace: text("namespace"),
+                    selector,
+                })
+            }
+        };
         kept.push(Binding {
             name,
             match_resources,
-            param_ref: b
-                .get_path(&["spec", "paramRef"])
-                .is_some_and(|p| !p.is_null()),
+            param_ref,
         });
     }
     let body = MutatingAdmissionPolicy {

@@ -40,9 +40,18 @@ pub struct Binding {
     pub name: String,
     /// `spec.matchResources`; `None`: every resource.
     pub match_resources: Option<Constraints>,
-    /// `spec.paramRef` is set: the binding needs params (`paramResources`), which kpol does not
-    /// read yet.
-    pub param_ref: bool,
+    /// `spec.paramRef`: where the binding's params come from.
+    pub param_ref: Option<ParamRef>,
+}
+
+/// A binding's `paramRef`, as the CLI resolves it offline among the test's `paramResources`
+/// (`mutate.go` `processMAPWithoutClient`, `matchesSelector`; `paramKind` is not compared).
+#[derive(Debug)]
+pub struct ParamRef {
+    pub name: String,
+    pub namespace: String,
+    /// `selector`: every object whose labels match, passed as a list object.
+    pub selector: Option<crate::matching::selector::LabelSelector>,
 }
 
 impl crate::policy::CelBody for MutatingAdmissionPolicy {

@@ -196,12 +196,53 @@ fn bindings_match_by_their_resources_and_chain() {
     let (status, _, out) = run(&two, CM, &Request::default()).unwrap();
     assert_eq!(status, Status::Pass);
     assert_eq!(out["metadata"]["labels"]["added"], "yes");
-    // A binding with paramRef needs params kpol does not read yet: unsupported, never a pass.
-    let with_params = map(ADD_LABEL, &binding("b", "  paramRef: {name: p}\n"));
-    let l = load(&with_params);
-    let pm = mutate(0, &l.policies[0], &resource(CM), &Request::default()).unwrap();
-    assert_eq!(pm.response.rules[0].status, Status::Error);
-    assert!(pm.response.rules[0].unsupported.is_some());
+}
+
+#[test]
+fn params_come_from_the_param_resources() {
+    // test/cli/test-mutating-admission-policy/with-params and with-two-params.
+    let add = "  mutations:\n  - patchType: ApplyConfiguration\n    applyConfiguration:\n      expression: \"Object{metadata: Object.metadata{labels: {'v': PARAM}}}\"\n";
+    let binding = |param_ref: &str| {
+        format!(
+            "---\napiVersion: admissionregistration.k8s.io/v1beta1\nkind: MutatingAdmissionPolicyBinding\nmetadata: {{name: b}}\nspec:\n  policyName: m\n  paramRef: {param_ref}\n"
+        )
+    };
+    let param = |name: &str, ns: &str, v: &str| {
+        crate::yaml::Node::from_json(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns, "labels": {"type": "param"}}, "data": {"v": v}}))
+    };
+    let request = Request {
+        params: Arc::new(vec![
+            param("p1", "default", "one"),
+            param("p2", "other", "two"),
+        ]),
+        ..Request::default()
+    };
+    let by = |param_ref: &str, expr: &str| {
+        run(
+            &map(&add.replace("PARAM", expr), &binding(param_ref)),
+            CM,
+            &request,
+        )
+        .map(|(s, _, out)| (s, out["metadata"]["labels"]["v"].clone()))
+    };
+    assert_eq!(
+        by("{name: p2}", "params.data.v"),
+        Some((Status::Pass, json!("two")))
+    );
+    assert_eq!(
+        by("{namespace: default}", "params.data.v"),
+        Some((Status::Pass, json!("one")))
+    );
+    assert_eq!(
+        by(
+            "{selector: {matchLabels: {type: param}}}",
+            "params.items[1].data.v"
+        ),
+        Some((Status::Pass, json!("two")))
+    );
+    // No param found: `params` is undeclared, the patch fails, the response is dropped.
+    assert_eq!(by("{name: missing}", "params.data.v"), None);
 }
 
 #[test]

@@ -77,6 +77,8 @@ pub struct TestSpec {
     pub policies: Vec<String>,
     pub resources: Vec<String>,
     pub target_resources: Vec<String>,
+    /// `paramResources`: files of the objects VAP/MAP bindings take their params from.
+    pub param_resources: Vec<String>,
     pub exceptions: Vec<String>,
     /// The values file (`variables:`); ignored when inline `values` is set.
     pub variables: Option<String>,
@@ -139,6 +141,7 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
     t.policies = dedup(f.strings("policies")?);
     t.resources = dedup(f.strings("resources")?);
     t.target_resources = f.strings("targetResources")?;
+    t.param_resources = f.strings("paramResources")?;
     t.exceptions = f.strings("exceptions")?;
     t.variables = f.opt_string("variables")?;
     t.values = f.get("values").cloned();
@@ -149,7 +152,6 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
         ("jsonPayloads", "json payloads"),
         ("httpPayloads", "http payloads"),
         ("envoyPayloads", "envoy payloads"),
-        ("paramResources", "paramResources"),
         ("checks", "checks"),
     ] {
         if f.get(field).is_some() && !t.unsupported_inputs.contains(&feature) {

@@ -115,6 +115,7 @@ fn run_resource(
         values: inputs.values.clone(),
         namespaces: Default::default(),
         old_object: None,
+        params: inputs.params.clone(),
     };
     let mut responses = Vec::new();
     let mutate_op = policies

@@ -23,6 +23,8 @@ pub struct Inputs {
     pub user_info: Option<UserInfo>,
     /// The data of the test's `context:` file, served to CEL library calls.
     pub cel_context: Option<Arc<kpol::cel::context::CelContext>>,
+    /// The objects of `paramResources`, in file order (their numbers stay integers).
+    pub params: Arc<Vec<Node>>,
     pub warnings: Vec<String>,
 }
 
@@ -78,6 +80,15 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         }
         policy_exceptions.extend(loaded.exceptions);
     }
+    let mut params = Vec::new();
+    for file in &spec.param_resources {
+        let (_, docs) = read_yaml(&dir.join(file))?;
+        params.extend(
+            docs.into_iter()
+                .map(|d| d.root)
+                .filter(|n| n.get("kind").is_some()),
+        );
+    }
     Ok(Inputs {
         policies,
         resources,
@@ -85,6 +96,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         values: std::sync::Arc::new(values),
         user_info,
         cel_context,
+        params: Arc::new(params),
         warnings,
     })
 }
