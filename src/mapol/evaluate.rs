@@ -14,7 +14,7 @@
 
 use cel::Value;
 
-use super::{MutatingAdmissionPolicy, ParamRef, mutating_admission_policy};
+use super::{MutatingAdmissionPolicy, mutating_admission_policy};
 use crate::cel::Activation;
 use crate::cel::convert::{map_of, string, to_cel};
 use crate::mpol::Mutation;
@@ -69,7 +69,7 @@ pub fn mutate(
             {
                 continue;
             }
-            let params = b.param_ref.as_ref().and_then(|r| params_of(r, &create));
+            let params = b.param_ref.as_ref().and_then(|r| r.resolve(&create.params));
             match apply_once(body, &current, &create, params) {
                 Outcome::Done(r, root) => {
                     current = current.with_root(root);
@@ -104,49 +104,6 @@ fn response(policy: &str, status: Status, message: &str) -> RuleResponse {
     let mut r = RuleResponse::new(policy, status, message);
     r.rule_type = RuleType::Mutation;
     r
-}
-
-/// The params of a binding among the test's `paramResources`: with a selector, every object
-/// whose labels match, as a list object (`{items: […]}`); else the first whose name (when
-/// given) or namespace equals the reference's. `None`: nothing found, and `params` is then
-/// not declared (an expression reading it fails, the patch with it).
-fn params_of(r: &ParamRef, request: &Request) -> Option<Value> {
-    let labels = |n: &Node| -> std::collections::BTreeMap<String, String> {
-        n.get_path(&["metadata", "labels"])
-            .and_then(Node::as_map)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let meta = |n: &Node, k: &str| {
-        n.get_path(&["metadata", k])
-            .and_then(Node::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    if let Some(sel) = &r.selector {
-        let items: Vec<Value> = request
-            .params
-            .iter()
-            .filter(|p| sel.matches(&labels(p)).unwrap_or(false))
-            .map(to_cel)
-            .collect();
-        return (!items.is_empty()).then(|| map_of([("items", Value::List(items.into()))]));
-    }
-    request
-        .params
-        .iter()
-        .find(|p| {
-            if !r.name.is_empty() {
-                meta(p, "name") == r.name
-            } else {
-                !r.namespace.is_empty() && meta(p, "namespace") == r.namespace
-            }
-        })
-        .map(to_cel)
 }
 
 fn apply_once(

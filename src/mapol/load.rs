@@ -5,13 +5,14 @@
 
 use std::sync::Arc;
 
-use super::{Binding, MutatingAdmissionPolicy, ParamRef};
+use super::{Binding, MutatingAdmissionPolicy};
 use crate::diagnostic::Diagnostic;
 use crate::dpol::load::Envelope;
 use crate::mpol::load::Compiler;
 use crate::policy::{Policy, PolicyKind};
 use crate::source::Source;
 use crate::vpol::constraints::Constraints;
+use crate::vpol::params::ParamRef;
 use crate::yaml::Node;
 
 /// The loader of `MutatingAdmissionPolicy` in `crate::kinds::LOADERS`; `bindings` are the
@@ -68,25 +69,13 @@ pub fn mutating_admission_policy(
         );
         let param_ref = match b.get_path(&["spec", "paramRef"]).filter(|p| !p.is_null()) {
             None => None,
-            Some(p) => {
-                let text = |k: &str| p.get(k).and_then(Node::as_str).unwrap_or("").to_owned();
-                let selector = match p.as_map() {
-                    Some(m) => crate::matching::compile_selector(m, "selector", "paramRef")
-                        .unwrap_or_else(|e| {
-                            c.problem(
-                                format!("binding {name}: invalid paramRef.selector: {}", e.message),
-                                p.span,
-                            );
-                            None
-                        }),
-                    None => None,
-                };
-                Some(ParamRef {
-                    name: text("name"),
-                    namespace: text("namespace"),
-                    selector,
-                })
-            }
+            Some(p) => match ParamRef::read(p) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    c.problem(format!("binding {name}: invalid paramRef: {e}"), p.span);
+                    None
+                }
+            },
         };
         kept.push(Binding {
             name,

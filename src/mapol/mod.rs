@@ -40,18 +40,8 @@ pub struct Binding {
     pub name: String,
     /// `spec.matchResources`; `None`: every resource.
     pub match_resources: Option<Constraints>,
-    /// `spec.paramRef`: where the binding's params come from.
-    pub param_ref: Option<ParamRef>,
-}
-
-/// A binding's `paramRef`, as the CLI resolves it offline among the test's `paramResources`
-/// (`mutate.go` `processMAPWithoutClient`, `matchesSelector`; `paramKind` is not compared).
-#[derive(Debug)]
-pub struct ParamRef {
-    pub name: String,
-    pub namespace: String,
-    /// `selector`: every object whose labels match, passed as a list object.
-    pub selector: Option<crate::matching::selector::LabelSelector>,
+    /// `spec.paramRef`: where the binding's params come from (crate::vpol::params).
+    pub param_ref: Option<crate::vpol::params::ParamRef>,
 }
 
 impl crate::policy::CelBody for MutatingAdmissionPolicy {
