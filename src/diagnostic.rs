@@ -36,6 +36,8 @@ pub enum Code {
     Schema,
     /// A `kinds` entry that names neither a built-in kind nor one an input CRD defines.
     UnknownKind,
+    /// A DeletingPolicy would delete the resource (or could not be evaluated on it).
+    WouldBeDeleted,
 }
 
 impl Code {
@@ -51,6 +53,7 @@ impl Code {
         Code::NotEvaluated,
         Code::Schema,
         Code::UnknownKind,
+        Code::WouldBeDeleted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -66,6 +69,7 @@ impl Code {
             Code::NotEvaluated => "not-evaluated",
             Code::Schema => "schema",
             Code::UnknownKind => "unknown-kind",
+            Code::WouldBeDeleted => "would-be-deleted",
         }
     }
 
@@ -92,6 +96,9 @@ impl Code {
             }
             Code::UnknownKind => {
                 "a kinds entry names neither a built-in kind nor a kind an input CRD defines"
+            }
+            Code::WouldBeDeleted => {
+                "a DeletingPolicy's conditions hold for a resource: Kyverno's cleanup would delete it"
             }
         }
     }

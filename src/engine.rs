@@ -20,8 +20,9 @@ pub struct Engine {
     /// The policies with mutate rules, with what was found about their rules (the mutate
     /// phase visits no other).
     mutating: Vec<crate::mutate::Mutating>,
-    /// The positions of the MutatingPolicies (crate::mpol), which run after the classic
-    /// mutate rules, in load order (cel.md §6.4).
+    /// The positions of the MutatingAdmissionPolicies (crate::mapol), then of the
+    /// MutatingPolicies (crate::mpol), each in load order: they run after the classic mutate
+    /// rules, in this order (cel.md §6.4, `processor/policy_processor.go`).
     mutating_policies: Vec<usize>,
     /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`]):
     /// by kind, then by apiVersion (looked up without building a key).
@@ -45,6 +46,8 @@ struct KindPlan {
 enum PolicyPlan {
     /// A compiled CEL policy (crate::vpol).
     Cel,
+    /// An ImageValidatingPolicy (crate::ivpol).
+    Image,
     /// The positions, in `Policy::validate_rules(kind)`, of the validate rules that may
     /// select the resources, each with whether it selects them all
     /// ([`Rule::selects_kind`]: then it is not matched per resource); and where the
@@ -59,7 +62,10 @@ impl KindPlan {
             .enumerate()
             .filter(|(_, p)| match &p.body {
                 // The CEL kinds the validate phase evaluates (a MutatingPolicy is not one).
-                PolicyBody::Cel(_) => crate::vpol::cel_policy(p).is_some(),
+                PolicyBody::Cel(_) => {
+                    crate::vpol::cel_policy(p).is_some()
+                        || crate::ivpol::image_validating_policy(p).is_some()
+                }
                 PolicyBody::Rules(set) => set
                     .rules
                     .iter()
@@ -68,6 +74,9 @@ impl KindPlan {
             .map(|(i, p)| {
                 if crate::vpol::cel_policy(p).is_some() {
                     return (i, PolicyPlan::Cel);
+                }
+                if crate::ivpol::image_validating_policy(p).is_some() {
+                    return (i, PolicyPlan::Image);
                 }
                 let slot = p.kind_slot(kind);
                 let rules = p
@@ -98,12 +107,18 @@ impl Engine {
     pub fn new(policies: Vec<Policy>) -> Self {
         Self {
             mutating: crate::mutate::mutating(&policies),
-            mutating_policies: policies
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| crate::mpol::mutating_policy(p).is_some())
-                .map(|(i, _)| i)
-                .collect(),
+            mutating_policies: {
+                let positions = |is: fn(&Policy) -> bool| {
+                    policies
+                        .iter()
+                        .enumerate()
+                        .filter(move |(_, p)| is(p))
+                        .map(|(i, _)| i)
+                };
+                positions(|p| crate::mapol::mutating_admission_policy(p).is_some())
+                    .chain(positions(|p| crate::mpol::mutating_policy(p).is_some()))
+                    .collect()
+            },
             policies,
             exceptions: Vec::new(),
             kind_plans: RwLock::default(),
@@ -184,8 +199,8 @@ impl Engine {
         (patched, policies)
     }
 
-    /// The MutatingPolicies, in load order, each on the resource the one before left; their
-    /// responses are appended to `out`.
+    /// The MutatingAdmissionPolicies then the MutatingPolicies, each in load order and on the
+    /// resource the one before left; their responses are appended to `out`.
     fn mutating_policies_on<'r>(
         &self,
         mut current: std::borrow::Cow<'r, Resource>,
@@ -195,6 +210,7 @@ impl Engine {
         for &i in &self.mutating_policies {
             let p = &self.policies[i];
             let Some(mut pm) = crate::mpol::mutate(i, p, &current, request, &self.exceptions)
+                .or_else(|| crate::mapol::mutate(i, p, &current, request))
             else {
                 continue;
             };
@@ -300,6 +316,13 @@ impl Engine {
                         &contexts.cel,
                     )?
                 }
+                // No response when nothing matched (the CLI keeps none).
+                PolicyPlan::Image => vec![crate::ivpol::evaluate(
+                    p,
+                    resource,
+                    request,
+                    &self.exceptions,
+                )?],
             };
             // Every response says where it points, so no output format locates a path again
             // (a foreach failure's path is relative to its element).
@@ -324,6 +347,22 @@ impl Engine {
             .enumerate()
             .filter_map(|(i, p)| {
                 crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
+            })
+            .collect()
+    }
+
+    /// The DeletingPolicies' verdicts on one resource (crate::dpol): `(policy index,
+    /// response)` for each DeletingPolicy whose matchConstraints select it, in load order. Not
+    /// an admission phase: Kyverno's cleanup controller asks on its schedule, which kpol
+    /// does not run.
+    pub fn deletions(&self, resource: &Resource, request: &Request) -> Vec<(usize, RuleResponse)> {
+        self.policies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let mut r = crate::dpol::evaluate(p, resource, request, &self.exceptions)?;
+                r.place(&resource.root);
+                Some((i, r))
             })
             .collect()
     }

@@ -50,6 +50,42 @@ pub const LOADERS: &[KindLoader] = &[
         kind: "NamespacedGeneratingPolicy",
         load: crate::gpol::load::generating_policy,
     },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "DeletingPolicy",
+        load: crate::dpol::load::deleting_policy,
+    },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "NamespacedDeletingPolicy",
+        load: crate::dpol::load::deleting_policy,
+    },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "ImageValidatingPolicy",
+        load: crate::ivpol::load::image_validating_policy,
+    },
+    KindLoader {
+        group: "policies.kyverno.io",
+        version: None,
+        kind: "NamespacedImageValidatingPolicy",
+        load: crate::ivpol::load::image_validating_policy,
+    },
+    KindLoader {
+        group: "admissionregistration.k8s.io",
+        version: Some("v1alpha1"),
+        kind: "MutatingAdmissionPolicy",
+        load: crate::mapol::load::mutating_admission_policy,
+    },
+    KindLoader {
+        group: "admissionregistration.k8s.io",
+        version: Some("v1beta1"),
+        kind: "MutatingAdmissionPolicy",
+        load: crate::mapol::load::mutating_admission_policy,
+    },
 ];
 
 /// Loads the policy documents of one file, every kind kpol evaluates included.

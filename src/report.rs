@@ -94,6 +94,8 @@ pub enum RuleType {
     Mutation,
     Generation,
     ImageVerify,
+    /// A DeletingPolicy's verdict (Kyverno's `Deletion`).
+    Deletion,
 }
 
 /// One rule's response for one resource.

@@ -77,6 +77,9 @@ pub struct Request {
     /// served from offline: the virtual cluster and the test's mocks. Empty by default, and
     /// then those entries are not loaded, as in the Kyverno CLI without a cluster.
     pub offline: Arc<crate::cluster::Offline>,
+    /// The objects a test's `paramResources` name, in file order: the params of
+    /// MutatingAdmissionPolicy bindings (cel.md §11.2.1). Empty outside `kpol test`.
+    pub params: Arc<Vec<Node>>,
 }
 
 impl Request {

@@ -514,3 +514,82 @@ fn mutate_rule_error_under_failure_policy_ignore_is_a_warning() {
     let o = kpol(&["check", "--warn-exit-code", "3", "-p", &policy, &cm]);
     assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
 }
+
+/// A DeletingPolicy's verdict: the Pod it would delete is an info note at the Pod (shown
+/// without -v), the owned Pod nothing; no rule result is counted and the exit code is 0.
+#[test]
+fn a_deleting_policy_notes_what_it_would_delete_without_failing() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/check/dpol/policy.yaml",
+        "testdata/check/dpol/pods.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(
+            "info[would-be-deleted]: Pod shop/debug would be deleted by clean-bare-pods (schedule not evaluated)\n --> testdata/check/dpol/pods.yaml:2:1"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("web-7d9f"), "{text}");
+    assert!(
+        text.contains("pass: 0, fail: 0, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+}
+
+/// An ImageValidatingPolicy in `kpol check`: an image without a digest fails at the Pod, a
+/// pinned image it selects is an error (its registry data cannot be fetched offline), never a
+/// pass; a Pod with no selected image passes.
+#[test]
+fn an_image_validating_policy_fails_undigested_images_and_never_passes_what_needs_a_registry() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/test/ivpol/policy.yaml",
+        "testdata/test/ivpol/pods.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("fail[ghcr-images/ghcr-images]: image ghcr.io/team/app:1.0 does not have a digest\n  --> testdata/test/ivpol/pods.yaml:1:1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error[ghcr-images/evaluation]: failed to evaluate policy: registry data for ghcr.io/team/app@sha256:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 1, fail: 2, warn: 0, error: 1, skip: 0"),
+        "{text}"
+    );
+}
+
+/// A MutatingAdmissionPolicy runs in `kpol check`'s mutate phase: the ValidatingPolicy that
+/// requires the label it adds passes for the ConfigMap its binding selects and fails for
+/// the one it does not.
+#[test]
+fn a_mutating_admission_policy_mutates_before_validation() {
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/test/mapol/policies.yaml",
+        "testdata/test/mapol/resources.yaml",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("resource: ConfigMap default/team-b"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("resource: ConfigMap default/team-a"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 1, fail: 2, warn: 0, error: 0, skip: 0"),
+        "{text}"
+    );
+}

@@ -326,7 +326,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 5);
+    assert_eq!(names.len(), 8);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -356,7 +356,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 16 tests passed and 2 tests failed\n"),
+        text.contains("\nTest Summary: 27 tests passed and 6 tests failed\n"),
         "{text}"
     );
 }
@@ -410,5 +410,103 @@ fn a_policy_with_an_unknown_field_fails_its_test() {
     assert!(
         reason.contains("policy.yaml:13:7") && reason.contains("failed to load policies"),
         "{reason}"
+    );
+}
+
+// DeletingPolicy rows (testdata/test/dpol, after Kyverno v1.19.0's test-deleting-policy):
+// pass when the conditions hold, fail when one does not or an exception keeps the resource,
+// Not found when the constraints or the namespaced policy's namespace exclude it.
+#[test]
+fn fixture_dpol_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("dpol")]);
+    assert_eq!(code, 1, "the Not found rows fail");
+    let rows = rows_of(&json);
+    let s = |x: &str| x.to_owned();
+    let ok =
+        |rule: &str, resource: &str, actual: &str| (s(rule), s(resource), s(actual), true, s(""));
+    let not_found = |resource: &str| (s(""), s(resource), s("not found"), false, s("Not found"));
+    assert_eq!(
+        rows,
+        [
+            ok("old-test-pods", "v1/Pod/test/old-1", "pass"),
+            ok("old-test-pods", "v1/Pod/test/new-1", "fail"),
+            ok("old-test-pods", "v1/Pod/test/keep-1", "fail"),
+            not_found("v1/ConfigMap/test/settings"),
+            ok("in-test", "v1/Pod/test/old-1", "pass"),
+            not_found("v1/Pod/other/old-2"),
+        ]
+    );
+}
+
+// ImageValidatingPolicy rows offline (testdata/test/ivpol): the digest check fails, a matched
+// pinned image needs the registry (error), no matched image passes, an exception skips, and
+// false matchConditions leave no response (Not found).
+#[test]
+fn fixture_ivpol_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("ivpol")]);
+    assert_eq!(code, 1, "the Not found row fails");
+    let rows = rows_of(&json);
+    let s = |x: &str| x.to_owned();
+    let ok =
+        |rule: &str, resource: &str, actual: &str| (s(rule), s(resource), s(actual), true, s(""));
+    assert_eq!(
+        rows,
+        [
+            ok("ghcr-images", "v1/Pod/default/tagged", "fail"),
+            ok("evaluation", "v1/Pod/default/pinned", "error"),
+            ok("ghcr-images", "v1/Pod/default/elsewhere", "pass"),
+            ok("exception", "v1/Pod/default/excepted", "skip"),
+            (
+                s(""),
+                s("v1/Pod/default/not-prod"),
+                s("not found"),
+                false,
+                s("Not found")
+            ),
+        ]
+    );
+}
+
+// MutatingAdmissionPolicy rows (testdata/test/mapol): a binding's matchResources select, the
+// patched resource is compared, false matchConditions skip, a resource no binding selects
+// has no response (Not found), and a ValidatingPolicy sees what the MAP added.
+#[test]
+fn fixture_mapol_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("mapol")]);
+    assert_eq!(code, 1, "the Not found row fails");
+    let rows = rows_of(&json);
+    let s = |x: &str| x.to_owned();
+    assert_eq!(
+        rows,
+        [
+            (
+                s("add-owner"),
+                s("v1/ConfigMap/default/team-a"),
+                s("pass"),
+                true,
+                s("")
+            ),
+            (
+                s("add-owner"),
+                s("v1/ConfigMap/default/frozen"),
+                s("skip"),
+                true,
+                s("")
+            ),
+            (
+                s(""),
+                s("v1/ConfigMap/default/team-b"),
+                s("not found"),
+                false,
+                s("Not found")
+            ),
+            (
+                s(""),
+                s("v1/ConfigMap/default/team-a"),
+                s("pass"),
+                true,
+                s("")
+            ),
+        ]
     );
 }

@@ -6,6 +6,7 @@
 
 pub mod budget;
 pub mod duration;
+pub mod glob;
 pub mod gvk;
 pub mod image;
 pub mod quantity;

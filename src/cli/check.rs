@@ -655,6 +655,7 @@ pub(super) fn build_request(
                 },
                 ..Default::default()
             }),
+            params: Default::default(),
         },
         warnings,
     ))
@@ -836,13 +837,18 @@ fn check_input(
             }
         }
         super::apiserver::annotate(&mut findings, &defaulted);
-        (findings, unlisted)
+        let notes = engine
+            .deletions(&mutated, request)
+            .into_iter()
+            .filter_map(|(i, r)| deletion_note(&engine.policies()[i], &mutated, &r))
+            .collect::<Vec<_>>();
+        (findings, unlisted, notes)
     };
     let check_resource =
         |resource: &Resource| kpol::cel::context::with_context(cel.clone(), || check_one(resource));
     // One large file (a rendered chart, a `kind: List`) is split by resources across the pool.
     let resources = &manifests.resources;
-    let per_resource: Vec<(Vec<Finding>, Summary)> =
+    let per_resource: Vec<(Vec<Finding>, Summary, Vec<Diagnostic>)> =
         if resources.len() >= SPLIT_AT_RESOURCES && rayon::current_num_threads() > 1 {
             resources.par_iter().map(check_resource).collect()
         } else {
@@ -850,9 +856,10 @@ fn check_input(
         };
     let mut findings = Vec::new();
     let mut unlisted = Summary::default();
-    for (f, counts) in per_resource {
+    for (f, counts, notes) in per_resource {
         findings.extend(f);
         unlisted.merge(counts);
+        manifests.diagnostics.extend(notes);
     }
     // perf: only shown results (fail, warn, error) print source lines; the others keep just
     // the file's name, so that a file without failures is freed once checked
@@ -869,6 +876,40 @@ fn check_input(
         diagnostics: manifests.diagnostics,
         findings,
         unlisted,
+    }
+}
+
+/// A DeletingPolicy's verdict on a resource, at the resource: an info note when it would be
+/// deleted (shown without `-v`, docs/OUTPUT.md), a warning when the policy could not be
+/// evaluated, nothing when it would be kept. Neither changes the exit code: deletion is
+/// cleanup on a schedule, not admission.
+fn deletion_note(
+    policy: &kpol::policy::Policy,
+    resource: &Resource,
+    response: &RuleResponse,
+) -> Option<Diagnostic> {
+    let span = response.span.unwrap_or(resource.root.span);
+    let location = resource.source.as_ref().map(|src| Location::at(src, span));
+    let what = resource.display_name();
+    match response.status {
+        Status::Pass => Some(Diagnostic::info(
+            Code::WouldBeDeleted,
+            format!(
+                "{what} would be deleted by {} (schedule not evaluated)",
+                policy.key()
+            ),
+            location,
+        )),
+        Status::Error => Some(Diagnostic::warning(
+            Code::WouldBeDeleted,
+            format!(
+                "{what}: DeletingPolicy {} could not be evaluated: {}",
+                policy.key(),
+                response.message
+            ),
+            location,
+        )),
+        _ => None,
     }
 }
 

@@ -198,6 +198,15 @@ fn apply_object(
     kind: &str,
     server_side_apply: bool,
 ) -> Result<Node, String> {
+    let patch = apply_configuration_patch(value)?;
+    apply_configuration(root, &patch, api_version, kind, server_side_apply)
+        .map_err(|e| format!("error applying patch: {e}"))
+}
+
+/// The partial object an ApplyConfiguration expression produced, checked as Kubernetes does
+/// (an `Object` literal whose nested type names agree with their fields); shared with
+/// MutatingAdmissionPolicies (crate::mapol), which merge it without a schema.
+pub(crate) fn apply_configuration_patch(value: &Value) -> Result<Node, String> {
     if type_name(value) != Some("Object") {
         return Err(format!(
             "unsupported return type from ApplyConfiguration expression: {}",
@@ -205,20 +214,13 @@ fn apply_object(
         ));
     }
     check_type_names(value).map_err(|e| format!("type mismatch: {e}"))?;
-    apply_configuration(
-        root,
-        &to_plain_node(value),
-        api_version,
-        kind,
-        server_side_apply,
-    )
-    .map_err(|e| format!("error applying patch: {e}"))
+    Ok(to_plain_node(value))
 }
 
 /// A JSONPatch result applied to `root` (k8s `patch/json_patch.go`, with json-patch v4's
 /// defaults: no parent created on `add`, removing a missing path is an error): a failed `test`
 /// operation leaves the object as it was.
-fn apply_json_patch(root: &Node, value: &Value) -> Result<Node, String> {
+pub(crate) fn apply_json_patch(root: &Node, value: &Value) -> Result<Node, String> {
     let Value::List(items) = value else {
         return Err("type mismatch: JSONPatchType.expression should evaluate to array".to_owned());
     };

@@ -27,17 +27,46 @@ pub fn mutating_policy(
 }
 
 /// Compiles expressions; problems of the policy as written become diagnostics, those of an
-/// autogen copy only its errors (the copy is not written anywhere).
-struct Compiler<'a> {
+/// autogen copy only its errors (the copy is not written anywhere). Shared with the other
+/// CEL kinds written like a MutatingPolicy (`crate::dpol`, `crate::ivpol`, `crate::map`).
+pub(crate) struct Compiler<'a> {
     source: &'a Source,
     diagnostics: &'a mut Vec<Diagnostic>,
     what: String,
     rewrite: Option<Target>,
-    errors: Vec<String>,
+    /// How an autogen copy's expressions are rewritten (MutatingPolicy's regexes by default).
+    rewrite_with: fn(&str, Target) -> String,
+    /// Every problem's message, in order (the first makes the policy broken).
+    pub(crate) errors: Vec<String>,
+}
+
+impl<'a> Compiler<'a> {
+    /// A compiler for the policy `what` (`<Kind> <name>`) written in `source`.
+    pub(crate) fn new(
+        source: &'a Source,
+        diagnostics: &'a mut Vec<Diagnostic>,
+        what: String,
+    ) -> Self {
+        Compiler {
+            source,
+            diagnostics,
+            what,
+            rewrite: None,
+            rewrite_with: autogen::rewrite,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Compiles what follows as the autogen copy for `target` (`None`: the policy as
+    /// written), rewritten by `with`; a copy's problems are errors only, not diagnostics.
+    pub(crate) fn rewriting(&mut self, target: Option<Target>, with: fn(&str, Target) -> String) {
+        self.rewrite = target;
+        self.rewrite_with = with;
+    }
 }
 
 impl Compiler<'_> {
-    fn problem(&mut self, message: String, span: Span) {
+    pub(crate) fn problem(&mut self, message: String, span: Span) {
         if self.rewrite.is_none() {
             self.diagnostics.push(Diagnostic::error(
                 Code::InvalidPolicy,
@@ -49,7 +78,13 @@ impl Compiler<'_> {
     }
 
     /// Compiles the string at `node`; `rewritten` says whether autogen rewrites this field.
-    fn program(&mut self, node: Option<&Node>, field: &str, rewritten: bool, at: Span) -> Program {
+    pub(crate) fn program(
+        &mut self,
+        node: Option<&Node>,
+        field: &str,
+        rewritten: bool,
+        at: Span,
+    ) -> Program {
         let Some(node) = node.filter(|n| !n.is_null()) else {
             self.problem(format!("{field} is required"), at);
             return compile("", at).0;
@@ -62,7 +97,7 @@ impl Compiler<'_> {
             return compile("", node.span).0;
         };
         let text = match self.rewrite {
-            Some(t) if rewritten => autogen::rewrite(written, t),
+            Some(t) if rewritten => (self.rewrite_with)(written, t),
             _ => written.to_owned(),
         };
         let (mut program, err) = compile(&text, node.span);
@@ -80,7 +115,7 @@ impl Compiler<'_> {
         program
     }
 
-    fn list<'n>(&mut self, spec: &'n Node, key: &str) -> &'n [Node] {
+    pub(crate) fn list<'n>(&mut self, spec: &'n Node, key: &str) -> &'n [Node] {
         match spec.get(key).filter(|n| !n.is_null()) {
             None => &[],
             Some(n) => match n.as_seq() {
@@ -96,7 +131,12 @@ impl Compiler<'_> {
         }
     }
 
-    fn named(&mut self, spec: &Node, key: &str, rewritten: bool) -> Vec<(String, Program)> {
+    pub(crate) fn named(
+        &mut self,
+        spec: &Node,
+        key: &str,
+        rewritten: bool,
+    ) -> Vec<(String, Program)> {
         let items = self.list(spec, key);
         let mut out = Vec::with_capacity(items.len());
         for (i, n) in items.iter().enumerate() {
@@ -121,7 +161,7 @@ impl Compiler<'_> {
         out
     }
 
-    fn mutations(&mut self, spec: &Node) -> Vec<Mutation> {
+    pub(crate) fn mutations(&mut self, spec: &Node) -> Vec<Mutation> {
         let items = self.list(spec, "mutations");
         let mut out = Vec::with_capacity(items.len());
         for (i, m) in items.iter().enumerate() {
@@ -189,13 +229,7 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
         "MutatingPolicy"
     };
     let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
-    let mut c = Compiler {
-        source,
-        diagnostics,
-        what: format!("{kind} {name}"),
-        rewrite: None,
-        errors: Vec::new(),
-    };
+    let mut c = Compiler::new(source, diagnostics, format!("{kind} {name}"));
     if !spec.is_null() && spec.as_map().is_none() {
         c.problem(
             format!("spec must be a map, not {}", spec.value.type_name()),

@@ -98,10 +98,22 @@ pub fn load_policies_with(
             nodes.push(node);
         }
     }
-    // VAP bindings are attached to their policy (same file) by its loader.
+    // VAP and MAP bindings are attached to their policy (same file) by its loader.
     let (bindings, nodes): (Vec<Node>, Vec<Node>) = nodes.into_iter().partition(|n| {
-        n.get("kind").and_then(Node::as_str) == Some("ValidatingAdmissionPolicyBinding")
-            && n.get("apiVersion").and_then(Node::as_str) == Some("admissionregistration.k8s.io/v1")
+        let api_version = n.get("apiVersion").and_then(Node::as_str);
+        match n.get("kind").and_then(Node::as_str) {
+            Some("ValidatingAdmissionPolicyBinding") => {
+                api_version == Some("admissionregistration.k8s.io/v1")
+            }
+            Some("MutatingAdmissionPolicyBinding") => matches!(
+                api_version,
+                Some(
+                    "admissionregistration.k8s.io/v1alpha1"
+                        | "admissionregistration.k8s.io/v1beta1"
+                )
+            ),
+            _ => false,
+        }
     });
     for node in nodes {
         load_document(source, node, &bindings, loaders, &mut out);

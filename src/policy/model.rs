@@ -24,6 +24,11 @@ pub enum PolicyKind {
     NamespacedMutatingPolicy,
     GeneratingPolicy,
     NamespacedGeneratingPolicy,
+    DeletingPolicy,
+    NamespacedDeletingPolicy,
+    ImageValidatingPolicy,
+    NamespacedImageValidatingPolicy,
+    MutatingAdmissionPolicy,
 }
 
 /// A loaded policy of any kind: what every kind shares (the envelope), and its [`PolicyBody`].

@@ -77,6 +77,9 @@ pub struct TestSpec {
     pub policies: Vec<String>,
     pub resources: Vec<String>,
     pub target_resources: Vec<String>,
+    /// `paramResources`: files of the objects VAP/MAP bindings take their params from (they
+    /// are part of the virtual cluster too).
+    pub param_resources: Vec<String>,
     pub exceptions: Vec<String>,
     /// The values file (`variables:`); ignored when inline `values` is set.
     pub variables: Option<String>,
@@ -87,8 +90,6 @@ pub struct TestSpec {
     pub context: Option<String>,
     /// `clusterResources`: `ClusterResource` files; any switches the test to cluster mode.
     pub cluster_resources: Vec<String>,
-    /// `paramResources`: files of parameter objects (they are part of the virtual cluster).
-    pub param_resources: Vec<String>,
     /// `apiCallResponses`, checked and indexed.
     pub api_calls: crate::cluster::mocks::ApiCalls,
     /// `globalContextEntries` as written, each with the `resourceFiles` to read for it.
@@ -156,6 +157,7 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
     t.policies = dedup(f.strings("policies")?);
     t.resources = dedup(f.strings("resources")?);
     t.target_resources = f.strings("targetResources")?;
+    t.param_resources = f.strings("paramResources")?;
     t.exceptions = f.strings("exceptions")?;
     t.variables = f.opt_string("variables")?;
     t.values = f.get("values").cloned();
@@ -166,7 +168,6 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
         ("jsonPayloads", "json payloads"),
         ("httpPayloads", "http payloads"),
         ("envoyPayloads", "envoy payloads"),
-        ("paramResources", "paramResources"),
         ("checks", "checks"),
     ] {
         if f.get(field).is_some() && !t.unsupported_inputs.contains(&feature) {
@@ -174,7 +175,6 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
         }
     }
     t.cluster_resources = f.strings("clusterResources")?;
-    t.param_resources = f.strings("paramResources")?;
     if let Some(n) = f.get("apiCallResponses") {
         let list = n.as_seq().unwrap_or(&[]);
         t.api_calls = crate::cluster::mocks::ApiCalls::from_list(list)

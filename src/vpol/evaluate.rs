@@ -236,16 +236,20 @@ fn evaluate_vap(
         if !matched {
             continue;
         }
-        let mut r = if b.param_ref.is_some() {
-            let mut r = response(
-                policy,
-                Status::Error,
-                "kpol does not evaluate ValidatingAdmissionPolicy params (paramResources) yet",
-            );
-            r.unsupported = Some("VAP params".to_owned());
-            r
-        } else {
-            run(&mut act)
+        let mut r = match &b.param_ref {
+            // Nothing found: `params` is null (reading it is an error).
+            Some(Ok(param_ref)) => {
+                act.set(
+                    "params",
+                    param_ref.resolve(&request.params).unwrap_or(Value::Null),
+                );
+                run(&mut act)
+            }
+            Some(Err(e)) => response(policy, Status::Error, format!("invalid paramRef: {e}")),
+            None => {
+                act.set("params", Value::Null);
+                run(&mut act)
+            }
         };
         let a = action.map_or(b.action, |a| a.stronger(b.action));
         action = Some(a);

@@ -320,6 +320,9 @@ pub fn load(
     }
     let bindings = bindings
         .iter()
+        .filter(|b| {
+            b.get("kind").and_then(Node::as_str) == Some("ValidatingAdmissionPolicyBinding")
+        })
         .filter(|b| b.get_path(&["spec", "policyName"]).and_then(Node::as_str) == Some(&name))
         .map(|b| Binding {
             name: b
@@ -330,7 +333,10 @@ pub fn load(
             match_resources: b
                 .get_path(&["spec", "matchResources"])
                 .and_then(|m| Constraints::read(m).ok()),
-            param_ref: b.get_path(&["spec", "paramRef"]).cloned(),
+            param_ref: b
+                .get_path(&["spec", "paramRef"])
+                .filter(|p| !p.is_null())
+                .map(super::params::ParamRef::read),
             action: validation_actions(b.get("spec")),
         })
         .collect::<Vec<_>>();

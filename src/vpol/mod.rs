@@ -13,6 +13,7 @@ pub mod cel_rule;
 pub mod constraints;
 pub mod evaluate;
 pub mod load;
+pub mod params;
 #[cfg(test)]
 mod tests;
 
@@ -83,8 +84,9 @@ pub use crate::policy::CelValidation as Validation;
 pub struct Binding {
     pub name: String,
     pub match_resources: Option<Constraints>,
-    /// `paramRef` as written.
-    pub param_ref: Option<crate::yaml::Node>,
+    /// `spec.paramRef`: where the binding's params come from (a malformed one makes the
+    /// binding's evaluations errors).
+    pub param_ref: Option<Result<params::ParamRef, String>>,
     /// The binding's `spec.validationActions` as one action (`Deny` → Enforce).
     pub action: crate::report::FailureAction,
 }

@@ -349,3 +349,48 @@ fn vpol_old_object_is_the_previous_revision() {
     assert_eq!(statuses_for(&p, POD, &with_old)[0].1, Status::Pass);
     assert_eq!(statuses(&p, POD, Operation::Update)[0].1, Status::Fail);
 }
+
+// VAP params from a test's paramResources (cel.md §11.2.1, after Kyverno v1.19.0's
+// test/cli/test-validating-admission-policy/with-params): by name, by selector as a list
+// object, and null when none is found (reading it is an error).
+#[test]
+fn vap_params_come_from_the_param_resources() {
+    let vap = |param_ref: &str, expr: &str| {
+        format!(
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {{name: vap}}\nspec:\n  paramKind: {{apiVersion: v1, kind: ConfigMap}}\n  matchConstraints:\n    resourceRules:\n    - {{apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods]}}\n  validations:\n  - expression: \"{expr}\"\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {{name: b}}\nspec:\n  policyName: vap\n  validationActions: [Deny]\n  paramRef: {param_ref}\n"
+        )
+    };
+    let cm = |name: &str, max: i64| {
+        crate::yaml::Node::from_json(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "labels": {"kind": "limits"}},
+            "data": {"max": max}}))
+    };
+    let request = Request {
+        params: Arc::new(vec![cm("small", 1), cm("large", 5)]),
+        ..Request::default()
+    };
+    let status = |param_ref: &str, expr: &str| {
+        statuses_for(&vap(param_ref, expr), POD, &request)
+            .first()
+            .map(|(_, s)| *s)
+    };
+    assert_eq!(
+        status("{name: large}", "object.spec.replicas <= params.data.max"),
+        Some(Status::Pass)
+    );
+    assert_eq!(
+        status("{name: small}", "object.spec.replicas <= params.data.max"),
+        Some(Status::Fail)
+    );
+    assert_eq!(
+        status(
+            "{selector: {matchLabels: {kind: limits}}}",
+            "size(params.items) == 2"
+        ),
+        Some(Status::Pass)
+    );
+    assert_eq!(
+        status("{name: none}", "object.spec.replicas <= params.data.max"),
+        Some(Status::Error)
+    );
+}

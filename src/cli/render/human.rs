@@ -106,7 +106,8 @@ fn diagnostic(d: &Diagnostic, verbose: bool, color: bool, out: &mut dyn Write) -
     let level = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
-        Severity::Info if verbose => "info",
+        // A deletion verdict is shown without -v: it is about the inputs, not the run.
+        Severity::Info if verbose || d.code == kpol::diagnostic::Code::WouldBeDeleted => "info",
         Severity::Info => return Ok(()),
     };
     writeln!(

@@ -99,6 +99,7 @@ fn run_resource(
     clone_sources: &[(String, String, Resource)],
     forced: Option<Operation>,
 ) -> Result<ResourceRun, String> {
+    let original = resource;
     let policies = engine.policies();
     let mut ops = Vec::with_capacity(policies.len());
     for p in policies {
@@ -115,6 +116,7 @@ fn run_resource(
         namespaces: Default::default(),
         old_object: None,
         offline: inputs.offline.clone(),
+        params: inputs.params.clone(),
     };
     let mut responses = Vec::new();
     let mutate_op = policies
@@ -148,10 +150,37 @@ fn run_resource(
         mutated |= rules.iter().any(|o| o.unsupported.is_some());
         responses.push(response(p, rules));
     }
-    // MutatingPolicies, in load order, on the output of the classic mutate rules (cel.md
-    // §6.4); each response carries the resource after all of them, as the CLI's do.
+    // MutatingAdmissionPolicies (each response with the resource after it), then
+    // MutatingPolicies, each in load order, on the output of the classic mutate rules (cel.md
+    // §6.4); each MutatingPolicy response carries the resource after all of them, as the
+    // CLI's do.
     let classic = &mutation.resource;
     let mut resource = classic.clone();
+    for (i, p) in policies.iter().enumerate() {
+        let Some(pm) = kpol::mapol::mutate(i, p, &resource, &request_for(ops[i])) else {
+            continue;
+        };
+        if let Some(root) = &pm.patched {
+            resource = resource.with_root(root.clone());
+        }
+        let rules = pm
+            .response
+            .rules
+            .iter()
+            .map(|r| RuleOutcome {
+                rule: r.rule.clone(),
+                status: r.status,
+                message: r.message.clone(),
+                unsupported: r
+                    .unsupported
+                    .clone()
+                    .or_else(|| taint(inputs, p, classic, &r.rule, mutated)),
+                patched: pm.patched.clone(),
+                generated: None,
+            })
+            .collect();
+        responses.push(response(p, rules));
+    }
     let first_mpol = responses.len();
     for (i, p) in policies.iter().enumerate() {
         let request = request_for(ops[i]);
@@ -306,6 +335,26 @@ fn run_resource(
             })
             .collect();
         if !rules.is_empty() {
+            responses.push(response(p, rules));
+        }
+    }
+    // DeletingPolicies, last and only in the default run: they are not admission-driven
+    // (`test.go` `evalResource`); they see the resource as the test gives it.
+    if forced.is_none() {
+        for (i, p) in policies.iter().enumerate() {
+            let request = request_for(ops[i]);
+            let Some(r) = kpol::dpol::evaluate(p, original, &request, &inputs.policy_exceptions)
+            else {
+                continue;
+            };
+            let rules = vec![RuleOutcome {
+                unsupported: r.unsupported.clone(),
+                rule: r.rule,
+                status: r.status,
+                message: r.message,
+                generated: None,
+                patched: None,
+            }];
             responses.push(response(p, rules));
         }
     }

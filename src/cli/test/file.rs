@@ -85,6 +85,19 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         evaluated: &evaluated,
         expected: &gen_inputs.expected,
     };
+    // DeletingPolicies are not admission-driven: an operation on their row aborts the test
+    // (`test.go` `runTest`).
+    if let Some(r) = spec
+        .results
+        .iter()
+        .find(|r| r.operation.is_some() && r.cel_kind == Some("DeletingPolicy"))
+    {
+        report.error = Some(format!(
+            "invalid test result for policy {}: operation is not supported for deleting policies",
+            r.policy
+        ));
+        return report;
+    }
     // §7.2: the default run, plus one per operation declared on result entries.
     let mut runs: Vec<(Option<Operation>, Vec<ResourceRun>)> = Vec::new();
     let declared: BTreeSet<&str> = spec

@@ -28,6 +28,8 @@ pub struct Inputs {
     pub cel_context: Option<Arc<kpol::cel::context::CelContext>>,
     /// The virtual cluster and the mocks, served to ClusterPolicy context entries.
     pub offline: Arc<Offline>,
+    /// The objects of `paramResources`, in file order (their numbers stay integers).
+    pub params: Arc<Vec<Node>>,
     pub warnings: Vec<String>,
 }
 
@@ -125,6 +127,15 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         }
         policy_exceptions.extend(loaded.exceptions);
     }
+    let mut params = Vec::new();
+    for file in &spec.param_resources {
+        let (_, docs) = read_yaml(&dir.join(file))?;
+        params.extend(
+            docs.into_iter()
+                .map(|d| d.root)
+                .filter(|n| n.get("kind").is_some()),
+        );
+    }
     Ok(Inputs {
         policies,
         resources,
@@ -133,6 +144,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         user_info,
         cel_context: cel_context.map(Arc::new),
         offline,
+        params: Arc::new(params),
         warnings,
     })
 }

@@ -26,8 +26,14 @@ fn malformed_data_is_refused() {
 fn data_covers_every_kind_kpol_loads() {
     let s = schemas().unwrap();
     for l in crate::kinds::LOADERS {
+        // Kubernetes 1.32, whose built-in schemas the Kyverno CLI loads with, serves
+        // MutatingAdmissionPolicy at v1alpha1 only: there is no v1beta1 schema to check with.
+        if l.version == Some("v1beta1") && l.kind == "MutatingAdmissionPolicy" {
+            assert!(s.root(l.group, "v1beta1", l.kind).is_none());
+            continue;
+        }
         match l.version {
-            Some(v) => assert!(s.root(l.group, v, l.kind).is_some(), "{}", l.kind),
+            Some(v) => assert!(s.root(l.group, v, l.kind).is_some(), "{} {v}", l.kind),
             None => assert!(s.covers(l.group, l.kind), "{}", l.kind),
         }
     }
