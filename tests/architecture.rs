@@ -22,7 +22,9 @@ const LAYERS: &[&[&str]] = &[
     &["report", "diagnostic"],
     // What is checked: resources, requests, values and test files; and the typed
     // (structured-merge-diff) merge of partial objects into resources.
-    &["resource", "manifest", "request", "testfile", "smd"],
+    &[
+        "resource", "manifest", "payload", "request", "testfile", "smd",
+    ],
     // The expression languages.
     &["jmespath", "cel"],
     // Variables, conditions and patterns, written in those languages.

@@ -207,7 +207,10 @@ mod tests {
     #[test]
     fn yaml_parse_errors_are_named() {
         let e = eval_expr("yaml.parse('a: [1')").unwrap_err();
-        assert!(e.contains("yaml.parse") && e.contains("error converting YAML to JSON"), "{e}");
+        assert!(
+            e.contains("yaml.parse") && e.contains("error converting YAML to JSON"),
+            "{e}"
+        );
         assert!(eval_expr("yaml.parse(1)").is_err());
     }
 }

@@ -25,14 +25,19 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     }
 }
 
-fn random(cel::extractors::Arguments(args): cel::extractors::Arguments) -> Result<Value, ExecutionError> {
+fn random(
+    cel::extractors::Arguments(args): cel::extractors::Arguments,
+) -> Result<Value, ExecutionError> {
     let pattern = match args.as_slice() {
         [] => DEFAULT_PATTERN.to_owned(),
         [Value::String(s)] => s.to_string(),
         [other] => {
             return Err(ExecutionError::function_error(
                 "random",
-                format!("type conversion error from '{}' to 'string'", other.type_of()),
+                format!(
+                    "type conversion error from '{}' to 'string'",
+                    other.type_of()
+                ),
             ));
         }
         _ => return Err(ExecutionError::invalid_argument_count(1, args.len())),
@@ -173,9 +178,17 @@ mod tests {
         // kyverno/sdk's cases: a UUID-like pattern and the default one.
         let uuid = "[A-Z0-9]{8}-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{12}";
         let s = string(&format!("random.random('{uuid}')"));
-        assert!(regex::Regex::new(&format!("^{uuid}$")).unwrap().is_match(&s), "{s}");
+        assert!(
+            regex::Regex::new(&format!("^{uuid}$"))
+                .unwrap()
+                .is_match(&s),
+            "{s}"
+        );
         let s = string("random()");
-        assert!(regex::Regex::new("^[0-9a-z]{8}$").unwrap().is_match(&s), "{s}");
+        assert!(
+            regex::Regex::new("^[0-9a-z]{8}$").unwrap().is_match(&s),
+            "{s}"
+        );
         for p in ["(ab|cd)+x?", "a*b{2,}", "[^a-z]\\d\\w\\s", "^x.y$"] {
             let s = generate(p).unwrap();
             let full = format!("^(?:{p})$");

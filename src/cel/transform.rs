@@ -117,7 +117,10 @@ mod tests {
     #[test]
     fn list_obj_to_map_errors_are_kyvernos() {
         let e = run("listObjToMap([{'k': 'a'}], [], 'k', 'v')").unwrap_err();
-        assert!(e.contains("lists of equal length. list1: 1, list2: 0"), "{e}");
+        assert!(
+            e.contains("lists of equal length. list1: 1, list2: 0"),
+            "{e}"
+        );
         let e = run("listObjToMap([{'k': 1}], [{}], 'k', 'v')").unwrap_err();
         assert!(e.contains("cannot be handled as a string"), "{e}");
         let e = run("listObjToMap([{'k': 'a'}], ['x'], 'k', 'v')").unwrap_err();
