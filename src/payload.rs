@@ -37,23 +37,56 @@ pub fn unrecognized(path: &str) -> String {
     format!("unrecognized payload format, must be yaml or json ({path})")
 }
 
+/// Why a payload file cannot be used: the message, and where in the file (a byte offset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PayloadError {
+    pub offset: Option<u32>,
+    pub message: String,
+}
+
+impl PayloadError {
+    /// `file:line:column: message` (or `file: message`).
+    pub fn located(&self, source: &Source) -> String {
+        match self.offset {
+            Some(o) => {
+                let lc = source.line_col(o);
+                format!(
+                    "{}:{}:{}: {}",
+                    source.name(),
+                    lc.line,
+                    lc.column,
+                    self.message
+                )
+            }
+            None => format!("{}: {}", source.name(), self.message),
+        }
+    }
+}
+
 /// Every document of `source` as a payload named `name`, in file order: one for a JSON file,
 /// one per document for YAML. Empty documents are left out; a document that is not an object
-/// is an error at its line:column.
-pub fn documents(source: &Source, format: Format, name: &str) -> Result<Vec<Resource>, String> {
+/// is an error at its position.
+pub fn documents(
+    source: &Source,
+    format: Format,
+    name: &str,
+) -> Result<Vec<Resource>, PayloadError> {
     let reading = Reading {
         ints_as_floats: format == Format::Json,
         empty_map_for_null: &[],
     };
-    let docs = parse_reading(source.text(), Limits::default(), reading).map_err(|e| {
-        let lc = source.line_col(e.offset);
-        format!("{}:{}:{}: {}", source.name(), lc.line, lc.column, e.message)
-    })?;
-    if format == Format::Json && docs.len() > 1 {
-        return Err(format!(
-            "{}: invalid character after top-level value",
-            source.name()
-        ));
+    let docs =
+        parse_reading(source.text(), Limits::default(), reading).map_err(|e| PayloadError {
+            offset: Some(e.offset),
+            message: e.message,
+        })?;
+    if format == Format::Json
+        && let Some(second) = docs.get(1)
+    {
+        return Err(PayloadError {
+            offset: Some(second.root.span.start),
+            message: "invalid character after top-level value".to_owned(),
+        });
     }
     let mut out = Vec::with_capacity(docs.len());
     for d in docs {
@@ -61,13 +94,10 @@ pub fn documents(source: &Source, format: Format, name: &str) -> Result<Vec<Reso
             Value::Null => continue,
             Value::Map(_) => {}
             _ => {
-                let lc = source.line_col(d.root.span.start);
-                return Err(format!(
-                    "{}:{}:{}: a JSON payload must be a top-level object (map)",
-                    source.name(),
-                    lc.line,
-                    lc.column
-                ));
+                return Err(PayloadError {
+                    offset: Some(d.root.span.start),
+                    message: "a JSON payload must be a top-level object (map)".to_owned(),
+                });
             }
         }
         out.push(payload(d.root, source, d.index, name));
@@ -120,13 +150,17 @@ mod tests {
 
     #[test]
     fn non_objects_and_bad_files_are_errors_with_positions() {
-        let e = documents(&src("p.json", "[1, 2]"), Format::Json, "p").unwrap_err();
+        let s = src("p.json", "[1, 2]");
+        let e = documents(&s, Format::Json, "p").unwrap_err();
         assert_eq!(
-            e,
+            e.located(&s),
             "p.json:1:1: a JSON payload must be a top-level object (map)"
         );
-        let e = documents(&src("p.yaml", "a: 1\n---\n- x\n"), Format::Yaml, "p").unwrap_err();
-        assert!(e.starts_with("p.yaml:3:1: "), "{e}");
+        let s = src("p.yaml", "a: 1\n---\n- x\n");
+        let e = documents(&s, Format::Yaml, "p").unwrap_err();
+        assert!(e.located(&s).starts_with("p.yaml:3:1: "), "{e:?}");
+        let s = src("p.json", "{} {}");
+        assert!(documents(&s, Format::Json, "p").is_err());
         assert!(documents(&src("p.json", "{\"a\": [1"), Format::Json, "p").is_err());
         assert_eq!(Format::of(Path::new("x.txt")), None);
         assert_eq!(

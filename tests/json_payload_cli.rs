@@ -81,3 +81,81 @@ fn test_refuses_a_payload_that_is_not_an_object() {
     );
     assert_eq!(code, Some(2), "{all}");
 }
+
+/// `kpol check --json-payload`: findings at the payload's place in its file, exit 1 on a
+/// failure; Kubernetes-mode policies give nothing for a payload; no manifests are read when
+/// only payloads are given.
+#[test]
+fn check_reports_payload_findings_at_their_lines() {
+    let (code, out, err) = kpol(&[
+        "check",
+        "--no-config",
+        "-p",
+        "testdata/json-payload/policies.yaml",
+        "--json-payload",
+        "testdata/json-payload/counts.yaml",
+        "--json-payload",
+        "testdata/json-payload/plan-good.json",
+        "--format",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&out).expect(&err);
+    let findings: Vec<String> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {}:{}",
+                f["policy"].as_str().unwrap(),
+                f["result"].as_str().unwrap(),
+                f["file"].as_str().unwrap_or(""),
+                f["start"]["line"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        findings,
+        [
+            "deny-public-buckets skip testdata/json-payload/counts.yaml:1",
+            "numbers-as-read fail testdata/json-payload/counts.yaml:2",
+            "deny-public-buckets pass testdata/json-payload/plan-good.json:1",
+            "numbers-as-read skip testdata/json-payload/plan-good.json:1",
+        ],
+        "{out}"
+    );
+    assert_eq!(code, Some(1), "{out}{err}");
+
+    let (code, out, err) = kpol(&[
+        "check",
+        "--no-config",
+        "-p",
+        "testdata/json-payload/policies.yaml",
+        "--json-payload",
+        "testdata/json-payload/plan-good.json",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("pass: 1, fail: 0"), "{out}");
+}
+
+/// A payload of neither format, or not an object, makes the run incomplete (exit 2).
+#[test]
+fn check_refuses_unusable_payloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list.json");
+    std::fs::write(&list, "[1]").unwrap();
+    let (code, out, err) = kpol(&[
+        "check",
+        "--no-config",
+        "-p",
+        "testdata/json-payload/policies.yaml",
+        "--json-payload",
+        list.to_str().unwrap(),
+        "--json-payload",
+        "testdata/json-payload/kyverno-test.txt",
+    ]);
+    let all = format!("{out}{err}");
+    assert!(all.contains("must be a top-level object (map)"), "{all}");
+    assert!(all.contains("unrecognized payload format"), "{all}");
+    assert_eq!(code, Some(2), "{all}");
+}

@@ -119,7 +119,7 @@ fn load_payload(dir: &Path, name: &str) -> Result<Resource, LoadError> {
     let format = Format::of(&path).ok_or_else(|| fail(unrecognized(&shown)))?;
     let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
     let src: Source = Arc::new(SourceFile::new(shown.clone(), text));
-    let mut docs = documents(&src, format, name).map_err(fail)?;
+    let mut docs = documents(&src, format, name).map_err(|e| fail(e.located(&src)))?;
     match docs.len() {
         0 => Err(LoadError::in_file(
             &shown,
