@@ -334,6 +334,28 @@ impl Engine {
         out
     }
 
+    /// The validate phase for one JSON payload (cel.md §3.5): the responses of the
+    /// ValidatingPolicies in `evaluation.mode: JSON`, in load order; every other policy skips
+    /// payloads. `payload` holds the document as its root (no identity is read from it).
+    pub fn validate_payload(&self, payload: &Resource) -> Vec<PolicyResponse> {
+        let mut out = Vec::new();
+        for (i, p) in self.policies.iter().enumerate() {
+            let Some(cel) = crate::vpol::cel_policy(p) else {
+                continue;
+            };
+            let Some(mut rules) =
+                crate::vpol::evaluate::evaluate_payload(cel, payload, &self.exceptions)
+            else {
+                continue;
+            };
+            for r in &mut rules {
+                r.place(&payload.root);
+            }
+            out.push(PolicyResponse { policy: i, rules });
+        }
+        out
+    }
+
     /// The generate phase for one trigger resource (crate::generate): one response per policy
     /// with generate rules that gave any, in load order; clone sources come from `pool`.
     pub fn generate(

@@ -25,6 +25,7 @@ pub mod mpol;
 pub mod mutate;
 pub mod number;
 pub mod pattern;
+pub mod payload;
 pub mod policy;
 pub mod pss;
 pub mod report;

@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     // What is checked: resources, requests, values and test files; and the typed
     // (structured-merge-diff) merge of partial objects into resources.
     &[
-        "resource", "manifest", "request", "testfile", "smd", "cluster",
+        "resource", "manifest", "payload", "request", "testfile", "smd", "cluster",
     ],
     // The expression languages.
     &["jmespath", "cel"],

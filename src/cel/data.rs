@@ -4,6 +4,8 @@
 //!   of the string's UTF-8 bytes;
 //! * `json.unmarshal(s)`: Go's `json.Unmarshal` into `any` (every number a `double`);
 //!   `json.marshal(v)`: Go's `json.Marshal` (keys sorted, `<>&` escaped, floats in Go's form);
+//! * `yaml.parse(s)`: sigs.k8s.io/yaml's `Unmarshal` into `any` — the first document, every
+//!   number a `double` (YAML goes through JSON), an empty document `null`;
 //! * `x509.decode(pem)`: the certificate or CSR map of [`crate::jmespath::x509`], restricted for
 //!   certificates to the fields Kyverno's CEL output struct keeps.
 
@@ -36,6 +38,18 @@ fn unmarshal(s: Arc<String>) -> Result<Value, ExecutionError> {
     let parsed: serde_json::Value = serde_json::from_str(&s)
         .map_err(|e| ExecutionError::function_error("json.unmarshal", e))?;
     Ok(super::convert::to_cel(&value::from_json(&parsed)))
+}
+
+fn yaml_parse(s: Arc<String>) -> Result<Value, ExecutionError> {
+    let docs = crate::yaml::parse_documents(&s, crate::yaml::Limits::default()).map_err(|e| {
+        ExecutionError::function_error(
+            "yaml.parse",
+            format!("error converting YAML to JSON: {}", e.message),
+        )
+    })?;
+    Ok(docs.into_iter().next().map_or(Value::Null, |d| {
+        super::convert::to_cel(&value::json_round_trip(&d.root))
+    }))
 }
 
 /// A CEL value as the JSON tree Go's encoder sees: bytes as base64, timestamps as RFC 3339,
@@ -106,6 +120,7 @@ pub(super) fn register(ctx: &mut cel::Context<'static, 'static>) {
     }
     let _ = ctx.add_function("json.unmarshal", unmarshal);
     let _ = ctx.add_function("json.marshal", marshal);
+    let _ = ctx.add_function("yaml.parse", yaml_parse);
     let _ = ctx.add_function("x509.decode", x509_decode);
 }
 
@@ -170,5 +185,32 @@ mod tests {
         assert_eq!(s("json.marshal(b'hi')"), "\"aGk=\"");
         assert!(eval_expr("json.unmarshal('{')").is_err());
         assert!(eval_expr("json.marshal({1: 2})").is_err());
+    }
+
+    #[test]
+    fn yaml_parse_first_document_numbers_as_doubles() {
+        assert_eq!(
+            eval_expr("yaml.parse('a: 1\\nb: [x, true]').b[1]"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            eval_expr("type(yaml.parse('a: 1').a) == double && yaml.parse('a: 1').a == 1"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            eval_expr("yaml.parse('- a\\n- b\\n---\\nc: d')"),
+            eval_expr("['a', 'b']")
+        );
+        assert_eq!(eval_expr("yaml.parse('')"), Ok(Value::Null));
+    }
+
+    #[test]
+    fn yaml_parse_errors_are_named() {
+        let e = eval_expr("yaml.parse('a: [1')").unwrap_err();
+        assert!(
+            e.contains("yaml.parse") && e.contains("error converting YAML to JSON"),
+            "{e}"
+        );
+        assert!(eval_expr("yaml.parse(1)").is_err());
     }
 }

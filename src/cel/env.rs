@@ -37,12 +37,13 @@ fn build_env() -> Env {
     let mut env = Env::stdlib();
     // cel-go keeps the last entry of a repeated map key; Kubernetes compiles with cel-go.
     env.set_error_on_duplicate_map_keys(false);
-    let extensions: [Extension; 5] = [
+    let extensions: [Extension; 6] = [
         cel::extensions::strings,
         cel::extensions::lists,
         cel::extensions::math,
         cel::extensions::encoders,
         super::k8s_lists::extension,
+        super::transform::extension,
     ];
     for ext in extensions {
         // Declaration conflicts cannot happen between the crate's own libraries; ignoring the

@@ -1,7 +1,8 @@
 //! Functions kpol adds to the CEL environment (cel.md §4.5–4.6): Kyverno's `orValue`
 //! compatibility, a bounded `lists.range`, Kubernetes' `jsonpatch.escapeKey` and regex
-//! `find`/`findAll`, Kyverno's `parseServiceAccount`, its image, hash, json and x509 libraries
-//! ([`super::image`], [`super::data`]), and, for Kyverno library calls that need a
+//! `find`/`findAll`, Kyverno's `parseServiceAccount`, its image, hash, json, yaml, x509, math,
+//! transform, gzip and random libraries ([`super::image`], [`super::data`], [`super::transform`],
+//! [`super::gzip`], [`super::random`]), and, for Kyverno library calls that need a
 //! cluster, a registry or the network, an `unsupported offline` error — never a silent pass.
 
 use std::collections::HashMap;
@@ -58,6 +59,9 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     super::image::register(ctx);
     super::data::register(ctx);
     super::generator::register(ctx);
+    super::transform::register(ctx);
+    super::gzip::register(ctx);
+    super::random::register(ctx);
     for name in OFFLINE_UNSUPPORTED {
         let name: &'static str = name;
         let _ = ctx.add_function(name, move |_: Arguments| -> Result<Value, ExecutionError> {

@@ -2,7 +2,8 @@
 //! ([`convert`]), the extra libraries ([`libs`]) and the offline
 //! context data they serve ([`context`]), Kyverno's `time` library ([`time`]),
 //! Kubernetes' list library extras ([`k8s_lists`]), Kyverno's image
-//! references ([`image`]) and its hash, json and x509 functions ([`data`]), Kubernetes' object
+//! references ([`image`]), its hash, json, yaml and x509 functions ([`data`]), `math.round`
+//! and `listObjToMap` ([`transform`]), `gzip` ([`gzip`]) and `random` ([`random`]), Kubernetes' object
 //! literals for mutating expressions ([`objects`]), GeneratingPolicy's `generator` library
 //! ([`generator`]), where a failing validation points ([`locate`]), compiling with located
 //! syntax errors ([`compile`]) and bounded evaluation ([`eval`]: an [`Activation`] binds
@@ -18,12 +19,15 @@ pub mod data;
 pub mod env;
 pub mod eval;
 pub mod generator;
+pub mod gzip;
 pub mod image;
 pub mod k8s_lists;
 pub mod libs;
 pub mod locate;
 pub mod objects;
+pub mod random;
 pub mod time;
+pub mod transform;
 
 pub use compile::{Program, SyntaxError, compile, compile_node, syntax_diagnostic};
 pub use eval::{Activation, ResourceValues, Shared};

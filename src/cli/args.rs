@@ -90,6 +90,11 @@ pub struct ApplyArgs {
     )]
     pub resources: Vec<PathBuf>,
 
+    /// JSON payload file for the ValidatingPolicies in `evaluation.mode: JSON` (repeatable;
+    /// `kpol check --json-payload`).
+    #[arg(long = "json", value_name = "PATH")]
+    pub json: Vec<PathBuf>,
+
     /// Print Kyverno's policy report (`openreports.io/v1alpha1`) instead of kpol's output.
     #[arg(short = 'p', long, conflicts_with = "format")]
     pub policy_report: bool,
@@ -158,6 +163,7 @@ impl From<ApplyArgs> for CheckArgs {
             policies: a.policies,
             exceptions: a.exceptions,
             resources: a.resources,
+            json_payloads: a.json,
             exclude: a.exclude,
             format: a.format,
             policy_report: a.policy_report,
@@ -235,6 +241,13 @@ pub struct CheckArgs {
         value_name = "PATH"
     )]
     pub resources: Vec<PathBuf>,
+
+    /// A JSON or YAML document to check with the ValidatingPolicies in `evaluation.mode: JSON`
+    /// (repeatable; `kyverno apply --json`): `.json` (one object, numbers as doubles) or
+    /// `.yaml`/`.yml` (each document an object). Only JSON-mode policies see payloads. With
+    /// payloads and no PATHS, no manifests are checked.
+    #[arg(long = "json-payload", value_name = "PATH")]
+    pub json_payloads: Vec<PathBuf>,
 
     /// Skip input paths matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]

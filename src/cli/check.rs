@@ -256,7 +256,7 @@ pub fn run(args: CheckArgs) -> u8 {
     let policy_errors = policy_diagnostics.iter().filter(is_error).count();
     let failed = discovery_errors > 0;
     diagnostics.extend(discovery);
-    if inputs.is_empty() && !failed {
+    if inputs.is_empty() && settings.json_payloads.is_empty() && !failed {
         diagnostics.push(nothing_to_check(&settings));
     }
     diagnostics.extend(policy_diagnostics);
@@ -271,6 +271,17 @@ pub fn run(args: CheckArgs) -> u8 {
             .to_vec(),
         None => all_inputs.clone(),
     };
+    // `--json-payload` files after the manifests, in the order given (checked by the first
+    // shard only, so that shards add up to the whole run).
+    let payloads = match shard {
+        Some(s) if s.index != 1 => Vec::new(),
+        _ => settings.json_payloads.clone(),
+    };
+    let inputs: Vec<(Input, bool)> = inputs
+        .into_iter()
+        .map(|i| (i, false))
+        .chain(payloads.into_iter().map(|p| (Input::File(p), true)))
+        .collect();
     if !settings.policies.is_empty() && engine.policies().is_empty() {
         diagnostics.push(no_policies(&settings, loaded));
     }
@@ -346,7 +357,7 @@ pub fn run(args: CheckArgs) -> u8 {
     // thread only writes the text in input order (perf: rendering in parallel, and every
     // report freed by the thread that built it).
     let list_passing = renderer.lists_passing(settings.verbose);
-    let check = |input: &Input| {
+    let check = |(input, payload): &(Input, bool)| {
         let options = CheckOptions {
             audit_warn: settings.audit_warn,
             max_bytes,
@@ -354,7 +365,11 @@ pub fn run(args: CheckArgs) -> u8 {
             apiserver_defaults: settings.apiserver_defaults,
             allow_empty: settings.allow_empty,
         };
-        let file = check_input(&engine, &request, &old, input, options);
+        let file = if *payload {
+            check_payload(&engine, input, options)
+        } else {
+            check_input(&engine, &request, &old, input, options)
+        };
         progress.tick();
         let mut counts = file.unlisted;
         for finding in &file.findings {
@@ -910,6 +925,63 @@ fn deletion_note(
             location,
         )),
         _ => None,
+    }
+}
+
+/// One `--json-payload` file (cel.md §3.5): each of its documents through the JSON-mode
+/// ValidatingPolicies, findings at the document's place in the file.
+fn check_payload(engine: &Engine, input: &Input, opts: CheckOptions) -> FileReport {
+    let fail = |d: Diagnostic| FileReport {
+        diagnostics: vec![d],
+        findings: Vec::new(),
+        unlisted: Summary::default(),
+    };
+    let name = input.display();
+    let Some(format) = kpol::payload::Format::of(std::path::Path::new(&name)) else {
+        return fail(Diagnostic::error(
+            Code::Yaml,
+            kpol::payload::unrecognized(&name),
+            Some(Location::file(&name)),
+        ));
+    };
+    let text = match policies::read(input, opts.max_bytes) {
+        Ok(t) => t,
+        Err(d) => return fail(d),
+    };
+    let source: Source = Arc::new(SourceFile::new(name.clone(), text));
+    let payloads = match kpol::payload::documents(&source, format, &name) {
+        Ok(p) => p,
+        Err(e) => {
+            let at = e.offset.unwrap_or(0);
+            let span = kpol::source::Span::new(at, at);
+            return fail(Diagnostic::error(
+                Code::Yaml,
+                format!("invalid JSON payload: {}", e.message),
+                Some(Location::at(&source, span)),
+            ));
+        }
+    };
+    let mut findings = Vec::new();
+    let mut unlisted = Summary::default();
+    for payload in &payloads {
+        for pr in engine.validate_payload(payload) {
+            let policy = &engine.policies()[pr.policy];
+            for resp in pr.rules {
+                if !opts.list_passing && matches!(resp.status, Status::Pass | Status::Skip) {
+                    unlisted.add(resp.status);
+                    continue;
+                }
+                let mut f = finding(policy, pr.policy, payload, resp, opts.audit_warn);
+                f.resource = format!("JSON payload {name}");
+                findings.push(f);
+            }
+        }
+    }
+    findings.sort_by_key(|f| f.start.map_or((u32::MAX, u32::MAX), |s| (s.line, s.column)));
+    FileReport {
+        diagnostics: Vec::new(),
+        findings,
+        unlisted,
     }
 }
 

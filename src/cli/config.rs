@@ -64,6 +64,8 @@ pub struct Settings {
     pub paths: Vec<PathBuf>,
     pub policies: Vec<PathBuf>,
     pub exceptions: Vec<PathBuf>,
+    /// `--json-payload` files (cel.md §3.5).
+    pub json_payloads: Vec<PathBuf>,
     pub exclude: Vec<String>,
     /// `Some(config file's directory)` when `exclude` came from the config: its globs are
     /// relative to it.
@@ -118,11 +120,13 @@ pub fn settings(args: CheckArgs, config: Config) -> Result<Settings, Diagnostic>
     let diagnostics = Vec::new();
     let or = |flag: Vec<PathBuf>, conf: Vec<PathBuf>| if flag.is_empty() { conf } else { flag };
     let mut paths = or(args.paths, config.paths);
-    if paths.is_empty() {
+    // Payloads alone check no manifests (not the working directory).
+    if paths.is_empty() && args.json_payloads.is_empty() {
         paths.push(PathBuf::from("."));
     }
     Ok(Settings {
         paths,
+        json_payloads: args.json_payloads,
         policies: or(args.policies, config.policies),
         exceptions: or(args.exceptions, config.exceptions),
         exclude_base: (args.exclude.is_empty() && !config.exclude.is_empty())

@@ -95,6 +95,10 @@ pub struct TestSpec {
     /// `globalContextEntries` as written, each with the `resourceFiles` to read for it.
     pub global_entries: Vec<(crate::cluster::mocks::GlobalSource, Vec<String>)>,
     pub results: Vec<ResultEntry>,
+    /// `jsonPayloads` (or the deprecated `jsonPayload` when that list is empty), each
+    /// cleaned as Go's `path.Clean` does and deduplicated: the names rows give payloads
+    /// (cel.md §3.5).
+    pub json_payloads: Vec<String>,
     /// Inputs kpol does not use yet; every row of the test is then unsupported.
     pub unsupported_inputs: Vec<&'static str>,
     pub warnings: Vec<String>,
@@ -163,9 +167,19 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
     t.values = f.get("values").cloned();
     t.userinfo = f.opt_string("userinfo")?;
     t.context = f.opt_string("context")?;
+    let mut payloads = f.strings("jsonPayloads")?;
+    let single = f.string("jsonPayload")?;
+    if payloads.is_empty() && !single.is_empty() {
+        payloads.push(single);
+    }
+    t.json_payloads = dedup(
+        payloads
+            .iter()
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| clean_path(p))
+            .collect(),
+    );
     for (field, feature) in [
-        ("jsonPayload", "json payloads"),
-        ("jsonPayloads", "json payloads"),
         ("httpPayloads", "http payloads"),
         ("envoyPayloads", "envoy payloads"),
         ("checks", "checks"),
@@ -198,6 +212,31 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
         t.results.push(parse_result(source, item, &mut t.warnings)?);
     }
     Ok(t)
+}
+
+/// Go's `path.Clean`: `.` segments and repeated slashes dropped, `..` resolved lexically.
+fn clean_path(p: &str) -> String {
+    let rooted = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|l| *l != "..") {
+                    parts.pop();
+                } else if !rooted {
+                    parts.push("..");
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_owned(),
+        (false, false) => joined,
+    }
 }
 
 fn parse_result(
@@ -330,6 +369,26 @@ mod tests {
         assert_eq!(r.resources, ["a", "ns/b"]);
         assert_eq!(r.result, "fail");
         assert_eq!(r.operation, Some(Operation::Update));
+        Ok(())
+    }
+
+    // jsonPayloads as the CLI's cleanTest leaves them: cleaned, deduplicated, blanks dropped;
+    // the deprecated jsonPayload only when the list is empty.
+    #[test]
+    fn json_payload_names_are_cleaned() -> Result<(), LoadError> {
+        let t = parse(
+            "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\n\
+             jsonPayload: ignored.json\njsonPayloads: [./a.json, 'd//b.json', a.json, ' ', x/../c.yaml]\n\
+             results: []\n",
+        )?;
+        assert_eq!(t.json_payloads, ["a.json", "d/b.json", "c.yaml"]);
+        assert!(t.unsupported_inputs.is_empty());
+        let t = parse(
+            "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\n\
+             jsonPayload: ./one.json\nhttpPayloads: [h.json]\nresults: []\n",
+        )?;
+        assert_eq!(t.json_payloads, ["one.json"]);
+        assert_eq!(t.unsupported_inputs, ["http payloads"]);
         Ok(())
     }
 

@@ -33,6 +33,23 @@ pub fn evaluate(
     }
 }
 
+/// The rule responses of `policy` for a JSON payload (cel.md §3.5: `kpol check
+/// --json-payload`, test files' `jsonPayloads`): only a ValidatingPolicy in `evaluation.mode:
+/// JSON` sees payloads (`None` for every other policy, as the Kyverno CLI skips them), with
+/// `object` the payload, no matchConstraints and no namespace scope.
+pub fn evaluate_payload(
+    policy: &CelPolicy,
+    payload: &Resource,
+    exceptions: &[PolicyException],
+) -> Option<Vec<RuleResponse>> {
+    if !policy.json_mode || policy.kind == CelKind::ValidatingAdmissionPolicy {
+        return None;
+    }
+    let _budget = crate::base::budget::Scope::enter();
+    let values = ResourceValues::new();
+    evaluate_vpol(policy, payload, &Request::default(), exceptions, &values)
+}
+
 fn response(policy: &CelPolicy, status: Status, message: impl Into<String>) -> RuleResponse {
     let mut r = RuleResponse::new(policy.rule_name(), status, message);
     r.failure_action = policy.action;

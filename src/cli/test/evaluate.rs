@@ -54,8 +54,17 @@ pub struct ResourceRun {
 }
 
 impl ResourceRun {
-    /// `<apiVersion>/<Kind>/<namespace>/<name>` (the RESOURCE column).
+    /// Whether this is a JSON payload's run (no apiVersion, no kind: never a resource).
+    pub fn is_payload(&self) -> bool {
+        self.api_version.is_empty() && self.kind.is_empty()
+    }
+
+    /// `<apiVersion>/<Kind>/<namespace>/<name>` (the RESOURCE column); a payload's name as
+    /// the test writes it.
     pub fn display(&self) -> String {
+        if self.is_payload() {
+            return self.name.clone();
+        }
         format!(
             "{}/{}/{}/{}",
             self.api_version, self.kind, self.namespace, self.name
@@ -89,7 +98,43 @@ pub fn run(
             &b.name,
         ))
     });
+    // JSON payloads (cel.md §3.5) only in the default run, as the CLI evaluates them: only
+    // JSON-mode ValidatingPolicies see them, keyed by the payload's name.
+    if forced.is_none() {
+        runs.extend(inputs.payloads.iter().map(|p| payload_run(engine, p)));
+    }
     Ok(runs)
+}
+
+fn payload_run(engine: &Engine, payload: &Resource) -> ResourceRun {
+    let policies = engine.policies();
+    let responses = engine
+        .validate_payload(payload)
+        .into_iter()
+        .filter_map(|pr| {
+            let p = policies.get(pr.policy)?;
+            let rules = pr
+                .rules
+                .into_iter()
+                .map(|r| RuleOutcome {
+                    unsupported: r.unsupported,
+                    rule: r.rule,
+                    status: r.status,
+                    message: r.message,
+                    generated: None,
+                    patched: None,
+                })
+                .collect();
+            Some(response(p, rules))
+        })
+        .collect();
+    ResourceRun {
+        api_version: String::new(),
+        kind: String::new(),
+        namespace: String::new(),
+        name: payload.name.clone(),
+        responses,
+    }
 }
 
 fn run_resource(

@@ -30,6 +30,8 @@ pub struct Inputs {
     pub offline: Arc<Offline>,
     /// The objects of `paramResources`, in file order (their numbers stay integers).
     pub params: Arc<Vec<Node>>,
+    /// The test's `jsonPayloads`, each named as the test writes it (cel.md §3.5).
+    pub payloads: Vec<Resource>,
     pub warnings: Vec<String>,
 }
 
@@ -136,7 +138,13 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
                 .filter(|n| n.get("kind").is_some()),
         );
     }
+    let payloads = spec
+        .json_payloads
+        .iter()
+        .map(|name| load_payload(dir, name))
+        .collect::<Result<_, _>>()?;
     Ok(Inputs {
+        payloads,
         policies,
         resources,
         policy_exceptions,
@@ -281,6 +289,35 @@ pub fn read_cluster_files(files: &[PathBuf]) -> Result<Cluster, LoadError> {
         }
     }
     Ok(cluster)
+}
+
+/// One `jsonPayloads` entry, as the CLI loads it: the whole file is one payload, an object
+/// (a YAML file of several documents is a list there, so refused here too).
+fn load_payload(dir: &Path, name: &str) -> Result<Resource, LoadError> {
+    use kpol::payload::{Format, documents, unrecognized};
+    let path = dir.join(name);
+    let shown = path.display().to_string();
+    let fail = |why: String| {
+        LoadError::in_file(
+            &shown,
+            format!("failed to load JSON payload {name} ({why})"),
+        )
+    };
+    let format = Format::of(&path).ok_or_else(|| fail(unrecognized(&shown)))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
+    let src: Source = Arc::new(SourceFile::new(shown.clone(), text));
+    let mut docs = documents(&src, format, name).map_err(|e| fail(e.located(&src)))?;
+    match docs.len() {
+        0 => Err(LoadError::in_file(
+            &shown,
+            format!("JSON payload {name} is empty or nil"),
+        )),
+        1 => Ok(docs.remove(0)),
+        _ => Err(LoadError::in_file(
+            &shown,
+            format!("JSON payload {name} must be a top-level object (map)"),
+        )),
+    }
 }
 
 /// Reads a `context:` file: its first document is the Context (cel.md §4.6).

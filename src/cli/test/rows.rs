@@ -161,7 +161,9 @@ fn select<'r>(entry: &ResultEntry, runs: &'r [ResourceRun]) -> Vec<&'r ResourceR
     let mut out: Vec<&ResourceRun> = Vec::new();
     for wanted in &entry.resources {
         for run in runs {
+            // A payload is named by its path as written, slashes included.
             let hit = match wanted.split_once('/') {
+                _ if run.is_payload() => run.name == *wanted,
                 Some((ns, name)) => run.namespace == ns && run.name == name,
                 None => run.name == *wanted,
             };
