@@ -43,8 +43,11 @@ struct KindPlan {
 
 #[derive(Debug)]
 enum PolicyPlan {
-    /// A compiled CEL policy (crate::vpol).
-    Cel,
+    /// A compiled CEL policy (crate::vpol), evaluated with the variants that may select the
+    /// kind ([`crate::vpol::CelPolicy::kind_plan`]).
+    Cel(Vec<usize>),
+    /// A CEL policy that cannot select the kind: an empty response where in scope.
+    CelEmpty,
     /// The positions, in `Policy::validate_rules(kind)`, of the validate rules that may
     /// select the resources, each with whether it selects them all
     /// ([`Rule::selects_kind`]: then it is not matched per resource); and where the
@@ -65,9 +68,13 @@ impl KindPlan {
                     .iter()
                     .any(|r| matches!(r.body, RuleBody::Validate(_))),
             })
-            .map(|(i, p)| {
-                if crate::vpol::cel_policy(p).is_some() {
-                    return (i, PolicyPlan::Cel);
+            .filter_map(|(i, p)| {
+                if let Some(cel) = crate::vpol::cel_policy(p) {
+                    return match cel.kind_plan(api_version, kind) {
+                        crate::vpol::KindPlan::Evaluate(v) => Some((i, PolicyPlan::Cel(v))),
+                        crate::vpol::KindPlan::Empty => Some((i, PolicyPlan::CelEmpty)),
+                        crate::vpol::KindPlan::Dropped => None,
+                    };
                 }
                 let slot = p.kind_slot(kind);
                 let rules = p
@@ -87,7 +94,7 @@ impl KindPlan {
                         None => Some((j, false)),
                     })
                     .collect();
-                (i, PolicyPlan::Rules(rules, slot))
+                Some((i, PolicyPlan::Rules(rules, slot)))
             })
             .collect();
         KindPlan { policies }
@@ -287,13 +294,20 @@ impl Engine {
                     &self.exceptions,
                     &mut contexts,
                 ),
-                PolicyPlan::Cel => {
+                PolicyPlan::CelEmpty => {
+                    if !p.in_scope(&resource.namespace) {
+                        return None;
+                    }
+                    Vec::new()
+                }
+                PolicyPlan::Cel(variants) => {
                     let cel = crate::vpol::cel_policy(p)?;
                     if !p.in_scope(&resource.namespace) {
                         return None;
                     }
                     crate::vpol::evaluate::evaluate(
                         cel,
+                        variants,
                         resource,
                         request,
                         &self.exceptions,
