@@ -44,8 +44,11 @@ struct KindPlan {
 
 #[derive(Debug)]
 enum PolicyPlan {
-    /// A compiled CEL policy (crate::vpol).
-    Cel,
+    /// A compiled CEL policy (crate::vpol), evaluated with the variants that may select the
+    /// kind ([`crate::vpol::CelPolicy::kind_plan`]).
+    Cel(Vec<usize>),
+    /// A CEL policy that cannot select the kind: an empty response where in scope.
+    CelEmpty,
     /// An ImageValidatingPolicy (crate::ivpol).
     Image,
     /// The positions, in `Policy::validate_rules(kind)`, of the validate rules that may
@@ -71,12 +74,16 @@ impl KindPlan {
                     .iter()
                     .any(|r| matches!(r.body, RuleBody::Validate(_))),
             })
-            .map(|(i, p)| {
-                if crate::vpol::cel_policy(p).is_some() {
-                    return (i, PolicyPlan::Cel);
+            .filter_map(|(i, p)| {
+                if let Some(cel) = crate::vpol::cel_policy(p) {
+                    return match cel.kind_plan(api_version, kind) {
+                        crate::vpol::KindPlan::Evaluate(v) => Some((i, PolicyPlan::Cel(v))),
+                        crate::vpol::KindPlan::Empty => Some((i, PolicyPlan::CelEmpty)),
+                        crate::vpol::KindPlan::Dropped => None,
+                    };
                 }
                 if crate::ivpol::image_validating_policy(p).is_some() {
-                    return (i, PolicyPlan::Image);
+                    return Some((i, PolicyPlan::Image));
                 }
                 let slot = p.kind_slot(kind);
                 let rules = p
@@ -96,7 +103,7 @@ impl KindPlan {
                         None => Some((j, false)),
                     })
                     .collect();
-                (i, PolicyPlan::Rules(rules, slot))
+                Some((i, PolicyPlan::Rules(rules, slot)))
             })
             .collect();
         KindPlan { policies }
@@ -303,13 +310,20 @@ impl Engine {
                     &self.exceptions,
                     &mut contexts,
                 ),
-                PolicyPlan::Cel => {
+                PolicyPlan::CelEmpty => {
+                    if !p.in_scope(&resource.namespace) {
+                        return None;
+                    }
+                    Vec::new()
+                }
+                PolicyPlan::Cel(variants) => {
                     let cel = crate::vpol::cel_policy(p)?;
                     if !p.in_scope(&resource.namespace) {
                         return None;
                     }
                     crate::vpol::evaluate::evaluate(
                         cel,
+                        variants,
                         resource,
                         request,
                         &self.exceptions,

@@ -6,13 +6,13 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use cel::common::types::CelNull;
+use cel::common::types::CelMapKey;
+use cel::common::types::{CelMap, CelNull};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::{Context, ExecutionError, Value};
 
 use super::compile::Program;
-use super::convert::map_of;
 use crate::base::budget;
 
 /// Work units one comprehension iteration costs: an iteration of the interpreter costs about
@@ -114,6 +114,11 @@ impl ResourceValues {
 #[derive(Clone, Debug, Default)]
 pub struct Activation {
     vars: Vec<(&'static str, Shared)>,
+    /// `variables`, once [`Activation::bind_variables`] has computed them: the interpreter's
+    /// own map, each result converted once and added in place. perf: rebuilding and
+    /// converting the whole map after each variable cost ~12 % of a library run
+    /// (docs/PERFORMANCE.md).
+    variables: Option<CelMap<'static>>,
     /// `variables.<name>` that failed, with their error: an expression that uses one gets that
     /// error (Kyverno evaluates variables lazily, so an unused failing variable is harmless).
     failed: Vec<(String, String)>,
@@ -125,6 +130,12 @@ impl VariableResolver for Activation {
             .iter()
             .find(|(n, _)| *n == variable)
             .map(|(_, v)| CowVal::Borrowed(&*v.0))
+            .or_else(|| {
+                (variable == "variables")
+                    .then_some(self.variables.as_ref())
+                    .flatten()
+                    .map(|m| CowVal::Borrowed(m as &dyn Val))
+            })
     }
 }
 
@@ -142,18 +153,30 @@ impl Activation {
     /// Binds a top-level variable to a converted value (replacing an earlier binding).
     pub fn bind(&mut self, name: &'static str, value: Shared) {
         self.vars.retain(|(n, _)| *n != name);
+        if name == "variables" {
+            self.variables = None;
+        }
         self.vars.push((name, value));
     }
 
-    /// Computes `variables` from `(name, program)` pairs in order; each sees those before it.
+    /// Computes `variables` from `(name, program)` pairs in order; each sees those before it
+    /// (a later variable of the same name replaces an earlier one).
     pub fn bind_variables<'a>(&mut self, defs: impl IntoIterator<Item = (&'a str, &'a Program)>) {
-        let mut done: Vec<(String, Value)> = Vec::new();
-        self.set("variables", map_of(Vec::<(String, Value)>::new()));
+        self.vars.retain(|(n, _)| *n != "variables");
+        self.variables = Some(CelMap::default());
         for (name, program) in defs {
             match self.eval(program) {
                 Ok(v) => {
-                    done.push((name.to_owned(), v));
-                    self.set("variables", map_of(done.iter().cloned()));
+                    // A function value, the one kind the conversion refuses, is null (as in
+                    // Shared::new).
+                    let v = Box::<dyn Val>::try_from(v).unwrap_or_else(|_| Box::new(CelNull));
+                    let mut map = self
+                        .variables
+                        .take()
+                        .map(CelMap::into_inner)
+                        .unwrap_or_default();
+                    map.insert(CelMapKey::from(name.to_owned()), v);
+                    self.variables = Some(CelMap::from(map));
                 }
                 Err(e) => self.failed.push((name.to_owned(), e)),
             }
@@ -197,6 +220,7 @@ impl Activation {
 mod tests {
     use super::*;
     use crate::cel::compile::compile;
+    use crate::cel::convert::map_of;
     use crate::source::Span;
 
     fn run(expr: &str) -> Result<Value, String> {
@@ -283,6 +307,27 @@ mod tests {
         a.bind_variables(defs.iter().map(|(n, p)| (n.as_str(), p)));
         let e = a.eval(&last).unwrap_err();
         assert!(e.contains("MiB built in one rule evaluation"), "{e}");
+    }
+
+    #[test]
+    fn variables_see_earlier_ones_and_a_later_name_wins() {
+        let (a1, _) = compile("object.s", Span::EMPTY);
+        let (b, _) = compile("variables.a + 'c'", Span::EMPTY);
+        let (a2, _) = compile("variables.b + 'd'", Span::EMPTY);
+        let (all, _) = compile("variables.a + '/' + variables.b", Span::EMPTY);
+        let (size, _) = compile("size(variables)", Span::EMPTY);
+        let mut act = Activation::new();
+        act.set("object", map_of([("s", Value::from("ab"))]));
+        act.bind_variables([("a", &a1), ("b", &b), ("a", &a2)]);
+        assert_eq!(act.eval(&all), Ok(Value::from("abcd/abc")));
+        assert_eq!(act.eval(&size), Ok(Value::Int(2)));
+        // Computed again from scratch: none of the earlier ones is left.
+        act.bind_variables([("b", &a1)]);
+        assert_eq!(act.eval(&size), Ok(Value::Int(1)));
+        // Bound as a value, `variables` replaces the computed ones.
+        act.set("variables", map_of([("z", Value::Int(1))]));
+        let (z, _) = compile("variables.z", Span::EMPTY);
+        assert_eq!(act.eval(&z), Ok(Value::Int(1)));
     }
 
     #[test]

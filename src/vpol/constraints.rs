@@ -95,6 +95,18 @@ impl Constraints {
                 .any(|r| rule_matches(r, resource, op))
     }
 
+    /// Whether these constraints can match some resource of `api_version` and `kind`: false
+    /// only where [`Constraints::matches`] is false for every such resource, whatever its
+    /// namespace, labels, name or operation (no resource rule names the kind's group, version
+    /// and plural). perf: the engine's per-kind plan skips what cannot match.
+    pub fn can_select(&self, api_version: &str, kind: &str) -> bool {
+        self.resource_rules.is_empty()
+            || self
+                .resource_rules
+                .iter()
+                .any(|r| selects_kind(r, api_version, kind))
+    }
+
     fn namespace_matches(&self, resource: &Resource, request: &Request) -> bool {
         let Some(sel) = &self.namespace_selector else {
             return true;
@@ -139,22 +151,28 @@ fn any_or(list: &[String], value: &str) -> bool {
     list.iter().any(|x| x == "*" || x == value)
 }
 
-fn rule_matches(rule: &ResourceRule, resource: &Resource, op: Operation) -> bool {
-    let (group, version) = resource.group_version();
+/// Whether `rule` names the group, version and resource (plural) of `api_version` and `kind`:
+/// the part of [`rule_matches`] the kind alone decides.
+fn selects_kind(rule: &ResourceRule, api_version: &str, kind: &str) -> bool {
+    let (group, version) = crate::resource::split_api_version(api_version);
     if !any_or(&rule.api_groups, group) || !any_or(&rule.api_versions, version) {
         return false;
     }
+    // In cluster mode as the virtual cluster's CRDs name it (the same answer at plan time and
+    // at run time: both run inside the test's or the check's CEL context).
+    let plural = crate::cel::context::resource_name(group, kind);
+    let lower = kind.to_ascii_lowercase();
+    // A resource with no subresource matches `*` and its own plural, never `x/*`.
+    rule.resources
+        .iter()
+        .any(|r| r == "*" || *r == plural || *r == lower)
+}
+
+fn rule_matches(rule: &ResourceRule, resource: &Resource, op: Operation) -> bool {
     if !any_or(&rule.operations, op.as_str()) {
         return false;
     }
-    let plural = crate::cel::context::resource_name(group, &resource.kind);
-    let lower = resource.kind.to_ascii_lowercase();
-    // A resource with no subresource matches `*` and its own plural, never `x/*`.
-    let resource_ok = rule
-        .resources
-        .iter()
-        .any(|r| r == "*" || *r == plural || *r == lower);
-    if !resource_ok {
+    if !selects_kind(rule, &resource.api_version, &resource.kind) {
         return false;
     }
     let scope_ok = match rule.scope.as_deref() {

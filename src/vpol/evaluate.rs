@@ -17,8 +17,12 @@ use crate::resource::Resource;
 /// `exceptions` are all the loaded PolicyExceptions; those for CEL policies that refer to this
 /// ValidatingPolicy apply (cel.md §3.3); none ever applies to a VAP (§11.1 item 2). `values`:
 /// the CEL values of this resource evaluation, shared with every other CEL policy and rule on it.
+/// `variants`: the positions of the variants that may match (in order; the policy's
+/// [`super::CelPolicy::kind_plan`] for the resource's kind); a ValidatingPolicy matches only
+/// those.
 pub fn evaluate(
     policy: &CelPolicy,
+    variants: &[usize],
     resource: &Resource,
     request: &Request,
     exceptions: &[PolicyException],
@@ -29,7 +33,7 @@ pub fn evaluate(
     let _budget = crate::base::budget::Scope::enter();
     match policy.kind {
         CelKind::ValidatingAdmissionPolicy => Some(evaluate_vap(policy, resource, request, values)),
-        _ => evaluate_vpol(policy, resource, request, exceptions, values),
+        _ => evaluate_vpol(policy, variants, resource, request, exceptions, values),
     }
 }
 
@@ -47,7 +51,15 @@ pub fn evaluate_payload(
     }
     let _budget = crate::base::budget::Scope::enter();
     let values = ResourceValues::new();
-    evaluate_vpol(policy, payload, &Request::default(), exceptions, &values)
+    // JSON mode evaluates the first variant whatever the plan (no constraints are matched).
+    evaluate_vpol(
+        policy,
+        &[],
+        payload,
+        &Request::default(),
+        exceptions,
+        &values,
+    )
 }
 
 fn response(policy: &CelPolicy, status: Status, message: impl Into<String>) -> RuleResponse {
@@ -58,6 +70,7 @@ fn response(policy: &CelPolicy, status: Status, message: impl Into<String>) -> R
 
 fn evaluate_vpol(
     policy: &CelPolicy,
+    variants: &[usize],
     resource: &Resource,
     request: &Request,
     exceptions: &[PolicyException],
@@ -72,7 +85,8 @@ fn evaluate_vpol(
         }
         policy.variants.first()?
     } else {
-        let found = policy.variants.iter().find(|v| {
+        let mut candidates = variants.iter().filter_map(|&i| policy.variants.get(i));
+        let found = candidates.find(|v| {
             v.constraints
                 .as_ref()
                 .is_some_and(|c| c.matches(resource, request))

@@ -79,6 +79,18 @@ pub struct Variant {
 
 pub use crate::policy::CelValidation as Validation;
 
+/// [`CelPolicy::kind_plan`]: what one apiVersion and kind gets from a CEL policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KindPlan {
+    /// Evaluated per resource ([`evaluate::evaluate`]), matching only these variants (positions in
+    /// [`CelPolicy::variants`], in order): the others cannot select the kind.
+    Evaluate(Vec<usize>),
+    /// An empty response for every resource in the policy's scope, without evaluating.
+    Empty,
+    /// No response at all.
+    Dropped,
+}
+
 /// A ValidatingAdmissionPolicyBinding of the policy.
 #[derive(Debug, Clone)]
 pub struct Binding {
@@ -98,6 +110,55 @@ impl CelPolicy {
         match self.kind {
             CelKind::ValidatingAdmissionPolicy => &self.name,
             _ => "",
+        }
+    }
+
+    /// What the validate phase does with this policy for resources of `api_version` and
+    /// `kind`, decided once per kind from the constraints (perf: a policy that cannot select
+    /// the kind is not matched per resource). Every answer gives the responses
+    /// [`evaluate::evaluate`] would give: a ValidatingPolicy none of whose variants can select
+    /// the kind responds as one that matched nothing (empty, or dropped when it has
+    /// selectors, cel.md §3.7); a VAP whose constraints and bindings cannot select it, with
+    /// an empty response.
+    pub fn kind_plan(&self, api_version: &str, kind: &str) -> KindPlan {
+        let can = |c: &Constraints| c.can_select(api_version, kind);
+        match self.kind {
+            // JSON mode evaluates every payload, without matching (cel.md §3.5).
+            _ if self.json_mode => KindPlan::Evaluate((0..self.variants.len()).collect()),
+            CelKind::ValidatingAdmissionPolicy => {
+                let own = self
+                    .variants
+                    .first()
+                    .is_none_or(|v| v.constraints.as_ref().is_none_or(can));
+                let any = if self.bindings.is_empty() {
+                    own
+                } else {
+                    self.bindings
+                        .iter()
+                        .any(|b| b.match_resources.as_ref().map_or(own, can))
+                };
+                if any {
+                    KindPlan::Evaluate((0..self.variants.len()).collect())
+                } else {
+                    KindPlan::Empty
+                }
+            }
+            _ => {
+                let variants: Vec<usize> = self
+                    .variants
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| v.constraints.as_ref().is_some_and(can))
+                    .map(|(i, _)| i)
+                    .collect();
+                if !variants.is_empty() {
+                    KindPlan::Evaluate(variants)
+                } else if self.has_selector() {
+                    KindPlan::Dropped
+                } else {
+                    KindPlan::Empty
+                }
+            }
         }
     }
 

@@ -394,3 +394,97 @@ fn vap_params_come_from_the_param_resources() {
         Some(Status::Error)
     );
 }
+
+/// The engine's per-kind plan ([`crate::vpol::CelPolicy::kind_plan`]) gives, for every
+/// resource, the responses of matching all the policy's variants: with and without
+/// selectors, autogen variants, JSON mode, VAPs with and without bindings, namespaced and
+/// cluster-scoped resources, kinds the constraints name and kinds they cannot select.
+#[test]
+fn kind_plans_give_the_responses_of_a_full_match() {
+    let rules = |resources: &str| {
+        format!(
+            "  matchConstraints:\n    resourceRules:\n    - {{apiGroups: ['', apps, batch], \
+             apiVersions: [v1], operations: [CREATE, UPDATE], resources: [{resources}]}}\n"
+        )
+    };
+    let vpol = |name: &str, extra: &str| {
+        format!(
+            "---\napiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: \
+             {{name: {name}}}\nspec:\n{extra}  validations:\n  - expression: \
+             \"has(object.metadata.labels)\"\n"
+        )
+    };
+    let selector = "    objectSelector: {matchLabels: {a: b}}\n";
+    let policies = [
+        vpol("pods", &rules("pods")),
+        vpol("star", &rules("'*'")),
+        vpol("maps", &rules("configmaps")),
+        vpol("pods-sel", &format!("{}{selector}", rules("pods"))),
+        vpol("maps-sel", &format!("{}{selector}", rules("configmaps"))),
+        vpol("none", ""),
+        vpol("all", "  matchConstraints: {}\n"),
+        vpol(
+            "json",
+            &format!("  evaluation: {{mode: JSON}}\n{}", rules("configmaps")),
+        ),
+        vpol(
+            "no-autogen",
+            &format!(
+                "  autogen: {{podControllers: {{controllers: []}}}}\n{}",
+                rules("pods")
+            ),
+        ),
+        format!("---\n{}", VAP.trim_start_matches("---\n")),
+        format!("{VAP}{}", binding("b", "[Audit]", "configmaps")),
+        format!("{VAP}{}", binding("b", "[Audit]", "secrets")),
+    ];
+    let resources = "\
+apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: n}\n---
+apiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: n, labels: {a: b}}\n---
+apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: n}
+spec: {template: {metadata: {labels: {a: b}}, spec: {containers: []}}}\n---
+apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c, namespace: n}
+spec: {jobTemplate: {spec: {template: {spec: {containers: []}}}}}\n---
+apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m, namespace: n, labels: {a: b}}\n---
+apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n---
+apiVersion: v2\nkind: Pod\nmetadata: {name: v2}\n";
+    let source = Arc::new(SourceFile::new("r.yaml", resources));
+    let resources = read_manifests(&source, Limits::default()).resources;
+    assert_eq!(resources.len(), 7);
+    let request = Request::default();
+    let mut planned = 0;
+    for text in &policies {
+        let l = load("p.yaml", text);
+        assert!(l.diagnostics.is_empty(), "{text}: {:?}", l.diagnostics);
+        let engine = Engine::new(l.policies);
+        let policy = &engine.policies()[0];
+        let cel = crate::vpol::cel_policy(policy).unwrap();
+        let every: Vec<usize> = (0..cel.variants.len()).collect();
+        for r in &resources {
+            let values = crate::cel::ResourceValues::new();
+            let full = crate::vpol::evaluate::evaluate(cel, &every, r, &request, &[], &values)
+                .filter(|_| policy.in_scope(&r.namespace));
+            let got = engine.validate(r, &request);
+            let got = got.first().map(|p| {
+                p.rules
+                    .iter()
+                    .map(|x| (x.rule.clone(), x.status, x.message.clone()))
+                    .collect::<Vec<_>>()
+            });
+            let full = full.map(|rs| {
+                rs.into_iter()
+                    .map(|x| (x.rule, x.status, x.message))
+                    .collect::<Vec<_>>()
+            });
+            assert_eq!(got, full, "{text}\n{} {}", r.kind, r.name);
+            if !matches!(
+                cel.kind_plan(&r.api_version, &r.kind),
+                crate::vpol::KindPlan::Evaluate(_)
+            ) {
+                planned += 1;
+            }
+        }
+    }
+    // The plan did skip evaluations (a ConfigMap for `pods`, a Pod for `maps`, …).
+    assert!(planned > 20, "{planned}");
+}
