@@ -4,14 +4,13 @@
 //! a policy with any is evaluated as an error (Kyverno's CLI stops the whole run on a compile
 //! error, cel.md §11.2.8; kpol reports it and goes on, never passing).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::template::{Template, TemplateError};
 use super::{Entry, GeneratingPolicy};
 use crate::cel::{Program, compile, syntax_diagnostic};
 use crate::diagnostic::{Code, Diagnostic, Location};
-use crate::policy::{Policy, PolicyBody, PolicyKind};
+use crate::policy::{Envelope, Policy, PolicyKind};
 use crate::source::{Source, Span};
 use crate::vpol::constraints::Constraints;
 use crate::yaml::Node;
@@ -26,15 +25,14 @@ pub fn generating_policy(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Policy, Node> {
     let namespaced = node.get("kind").and_then(Node::as_str) == Some("NamespacedGeneratingPolicy");
-    let api_version = node
+    let v1alpha1 = node
         .get("apiVersion")
         .and_then(Node::as_str)
-        .unwrap_or("")
-        .to_owned();
-    if namespaced && api_version.ends_with("/v1alpha1") {
+        .is_some_and(|v| v.ends_with("/v1alpha1"));
+    if namespaced && v1alpha1 {
         return Err(node);
     }
-    Ok(load(source, node, namespaced, api_version, diagnostics))
+    Ok(load(source, node, namespaced, diagnostics))
 }
 
 struct Loader<'a> {
@@ -303,7 +301,6 @@ fn load(
     source: &Source,
     node: Node,
     namespaced: bool,
-    api_version: String,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Policy {
     let name = node
@@ -378,32 +375,12 @@ fn load(
         synchronize,
         broken: l.broken,
     };
-    let annotations: BTreeMap<String, String> = node
-        .get_path(&["metadata", "annotations"])
-        .and_then(Node::as_map)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default();
-    Policy {
-        name,
-        // The envelope's namespace (test-file keys `ns/name`), `default` when unset.
-        namespace: namespaced.then(|| written_ns.unwrap_or_else(|| "default".to_owned())),
-        kind: if namespaced {
-            PolicyKind::NamespacedGeneratingPolicy
-        } else {
-            PolicyKind::GeneratingPolicy
-        },
-        source: source.clone(),
-        annotations,
-        background: true,
-        raw: node,
-        api_version,
-        // The CLI evaluates GeneratingPolicies whatever `evaluation.admission` says.
-        admission: true,
-        match_conditions: None,
-        body: PolicyBody::Cel(Arc::new(gpol)),
-    }
+    let kind = if namespaced {
+        PolicyKind::NamespacedGeneratingPolicy
+    } else {
+        PolicyKind::GeneratingPolicy
+    };
+    // The envelope's namespace (test-file keys `ns/name`) is `default` when unset. The CLI
+    // evaluates GeneratingPolicies whatever `evaluation.admission` says.
+    Envelope::read(&node, "NamespacedGeneratingPolicy").policy(source, node, kind, Arc::new(gpol))
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::{Binding, MutatingAdmissionPolicy};
 use crate::diagnostic::Diagnostic;
-use crate::dpol::load::Envelope;
 use crate::mpol::load::Compiler;
+use crate::policy::Envelope;
 use crate::policy::{Policy, PolicyKind};
 use crate::source::Source;
 use crate::vpol::constraints::Constraints;

@@ -4,14 +4,13 @@
 //! wrong type, an unknown patch type) is a diagnostic at its line:column, and makes every
 //! evaluation of the policy an error, as Kyverno's compiler refuses the policy.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::autogen::{self, Target};
 use super::{MutatingPolicy, Mutation, Variant};
 use crate::cel::{Program, compile, syntax_diagnostic};
 use crate::diagnostic::{Code, Diagnostic, Location};
-use crate::policy::{Policy, PolicyBody, PolicyKind};
+use crate::policy::{Envelope, Policy, PolicyKind};
 use crate::source::{Source, Span};
 use crate::vpol::constraints::Constraints;
 use crate::yaml::Node;
@@ -212,17 +211,9 @@ impl Compiler<'_> {
 }
 
 fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Policy {
-    let name = node
-        .get_path(&["metadata", "name"])
-        .and_then(Node::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let api_version = node
-        .get("apiVersion")
-        .and_then(Node::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let namespaced = node.get("kind").and_then(Node::as_str) == Some("NamespacedMutatingPolicy");
+    let envelope = Envelope::read(&node, "NamespacedMutatingPolicy");
+    let name = envelope.name.clone();
+    let namespaced = envelope.namespace.is_some();
     let kind: &'static str = if namespaced {
         "NamespacedMutatingPolicy"
     } else {
@@ -304,37 +295,10 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
             .is_some_and(|n| matches!(n.value, crate::yaml::Value::Bool(true))),
         broken,
     };
-    let namespace = namespaced.then(|| {
-        node.get_path(&["metadata", "namespace"])
-            .and_then(Node::as_str)
-            .filter(|s| !s.is_empty())
-            .unwrap_or("default")
-            .to_owned()
-    });
-    let annotations: BTreeMap<String, String> = node
-        .get_path(&["metadata", "annotations"])
-        .and_then(Node::as_map)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default();
-    Policy {
-        name,
-        namespace,
-        kind: if namespaced {
-            PolicyKind::NamespacedMutatingPolicy
-        } else {
-            PolicyKind::MutatingPolicy
-        },
-        source: source.clone(),
-        annotations,
-        background: true,
-        raw: node,
-        api_version,
-        admission: true,
-        match_conditions: None,
-        body: PolicyBody::Cel(Arc::new(body)),
-    }
+    let kind = if namespaced {
+        PolicyKind::NamespacedMutatingPolicy
+    } else {
+        PolicyKind::MutatingPolicy
+    };
+    envelope.policy(source, node, kind, Arc::new(body))
 }

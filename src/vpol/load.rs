@@ -3,7 +3,6 @@
 //! here, once; a syntax error is a diagnostic at its line:column and makes every evaluation of
 //! the policy an error (as Kyverno's compiler does).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::autogen;
@@ -11,7 +10,7 @@ use super::constraints::Constraints;
 use super::{Binding, CelKind, CelPolicy, Validation, Variant};
 use crate::cel::{Program, compile, syntax_diagnostic};
 use crate::diagnostic::{Code, Diagnostic, Location};
-use crate::policy::{Policy, PolicyBody, PolicyKind};
+use crate::policy::{Envelope, Policy, PolicyKind};
 use crate::report::FailureAction;
 use crate::source::{Source, Span};
 use crate::yaml::Node;
@@ -246,16 +245,8 @@ pub fn load(
     bindings: &[Node],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Policy {
-    let name = node
-        .get_path(&["metadata", "name"])
-        .and_then(Node::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let api_version = node
-        .get("apiVersion")
-        .and_then(Node::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let envelope = Envelope::read(&node, "NamespacedValidatingPolicy");
+    let name = envelope.name.clone();
     let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
     let kind_str = match kind {
         CelKind::ValidatingPolicy => "ValidatingPolicy",
@@ -361,40 +352,10 @@ pub fn load(
         broken,
         action,
     };
-    let namespace = match kind {
-        CelKind::NamespacedValidatingPolicy => Some(
-            node.get_path(&["metadata", "namespace"])
-                .and_then(Node::as_str)
-                .filter(|s| !s.is_empty())
-                .unwrap_or("default")
-                .to_owned(),
-        ),
-        _ => None,
+    let kind = match kind {
+        CelKind::ValidatingPolicy => PolicyKind::ValidatingPolicy,
+        CelKind::NamespacedValidatingPolicy => PolicyKind::NamespacedValidatingPolicy,
+        CelKind::ValidatingAdmissionPolicy => PolicyKind::ValidatingAdmissionPolicy,
     };
-    let annotations: BTreeMap<String, String> = node
-        .get_path(&["metadata", "annotations"])
-        .and_then(Node::as_map)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default();
-    Policy {
-        name,
-        namespace,
-        kind: match kind {
-            CelKind::ValidatingPolicy => PolicyKind::ValidatingPolicy,
-            CelKind::NamespacedValidatingPolicy => PolicyKind::NamespacedValidatingPolicy,
-            CelKind::ValidatingAdmissionPolicy => PolicyKind::ValidatingAdmissionPolicy,
-        },
-        source: source.clone(),
-        annotations,
-        background: true,
-        raw: node,
-        api_version,
-        admission: true,
-        match_conditions: None,
-        body: PolicyBody::Cel(Arc::new(cel)),
-    }
+    envelope.policy(source, node, kind, Arc::new(cel))
 }
