@@ -175,23 +175,7 @@ fn run_resource(
         let Some(p) = policies.get(pm.response.policy) else {
             continue;
         };
-        let rules: Vec<RuleOutcome> = pm
-            .response
-            .rules
-            .iter()
-            .map(|r| RuleOutcome {
-                rule: r.rule.clone(),
-                status: r.status,
-                message: r.message.clone(),
-                // Exceptions and values kpol does not apply leave the row undecided.
-                unsupported: r
-                    .unsupported
-                    .clone()
-                    .or_else(|| taint(inputs, p, resource, &r.rule, false)),
-                patched: pm.patched.clone(),
-                generated: None,
-            })
-            .collect();
+        let rules = mutate_outcomes(inputs, p, pm, resource, false, pm.patched.as_ref());
         mutated |= rules.iter().any(|o| o.unsupported.is_some());
         responses.push(response(p, rules));
     }
@@ -208,22 +192,7 @@ fn run_resource(
         if let Some(root) = &pm.patched {
             resource = resource.with_root(root.clone());
         }
-        let rules = pm
-            .response
-            .rules
-            .iter()
-            .map(|r| RuleOutcome {
-                rule: r.rule.clone(),
-                status: r.status,
-                message: r.message.clone(),
-                unsupported: r
-                    .unsupported
-                    .clone()
-                    .or_else(|| taint(inputs, p, classic, &r.rule, mutated)),
-                patched: pm.patched.clone(),
-                generated: None,
-            })
-            .collect();
+        let rules = mutate_outcomes(inputs, p, &pm, classic, mutated, pm.patched.as_ref());
         responses.push(response(p, rules));
     }
     let first_mpol = responses.len();
@@ -236,24 +205,8 @@ fn run_resource(
         if let Some(root) = &pm.patched {
             resource = resource.with_root(root.clone());
         }
-        let rules = pm
-            .response
-            .rules
-            .iter()
-            .map(|r| RuleOutcome {
-                rule: r.rule.clone(),
-                status: r.status,
-                message: r.message.clone(),
-                // A classic mutation kpol did not apply, or values it does not use, may have
-                // changed what the policy saw.
-                unsupported: r
-                    .unsupported
-                    .clone()
-                    .or_else(|| taint(inputs, p, classic, &r.rule, mutated)),
-                patched: None,
-                generated: None,
-            })
-            .collect();
+        // Set below to the resource after every MutatingPolicy.
+        let rules = mutate_outcomes(inputs, p, &pm, classic, mutated, None);
         responses.push(response(p, rules));
     }
     for r in &mut responses[first_mpol..] {
@@ -468,6 +421,34 @@ fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
 
 /// Why a validate result kpol computed may still differ from Kyverno's: the resource was
 /// mutated first, or values feed variables kpol does not substitute.
+/// The rows' view of one mutate-phase policy response (classic rules, a MAP or a
+/// MutatingPolicy). Exceptions and values kpol does not apply, or a classic mutation it did not
+/// evaluate before the policy saw `seen` (`mutated`), leave the row undecided.
+fn mutate_outcomes(
+    inputs: &Inputs,
+    policy: &Policy,
+    pm: &kpol::mutate::PolicyMutation,
+    seen: &Resource,
+    mutated: bool,
+    patched: Option<&kpol::yaml::Node>,
+) -> Vec<RuleOutcome> {
+    pm.response
+        .rules
+        .iter()
+        .map(|r| RuleOutcome {
+            rule: r.rule.clone(),
+            status: r.status,
+            message: r.message.clone(),
+            unsupported: r
+                .unsupported
+                .clone()
+                .or_else(|| taint(inputs, policy, seen, &r.rule, mutated)),
+            patched: patched.cloned(),
+            generated: None,
+        })
+        .collect()
+}
+
 fn taint(
     inputs: &Inputs,
     policy: &Policy,
