@@ -38,6 +38,15 @@ pub enum Code {
     UnknownKind,
     /// A DeletingPolicy would delete the resource (or could not be evaluated on it).
     WouldBeDeleted,
+    /// An inline suppression (`kpol.io/ignore`, `# kpol:ignore`) without a reason, or
+    /// malformed: refused (docs/SUPPRESSIONS.md).
+    InvalidSuppression,
+    /// An inline suppression past its `until=` day: its findings are reported again.
+    ExpiredSuppression,
+    /// A baseline file that could not be read or is not a kpol baseline.
+    InvalidBaseline,
+    /// `--baseline-strict`: a finding the baseline records is gone.
+    StaleBaseline,
 }
 
 impl Code {
@@ -54,6 +63,10 @@ impl Code {
         Code::Schema,
         Code::UnknownKind,
         Code::WouldBeDeleted,
+        Code::InvalidSuppression,
+        Code::ExpiredSuppression,
+        Code::InvalidBaseline,
+        Code::StaleBaseline,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -70,6 +83,10 @@ impl Code {
             Code::Schema => "schema",
             Code::UnknownKind => "unknown-kind",
             Code::WouldBeDeleted => "would-be-deleted",
+            Code::InvalidSuppression => "invalid-suppression",
+            Code::ExpiredSuppression => "expired-suppression",
+            Code::InvalidBaseline => "invalid-baseline",
+            Code::StaleBaseline => "stale-baseline",
         }
     }
 
@@ -99,6 +116,16 @@ impl Code {
             }
             Code::WouldBeDeleted => {
                 "a DeletingPolicy's conditions hold for a resource: Kyverno's cleanup would delete it"
+            }
+            Code::InvalidSuppression => {
+                "an inline suppression without a reason, or malformed, was refused"
+            }
+            Code::ExpiredSuppression => {
+                "an inline suppression is past its until= day: its findings are reported again"
+            }
+            Code::InvalidBaseline => "a baseline file could not be read or is not a kpol baseline",
+            Code::StaleBaseline => {
+                "--baseline-strict: a finding the baseline records is gone (shrink the baseline)"
             }
         }
     }

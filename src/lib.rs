@@ -33,6 +33,7 @@ pub mod request;
 pub mod resource;
 pub mod smd;
 pub mod source;
+pub mod suppress;
 pub mod testfile;
 pub mod validate;
 pub mod variables;

@@ -186,6 +186,10 @@ impl From<ApplyArgs> for CheckArgs {
             diff_base: None,
             max_file_size: super::policies::DEFAULT_MAX_FILE_MIB,
             shard: None,
+            no_inline_ignores: false,
+            baseline: None,
+            baseline_strict: false,
+            write_baseline: None,
         }
     }
 }
@@ -351,6 +355,27 @@ pub struct CheckArgs {
     /// shards' JSON into the unsharded run's report and exit code (docs/CI.md).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
+
+    /// Ignore the inline suppressions of the inputs (`kpol.io/ignore` annotations,
+    /// `# kpol:ignore` comments): every finding is reported, for an audit (docs/SUPPRESSIONS.md).
+    #[arg(long)]
+    pub no_inline_ignores: bool,
+
+    /// Report only findings not recorded in this baseline file (written by
+    /// --write-baseline); the others are counted as `baselined` and fail nothing. Default:
+    /// `baseline` of .kpol.yaml (docs/SUPPRESSIONS.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    pub baseline: Option<PathBuf>,
+
+    /// With a baseline: also fail (exit 1) when a recorded finding is gone, so that the
+    /// baseline only shrinks (rewrite it with --write-baseline).
+    #[arg(long)]
+    pub baseline_strict: bool,
+
+    /// Record the run's failures, warnings and errors in FILE (JSON, by fingerprint) and exit
+    /// 0 unless the run was incomplete: the findings a later --baseline FILE accepts.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 /// `--shard I/N`: which part of the sorted inputs a run checks.

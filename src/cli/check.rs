@@ -47,6 +47,8 @@ pub struct Finding {
     pub end: Option<LineCol>,
     /// `--apiserver-defaults`: the defaults that changed this result.
     pub defaults: Vec<String>,
+    /// The inline suppression that turned this result into a skip (src/cli/suppressions.rs).
+    pub suppressed: Option<super::suppressions::Suppressed>,
 }
 
 impl Finding {
@@ -87,6 +89,20 @@ pub struct Summary {
     /// The run's other errors: settings, values, `--old`, nothing to check.
     #[serde(rename = "otherErrors")]
     pub other_errors: usize,
+    /// Of `skip`: the results an inline suppression turned into skips.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub suppressed: usize,
+    /// `--baseline`: the failures, warnings and errors the baseline records (not in
+    /// `fail`, `warn` or `error`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub baselined: usize,
+    /// `--baseline-strict`: recorded findings that are gone.
+    #[serde(rename = "baselineStale", skip_serializing_if = "is_zero")]
+    pub baseline_stale: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Summary {
@@ -97,6 +113,18 @@ impl Summary {
             "pass: {}, fail: {}, warn: {}, error: {}, skip: {}",
             self.pass, self.fail, self.warn, self.error, self.skip
         );
+        if self.suppressed > 0 {
+            line.push_str(&format!(" ({} suppressed)", self.suppressed));
+        }
+        if self.baselined > 0 {
+            line.push_str(&format!("; baselined: {}", self.baselined));
+        }
+        if self.baseline_stale > 0 {
+            line.push_str(&format!(
+                ", gone from the baseline: {}",
+                self.baseline_stale
+            ));
+        }
         let problems = self.problems();
         if !problems.is_empty() {
             line.push_str("; ");
@@ -145,6 +173,8 @@ impl Summary {
         self.warn += other.warn;
         self.error += other.error;
         self.skip += other.skip;
+        self.suppressed += other.suppressed;
+        self.baselined += other.baselined;
     }
 
     fn add(&mut self, s: Status) {
@@ -314,6 +344,27 @@ pub fn run(args: CheckArgs) -> u8 {
         request.namespaces = Arc::new(namespaces);
     }
     let old = Previous::new(&settings, &request, &mut diagnostics);
+    // Inline suppressions are judged on today's date (`KPOL_TODAY` fixes it).
+    let today = if settings.inline_ignores {
+        super::suppressions::today()
+            .map_err(|d| diagnostics.push(d))
+            .ok()
+    } else {
+        None
+    };
+    let baseline = settings.baseline.as_deref().and_then(|p| {
+        super::baseline::Baseline::read(p)
+            .map_err(|d| diagnostics.push(d))
+            .ok()
+    });
+    if settings.baseline_strict && settings.baseline.is_none() {
+        diagnostics.push(Diagnostic::error(
+            Code::InvalidBaseline,
+            "--baseline-strict needs a baseline (--baseline FILE, or baseline of .kpol.yaml)",
+            None,
+        ));
+    }
+    let writes_baseline = settings.write_baseline.is_some();
 
     let color = super::color::enabled(
         color_when,
@@ -364,6 +415,7 @@ pub fn run(args: CheckArgs) -> u8 {
             list_passing,
             apiserver_defaults: settings.apiserver_defaults,
             allow_empty: settings.allow_empty,
+            today,
         };
         let file = if *payload {
             check_payload(&engine, input, options)
@@ -371,9 +423,26 @@ pub fn run(args: CheckArgs) -> u8 {
             check_input(&engine, &request, &old, input, options)
         };
         progress.tick();
+        let mut file = file;
+        let (baselined, used) = match &baseline {
+            Some(b) => b.filter(&mut file.findings),
+            None => (0, Vec::new()),
+        };
+        let recorded: Vec<super::baseline::Entry> = if writes_baseline {
+            file.findings
+                .iter()
+                .filter(|f| super::baseline::recorded(f))
+                .map(super::baseline::Entry::of)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let checked_key = input_key(input);
         let mut counts = file.unlisted;
+        counts.baselined = baselined;
         for finding in &file.findings {
             counts.add(finding.status);
+            counts.suppressed += usize::from(finding.suppressed.is_some());
         }
         let file_tally = if table {
             (input.display(), tally(&file.findings))
@@ -390,7 +459,13 @@ pub fn run(args: CheckArgs) -> u8 {
         } else {
             Checked::File(file)
         };
-        (counts, failed, body, file_tally)
+        (
+            counts,
+            failed,
+            body,
+            file_tally,
+            (used, recorded, checked_key),
+        )
     };
     let (mut policy_tally, mut file_tallies) = (Tally::new(), Tally::new());
     // Discovery errors are the whole run's: counted by the first shard only, so that the
@@ -400,37 +475,58 @@ pub fn run(args: CheckArgs) -> u8 {
     } else {
         0
     };
-    ordered::for_each(&inputs, check, |(counts, failed, body, file_tally)| {
-        summary.merge(counts);
-        let mut file_row = [0; 3];
-        for (policy, n) in file_tally.1 {
-            let row = policy_tally.entry(policy).or_default();
-            for ((a, f), b) in row.iter_mut().zip(file_row.iter_mut()).zip(n) {
-                *a += b;
-                *f += b;
+    let (mut used, mut recorded, mut checked) =
+        (Vec::new(), Vec::new(), std::collections::HashSet::new());
+    ordered::for_each(
+        &inputs,
+        check,
+        |(counts, failed, body, file_tally, kept)| {
+            summary.merge(counts);
+            used.extend(kept.0);
+            recorded.extend(kept.1);
+            checked.extend(kept.2);
+            let mut file_row = [0; 3];
+            for (policy, n) in file_tally.1 {
+                let row = policy_tally.entry(policy).or_default();
+                for ((a, f), b) in row.iter_mut().zip(file_row.iter_mut()).zip(n) {
+                    *a += b;
+                    *f += b;
+                }
             }
-        }
-        if file_row.iter().any(|n| *n > 0) {
-            file_tallies.insert(file_tally.0, file_row);
-        }
-        incomplete |= failed;
-        input_errors += usize::from(failed);
-        match body {
-            Checked::File(file) => files.push(file),
-            Checked::Text(text) if written.is_ok() => {
-                written = progress.suspend(|| {
-                    out.write_all(&text?)?;
-                    // Lines under a progress bar are written before it is drawn again.
-                    if progress.is_drawn() {
-                        out.flush()?;
-                    }
-                    Ok(())
-                });
+            if file_row.iter().any(|n| *n > 0) {
+                file_tallies.insert(file_tally.0, file_row);
             }
-            Checked::Text(_) => {}
-        }
-    });
+            incomplete |= failed;
+            input_errors += usize::from(failed);
+            match body {
+                Checked::File(file) => files.push(file),
+                Checked::Text(text) if written.is_ok() => {
+                    written = progress.suspend(|| {
+                        out.write_all(&text?)?;
+                        // Lines under a progress bar are written before it is drawn again.
+                        if progress.is_drawn() {
+                            out.flush()?;
+                        }
+                        Ok(())
+                    });
+                }
+                Checked::Text(_) => {}
+            }
+        },
+    );
     progress.finish();
+    // `--baseline-strict`: recorded findings that are gone fail the run (exit 1).
+    if let (Some(b), true, Some(path)) = (&baseline, settings.baseline_strict, &settings.baseline) {
+        let stale = b.stale(&used, shard.map(|_| &checked));
+        summary.baseline_stale = stale.len();
+        for e in stale {
+            let d = super::baseline::stale_diagnostic(path, e);
+            if streams {
+                render::print_diagnostic_line(&d);
+            }
+            report.diagnostics.push(d);
+        }
+    }
     summary.input_errors = input_errors;
     summary.policy_errors = policy_errors;
     summary.other_errors = report
@@ -474,7 +570,28 @@ pub fn run(args: CheckArgs) -> u8 {
     }
     let incomplete = report.incomplete;
     if incomplete {
+        if let Some(path) = &settings.write_baseline {
+            eprintln!(
+                "kpol: baseline {} not written: the run was incomplete",
+                path.display()
+            );
+        }
         return exit::INCOMPLETE;
+    }
+    if let Some(path) = &settings.write_baseline {
+        return match super::baseline::write(path, recorded) {
+            Ok(n) => {
+                eprintln!("kpol: baseline {} written: {n} findings", path.display());
+                exit::CLEAN
+            }
+            Err(e) => {
+                eprintln!("kpol: cannot write baseline {}: {e}", path.display());
+                exit::INCOMPLETE
+            }
+        };
+    }
+    if summary.baseline_stale > 0 {
+        return exit::FINDINGS;
     }
     let policy = exit::WarnPolicy {
         warn_exit_code: settings.warn_exit_code,
@@ -486,6 +603,14 @@ pub fn run(args: CheckArgs) -> u8 {
         eprintln!("{note}");
     }
     code
+}
+
+/// The fingerprints' name of an input's file (`--baseline-strict` under `--shard`).
+fn input_key(input: &Input) -> Option<String> {
+    match input {
+        Input::Stdin => None,
+        other => Some(super::baseline::file_key(&other.display())),
+    }
 }
 
 /// Whether `policy` is evaluated: at admission (the default) Kyverno's policy cache leaves out
@@ -715,6 +840,8 @@ struct CheckOptions {
     apiserver_defaults: bool,
     /// `--allow-empty`: standard input without a resource is a note, not an error.
     allow_empty: bool,
+    /// The day inline suppressions are judged on; `None` with `--no-inline-ignores`.
+    today: Option<chrono::NaiveDate>,
 }
 
 /// The previous revisions of `--old` and `--diff-base` (cli/old.rs).
@@ -816,13 +943,23 @@ fn check_input(
             Some(Location::file(input.display())),
         ));
     }
+    // Inline suppressions (docs/SUPPRESSIONS.md), read from the file before its resources are
+    // checked: refused entries are errors of the file, expired ones warnings.
+    let directives = match opts.today {
+        Some(today) => {
+            let (d, diags) = super::suppressions::scan(&source, &manifests.resources, today);
+            manifests.diagnostics.extend(diags);
+            d
+        }
+        _ => Vec::new(),
+    };
     // `--cluster-resources`: CEL `resource.Get/List` read the virtual cluster too.
     let cel = request
         .offline
         .cluster
         .clone()
         .map(|c| Arc::new(kpol::cel::context::CelContext::with_cluster(c)));
-    let check_one = |resource: &Resource| {
+    let check_one = |(resource, directives): (&Resource, &[kpol::suppress::scan::Directive])| {
         let request = &*old.request(request, file_old, resource);
         let (resource, defaulted) =
             super::apiserver::prepare(engine, request, resource, opts.apiserver_defaults);
@@ -852,6 +989,7 @@ fn check_input(
             }
         }
         super::apiserver::annotate(&mut findings, &defaulted);
+        super::suppressions::apply(&mut findings, resource, directives);
         let notes = engine
             .deletions(&mutated, request)
             .into_iter()
@@ -859,15 +997,22 @@ fn check_input(
             .collect::<Vec<_>>();
         (findings, unlisted, notes)
     };
-    let check_resource =
-        |resource: &Resource| kpol::cel::context::with_context(cel.clone(), || check_one(resource));
-    // One large file (a rendered chart, a `kind: List`) is split by resources across the pool.
     let resources = &manifests.resources;
+    let check_resource = |i: usize| {
+        let directives = directives.get(i).map_or(&[][..], Vec::as_slice);
+        kpol::cel::context::with_context(cel.clone(), || {
+            resources.get(i).map(|r| check_one((r, directives)))
+        })
+    };
+    // One large file (a rendered chart, a `kind: List`) is split by resources across the pool.
     let per_resource: Vec<(Vec<Finding>, Summary, Vec<Diagnostic>)> =
         if resources.len() >= SPLIT_AT_RESOURCES && rayon::current_num_threads() > 1 {
-            resources.par_iter().map(check_resource).collect()
+            (0..resources.len())
+                .into_par_iter()
+                .filter_map(check_resource)
+                .collect()
         } else {
-            resources.iter().map(check_resource).collect()
+            (0..resources.len()).filter_map(check_resource).collect()
         };
     let mut findings = Vec::new();
     let mut unlisted = Summary::default();
@@ -1061,5 +1206,6 @@ fn finding(
         end,
         response,
         defaults: Vec::new(),
+        suppressed: None,
     }
 }

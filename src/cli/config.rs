@@ -34,6 +34,7 @@ const KEYS: &[&str] = &[
     "warnExitCode",
     "warnNoPass",
     "apiserverDefaults",
+    "baseline",
 ];
 
 /// What a config file says; `None`/empty where it says nothing.
@@ -56,6 +57,8 @@ pub struct Config {
     pub warn_exit_code: Option<u8>,
     pub warn_no_pass: Option<bool>,
     pub apiserver_defaults: Option<bool>,
+    /// A baseline file (docs/SUPPRESSIONS.md).
+    pub baseline: Option<PathBuf>,
 }
 
 /// The settings of one `kpol check` run: flags over the config file over defaults.
@@ -99,6 +102,12 @@ pub struct Settings {
     pub max_bytes: u64,
     /// Warnings about the config file, reported with the run.
     pub diagnostics: Vec<Diagnostic>,
+    /// `--no-inline-ignores`: suppressions written in the inputs are not honoured.
+    pub inline_ignores: bool,
+    /// `--baseline`, else `baseline` of the config.
+    pub baseline: Option<PathBuf>,
+    pub baseline_strict: bool,
+    pub write_baseline: Option<PathBuf>,
 }
 
 /// The config of a run: `--config FILE`, else `.kpol.yaml` found upwards, none with
@@ -158,6 +167,14 @@ pub fn settings(args: CheckArgs, config: Config) -> Result<Settings, Diagnostic>
         verbose: args.verbose,
         max_bytes: args.max_file_size.saturating_mul(1024 * 1024),
         diagnostics,
+        inline_ignores: !args.no_inline_ignores,
+        // Writing a baseline compares with none.
+        baseline: match &args.write_baseline {
+            Some(_) => None,
+            None => args.baseline.or(config.baseline),
+        },
+        baseline_strict: args.baseline_strict,
+        write_baseline: args.write_baseline,
     })
 }
 
@@ -247,6 +264,7 @@ pub fn parse(source: &SourceFile, base: &Path) -> Result<Config, Diagnostic> {
         .collect();
     config.exclude = strings(source, map, "exclude")?;
     config.values = string(source, map, "values")?.map(path);
+    config.baseline = string(source, map, "baseline")?.map(path);
     if let Some(out) = string(source, map, "output")? {
         let span = map.get("output").map_or(root.span, |n| n.span);
         config.output_refused = confine(base, &out).err().map(|why| {

@@ -2,6 +2,7 @@
 
 mod apiserver;
 mod args;
+mod baseline;
 mod check;
 mod color;
 mod config;
@@ -18,6 +19,7 @@ mod ordered;
 mod policies;
 mod render;
 mod session;
+mod suppressions;
 mod test;
 mod write;
 

@@ -64,13 +64,22 @@ fn diagnostic(d: &Diagnostic, verbose: bool, out: &mut dyn Write) -> io::Result<
 }
 
 fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
-    let Some(level) = super::ci_level(f) else {
-        return Ok(());
-    };
     let file = f.source.as_deref().map_or("", |s| s.name());
     let at = match f.start {
         Some(s) => format!("{}:{}:{}", printable(file), s.line, s.column),
         None => printable(file).into_owned(),
+    };
+    // A suppressed result: one `skip` line with the reason.
+    if let Some(s) = &f.suppressed {
+        return writeln!(
+            out,
+            "{at}: skip {}: {}",
+            printable(&f.rule_id()),
+            one_line(&s.describe())
+        );
+    }
+    let Some(level) = super::ci_level(f) else {
+        return Ok(());
     };
     writeln!(
         out,

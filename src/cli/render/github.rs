@@ -50,8 +50,12 @@ impl super::Render for Github {
 }
 
 fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
-    let Some(command) = super::ci_level(f) else {
-        return Ok(());
+    // A suppressed result is a notice with its reason (notices do not count against the
+    // errors and warnings GitHub shows).
+    let command = match (&f.suppressed, super::ci_level(f)) {
+        (Some(_), _) => "notice",
+        (None, Some(level)) => level,
+        (None, None) => return Ok(()),
     };
     let mut props = Vec::new();
     if let Some(src) = f.source.as_deref() {
@@ -68,7 +72,10 @@ fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     props.push(format!("title={}", property(&f.rule_id())));
-    let message = format!("{} ({})", f.response.message, f.resource);
+    let message = match &f.suppressed {
+        Some(s) => format!("{} ({}): {}", s.describe(), f.resource, f.response.message),
+        None => format!("{} ({})", f.response.message, f.resource),
+    };
     writeln!(out, "::{command} {}::{}", props.join(","), data(&message))
 }
 

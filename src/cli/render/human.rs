@@ -130,6 +130,27 @@ fn diagnostic(d: &Diagnostic, verbose: bool, color: bool, out: &mut dyn Write) -
 fn finding(f: &Finding, verbose: bool, color: bool, out: &mut dyn Write) -> io::Result<()> {
     let level = f.status.as_str();
     let shown = matches!(f.status, Status::Fail | Status::Warn | Status::Error);
+    // A suppressed result is listed with its reason, -v or not: suppressions stay visible.
+    if let Some(s) = &f.suppressed {
+        writeln!(
+            out,
+            "{}[{}]: {} ({})",
+            paint(color, style(level), level),
+            printable(&f.rule_id()),
+            printable(&s.describe()),
+            printable(&f.resource)
+        )?;
+        if let (Some(src), Some(start)) = (f.source.as_deref(), f.start) {
+            writeln!(
+                out,
+                " --> {}:{}:{}",
+                printable(src.name()),
+                start.line,
+                start.column
+            )?;
+        }
+        return writeln!(out);
+    }
     if !shown {
         if verbose {
             writeln!(

@@ -40,6 +40,22 @@ struct Result<'a> {
         skip_serializing_if = "<[String]>::is_empty"
     )]
     apiserver_defaults: &'a [String],
+    /// An inline suppression made this result a skip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suppression: Option<Suppression<'a>>,
+}
+
+#[derive(Serialize)]
+struct Suppression<'a> {
+    reason: &'a str,
+    entry: &'a str,
+    origin: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    /// The result it would have been.
+    was: &'a str,
 }
 
 #[derive(Serialize)]
@@ -87,6 +103,14 @@ fn document(report: &CheckReport) -> Document<'_> {
                 path: f.response.kyverno_path(),
                 unsupported: f.response.unsupported.as_deref(),
                 apiserver_defaults: &f.defaults,
+                suppression: f.suppressed.as_ref().map(|s| Suppression {
+                    reason: &s.reason,
+                    entry: &s.entry,
+                    origin: s.origin.as_str(),
+                    until: s.until.map(|u| u.to_string()),
+                    line: s.at.map(|a| a.line),
+                    was: s.was.as_str(),
+                }),
             })
             .collect(),
         diagnostics: report

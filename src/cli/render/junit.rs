@@ -55,7 +55,19 @@ fn case(f: &Finding, file: &str) -> TestCase {
         Status::Pass | Status::Warn => TestCaseStatus::success(),
         Status::Skip => {
             let mut s = TestCaseStatus::skipped();
-            s.set_message(printable(&f.response.message));
+            match &f.suppressed {
+                Some(why) => {
+                    s.set_message(printable(&why.describe()));
+                    s.set_description(printable(&format!(
+                        "{}: {}",
+                        description(f, file),
+                        f.response.message
+                    )));
+                }
+                None => {
+                    s.set_message(printable(&f.response.message));
+                }
+            }
             s
         }
         Status::Fail | Status::Error => {

@@ -121,6 +121,9 @@ fn result(report: &CheckReport, f: &Finding) -> Value {
     if !f.exceptions.is_empty() {
         properties.insert("exceptions".into(), json!(f.exceptions.join(",")));
     }
+    if let Some(s) = &f.suppressed {
+        properties.insert("kpol.io/suppressed".into(), json!(s.describe()));
+    }
     let mut resource = Map::new();
     resource.insert("apiVersion".into(), json!(f.api_version));
     resource.insert("kind".into(), json!(f.kind));

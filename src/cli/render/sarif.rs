@@ -125,6 +125,15 @@ struct SarifResult {
     message: Text,
     locations: Vec<Location>,
     partial_fingerprints: BTreeMap<&'static str, String>,
+    /// An inline suppression (`kpol:ignore`, `kpol.io/ignore`) accepted this result.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    suppressions: Vec<Suppression>,
+}
+
+#[derive(Serialize)]
+struct Suppression {
+    kind: &'static str,
+    justification: String,
 }
 
 #[derive(Serialize)]
@@ -216,8 +225,20 @@ fn over_limit(results: usize, limit: usize) -> String {
     )
 }
 
+/// Failures, warnings and errors, and the suppressed ones (with their suppression).
 fn shown(f: &Finding) -> bool {
-    matches!(f.status, Status::Fail | Status::Warn | Status::Error)
+    matches!(f.status, Status::Fail | Status::Warn | Status::Error) || f.suppressed.is_some()
+}
+
+/// The level of a result: a suppressed one keeps the level it had.
+fn level(f: &Finding) -> &'static str {
+    match &f.suppressed {
+        Some(s) => match (s.was, f.response.failure_action) {
+            (Status::Fail, kpol::report::FailureAction::Enforce) | (Status::Error, _) => "error",
+            _ => "warning",
+        },
+        None => super::ci_level(f).unwrap_or("error"),
+    }
 }
 
 fn log(report: &CheckReport, cx: &Context) -> Log {
@@ -243,12 +264,20 @@ fn log(report: &CheckReport, cx: &Context) -> Log {
             SarifResult {
                 rule_index: index.get(&id).copied().unwrap_or(0),
                 rule_id: id,
-                level: super::ci_level(f).unwrap_or("error"),
+                level: level(f),
                 message: Text {
                     text: format!("{} ({})", f.response.message, f.resource),
                 },
                 locations: location(f, cx).into_iter().collect(),
-                partial_fingerprints: BTreeMap::from([("kpolFinding/v1", fingerprint(f))]),
+                partial_fingerprints: BTreeMap::from([(FINGERPRINT, fingerprint(f))]),
+                suppressions: f
+                    .suppressed
+                    .iter()
+                    .map(|s| Suppression {
+                        kind: "inSource",
+                        justification: s.reason.clone(),
+                    })
+                    .collect(),
             }
         })
         .collect();
@@ -280,8 +309,9 @@ fn log(report: &CheckReport, cx: &Context) -> Log {
                 text: format!("{}: {}", d.code.as_str(), d.message),
             },
             locations: vec![loc],
+            suppressions: Vec::new(),
             partial_fingerprints: BTreeMap::from([(
-                "kpolFinding/v1",
+                FINGERPRINT,
                 hash(&[
                     id,
                     d.code.as_str(),
@@ -436,9 +466,7 @@ fn descriptor(report: &CheckReport, f: &Finding, id: String, cx: &Context) -> De
             text: text.join("\n\n"),
             markdown: markdown.join("\n\n"),
         },
-        default_configuration: Config {
-            level: super::ci_level(f).unwrap_or("error"),
-        },
+        default_configuration: Config { level: level(f) },
         properties: Props {
             tags,
             security_severity: info
@@ -584,31 +612,11 @@ fn encode(s: &str) -> String {
     out
 }
 
-/// FNV-1a over what identifies a finding apart from its line: stable when lines move.
-fn fingerprint(f: &Finding) -> String {
-    let file = f.source.as_deref().map_or("", |s| s.name());
-    let key = [
-        f.policy.as_str(),
-        f.rule.as_str(),
-        f.api_version.as_str(),
-        f.kind.as_str(),
-        f.namespace.as_str(),
-        f.name.as_str(),
-        file,
-    ];
-    hash(&key)
-}
+/// The key of `partialFingerprints`: v2 adds the field path to v1's policy, rule, resource
+/// and file, and is the fingerprint baselines record (src/cli/baseline.rs).
+const FINGERPRINT: &str = "kpolFinding/v2";
 
-/// FNV-1a over `parts`, NUL-separated, as 16 hex digits.
-fn hash(parts: &[&str]) -> String {
-    let key = parts.join("\u{0}");
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
-}
+use crate::cli::baseline::{fingerprint, hash};
 
 #[cfg(test)]
 mod tests {
@@ -665,6 +673,7 @@ mod tests {
             start: Some(LineCol { line: 2, column: 3 }),
             end: None,
             defaults: Vec::new(),
+            suppressed: None,
         }
     }
 
