@@ -21,9 +21,10 @@ const LAYERS: &[&[&str]] = &[
     // Outcomes and their diagnostics.
     &["report", "diagnostic"],
     // What is checked: resources, requests, values and test files; and the typed
-    // (structured-merge-diff) merge of partial objects into resources.
+    // (structured-merge-diff) merge of partial objects into resources; the inline suppressions
+    // written in manifests.
     &[
-        "resource", "manifest", "payload", "request", "testfile", "smd", "cluster",
+        "resource", "manifest", "payload", "request", "testfile", "smd", "cluster", "suppress",
     ],
     // The expression languages.
     &["jmespath", "cel"],

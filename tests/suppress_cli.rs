@@ -304,3 +304,177 @@ fn no_inline_ignores_reports_everything() {
     );
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// A scratch copy of testdata/baseline.
+fn workspace(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["app.yaml", "db.yaml"] {
+        std::fs::copy(root().join("testdata/baseline").join(f), dir.join(f)).unwrap();
+    }
+    dir
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{from}");
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+// A baseline accepts today's findings by fingerprint: after one file gains a violation and
+// another is edited elsewhere (its lines shifted), `--baseline` reports only the new one.
+#[test]
+fn a_baseline_reports_only_new_findings_when_lines_move() {
+    let ws = workspace("baseline-new");
+    let o = kpol(
+        &ws,
+        &[".", "--write-baseline", "baseline.json"],
+        "2026-12-01",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.join("baseline.json")).unwrap()).unwrap();
+    assert_eq!(written["kpolBaseline"], 1);
+    let entries = written["findings"].as_array().unwrap();
+    let recorded = entries.len();
+    assert!(recorded >= 5, "{written:#}");
+    // Sorted by file, readable fields beside each fingerprint.
+    let files: Vec<&str> = entries
+        .iter()
+        .map(|e| e["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        files.windows(2).all(|w| w[0] <= w[1]) && files[0] == "app.yaml",
+        "{files:?}"
+    );
+    let tag = entries
+        .iter()
+        .find(|e| e["policy"] == "disallow-latest-tag")
+        .unwrap();
+    assert_eq!(tag["resource"], "Pod shop/web");
+    assert_eq!(tag["path"], "/spec/containers/0/image/");
+
+    // The same fingerprint as SARIF's partialFingerprints.
+    let sarif = json(&kpol(&ws, &[".", "--format", "sarif"], "2026-12-01"));
+    let prints: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["partialFingerprints"]["kpolFinding/v2"].as_str().unwrap())
+        .collect();
+    for e in entries {
+        assert!(prints.contains(&e["fingerprint"].as_str().unwrap()), "{e}");
+    }
+
+    // Lines shifted in db.yaml, a new violation (a second container with `latest`) in app.yaml.
+    edit(
+        &ws.join("db.yaml"),
+        "metadata:\n",
+        "metadata:\n  labels:\n    team: data\n    tier: storage\n",
+    );
+    edit(
+        &ws.join("app.yaml"),
+        "spec:\n",
+        "spec:\n  hostNetwork: true\n",
+    );
+    let o = kpol(
+        &ws,
+        &[".", "--baseline", "baseline.json", "--format", "json"],
+        "2026-12-01",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let doc = json(&o);
+    // The one new violation (hostNetwork) fails two policies; nothing else is reported.
+    let new: Vec<String> = self::rows(&doc)
+        .into_iter()
+        .map(|r| format!("{} {} {}", r.0, r.1, r.2))
+        .collect();
+    assert_eq!(
+        new,
+        [
+            "disallow-host-namespaces/host-namespaces web fail",
+            "pod-security-baseline/baseline web fail"
+        ]
+    );
+    for r in doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["result"] != "pass")
+    {
+        assert_eq!(r["file"], "./app.yaml");
+        assert_eq!(r["start"]["line"], 7, "{r}");
+    }
+    assert_eq!(doc["summary"]["baselined"], recorded);
+    assert_eq!(doc["summary"]["fail"], 2);
+    let o = kpol(&ws, &[".", "--baseline", "baseline.json"], "2026-12-01");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(&format!("; baselined: {recorded}")), "{text}");
+}
+
+// `--baseline-strict` fails when a recorded finding is gone, so the baseline only shrinks;
+// without it, fixing a baselined finding passes.
+#[test]
+fn a_strict_baseline_fails_on_findings_that_are_gone() {
+    let ws = workspace("baseline-strict");
+    let o = kpol(
+        &ws,
+        &[".", "--write-baseline", "baseline.json"],
+        "2026-12-01",
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let o = kpol(
+        &ws,
+        &[".", "--baseline", "baseline.json", "--baseline-strict"],
+        "2026-12-01",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    edit(&ws.join("app.yaml"), "app:latest", "app:1.2.3");
+    let o = kpol(&ws, &[".", "--baseline", "baseline.json"], "2026-12-01");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = kpol(
+        &ws,
+        &[
+            ".",
+            "--baseline",
+            "baseline.json",
+            "--baseline-strict",
+            "--format",
+            "json",
+        ],
+        "2026-12-01",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let doc = json(&o);
+    assert_eq!(doc["summary"]["baselineStale"], 1);
+    let d = &doc["diagnostics"][0];
+    assert_eq!(d["code"], "stale-baseline");
+    assert_eq!(
+        d["message"],
+        "app.yaml: disallow-latest-tag/validate-image-tag on Pod shop/web at /spec/containers/0/image/ is no longer found; remove it from the baseline (--write-baseline)"
+    );
+    // A file that is not a baseline is refused.
+    std::fs::write(ws.join("bad.json"), "{\"findings\": 3}").unwrap();
+    assert_eq!(
+        kpol(&ws, &[".", "--baseline", "bad.json"], "2026-12-01")
+            .status
+            .code(),
+        Some(2)
+    );
+}

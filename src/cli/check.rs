@@ -569,17 +569,18 @@ pub fn run(args: CheckArgs) -> u8 {
         eprintln!("{}", plain.line());
     }
     let incomplete = report.incomplete;
-    if incomplete {
-        if let Some(path) = &settings.write_baseline {
-            eprintln!(
-                "kpol: baseline {} not written: the run was incomplete",
-                path.display()
-            );
-        }
-        return exit::INCOMPLETE;
-    }
+    // `--write-baseline`: written even from an incomplete run (what was not checked is not
+    // recorded, so it can only come back as new findings); exit 0 unless incomplete.
     if let Some(path) = &settings.write_baseline {
         return match super::baseline::write(path, recorded) {
+            Ok(n) if incomplete => {
+                eprintln!(
+                    "kpol: baseline {} written: {n} findings; the run was incomplete, so the \
+                     findings of what could not be checked are not in it",
+                    path.display()
+                );
+                exit::INCOMPLETE
+            }
             Ok(n) => {
                 eprintln!("kpol: baseline {} written: {n} findings", path.display());
                 exit::CLEAN
@@ -589,6 +590,9 @@ pub fn run(args: CheckArgs) -> u8 {
                 exit::INCOMPLETE
             }
         };
+    }
+    if incomplete {
+        return exit::INCOMPLETE;
     }
     if summary.baseline_stale > 0 {
         return exit::FINDINGS;
