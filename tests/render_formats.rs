@@ -77,7 +77,7 @@ fn sarif_with_findings_validates_and_github_can_use_it() {
         assert!(!rules[idx]["help"]["text"].as_str().unwrap().is_empty());
         let region = &r["locations"][0]["physicalLocation"]["region"];
         assert!(region["startLine"].as_u64().unwrap() >= 1);
-        assert!(r["partialFingerprints"]["kpolFinding/v1"].is_string());
+        assert!(r["partialFingerprints"]["kpolFinding/v2"].is_string());
     }
     // A file name with a space is a percent-encoded URI reference.
     assert!(stdout(&o).contains("testdata/render/special%20chars.yaml"));
@@ -92,6 +92,33 @@ fn sarif_with_findings_validates_and_github_can_use_it() {
     broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] =
         Value::from(0);
     assert!(!sarif_validator().is_valid(&broken));
+}
+
+// Suppressed results (docs/SUPPRESSIONS.md) keep their place in SARIF with `suppressions`,
+// and the document still validates.
+#[test]
+fn sarif_with_suppressions_validates() {
+    let o = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args([
+            "check",
+            "--no-config",
+            "testdata/suppress/forms.yaml",
+            "--format",
+            "sarif",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("KPOL_TODAY", "2026-12-01")
+        .env_remove("CI")
+        .output()
+        .expect("run kpol");
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_valid_sarif(&doc);
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    let suppressed = results
+        .iter()
+        .filter(|r| r["suppressions"][0]["kind"] == "inSource")
+        .count();
+    assert_eq!(suppressed, 3);
 }
 
 fn run_json(base: &[&str]) -> Output {

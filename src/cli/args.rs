@@ -186,7 +186,8 @@ impl From<ApplyArgs> for CheckArgs {
             diff_base: None,
             max_file_size: super::policies::DEFAULT_MAX_FILE_MIB,
             shard: None,
-            no_inline_ignores: false,
+            // `kyverno apply` knows no kpol suppressions: every result is reported.
+            no_inline_ignores: true,
             baseline: None,
             baseline_strict: false,
             write_baseline: None,

@@ -103,6 +103,13 @@ fn merge(mut shards: Vec<Value>) -> Result<Value, String> {
         let total: u64 = shards.iter().map(|s| count(s, key)).sum();
         summary.insert(key.to_owned(), Value::from(total));
     }
+    // Present only when not zero (docs/SUPPRESSIONS.md).
+    for key in ["suppressed", "baselined", "baselineStale"] {
+        let total: u64 = shards.iter().map(|s| count(s, key)).sum();
+        if total > 0 {
+            summary.insert(key.to_owned(), Value::from(total));
+        }
+    }
     for key in ["policyErrors", "otherErrors"] {
         if shards.iter().any(|s| count(s, key) != count(first, key)) {
             return Err(format!("the shards disagree on summary.{key}: not one run"));
