@@ -478,3 +478,35 @@ fn a_strict_baseline_fails_on_findings_that_are_gone() {
         Some(2)
     );
 }
+
+// `baseline:` of .kpol.yaml is the default `--baseline`, relative to the config's directory.
+#[test]
+fn the_config_file_names_the_baseline() {
+    let ws = workspace("baseline-config");
+    let o = kpol(
+        &ws,
+        &[".", "--write-baseline", "recorded.json"],
+        "2026-12-01",
+    );
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::write(
+        ws.join(".kpol.yaml"),
+        "version: 1\nbaseline: recorded.json\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["check", ".", "--format", "json"])
+        .current_dir(&ws)
+        .env("KPOL_TODAY", "2026-12-01")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc = json(&o);
+    assert!(doc["summary"]["baselined"].as_u64().unwrap() >= 5);
+    assert_eq!(doc["summary"]["fail"], 0);
+}
