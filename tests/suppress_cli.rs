@@ -510,3 +510,33 @@ fn the_config_file_names_the_baseline() {
     assert!(doc["summary"]["baselined"].as_u64().unwrap() >= 5);
     assert_eq!(doc["summary"]["fail"], 0);
 }
+
+// Every format shows a suppressed result with its reason.
+#[test]
+fn every_format_shows_the_reason() {
+    for format in [
+        "human",
+        "concise",
+        "json",
+        "sarif",
+        "junit",
+        "github",
+        "policy-report",
+        "policy-report-v1alpha2",
+    ] {
+        let o = kpol(
+            root(),
+            &["testdata/suppress/forms.yaml", "--format", format],
+            "2026-12-01",
+        );
+        assert_eq!(o.status.code(), Some(1), "{format}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        for reason in [
+            "upstream publishes only latest",
+            "legacy agent, tracked in OPS-123",
+            "batch job, limits set by the operator",
+        ] {
+            assert!(text.contains(reason), "{format}: {reason}\n{text}");
+        }
+    }
+}

@@ -254,3 +254,35 @@ pub fn stale_diagnostic(baseline: &Path, e: &Entry) -> Diagnostic {
         Some(Location::file(baseline.display().to_string())),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_fnv1a_over_the_parts_joined_by_nul() {
+        // FNV-1a of the empty string, and of "a\0b" written out.
+        assert_eq!(hash(&[""]), "cbf29ce484222325");
+        let joined = {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in b"a\0b" {
+                h ^= u64::from(*b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+            format!("{h:016x}")
+        };
+        assert_eq!(hash(&["a", "b"]), joined);
+        assert_ne!(hash(&["a", "b"]), hash(&["ab", ""]));
+    }
+
+    #[test]
+    fn file_keys_drop_the_leading_dot_and_the_working_directory() {
+        assert_eq!(file_key("./deploy/web.yaml"), "deploy/web.yaml");
+        assert_eq!(file_key("././a.yaml"), "a.yaml");
+        assert_eq!(file_key("deploy\\web.yaml"), "deploy/web.yaml");
+        let cwd = std::env::current_dir().unwrap();
+        let inside = cwd.join("deploy").join("web.yaml");
+        assert_eq!(file_key(&inside.display().to_string()), "deploy/web.yaml");
+        assert_eq!(file_key("/elsewhere/web.yaml"), "/elsewhere/web.yaml");
+    }
+}
