@@ -205,6 +205,21 @@ fn comments(text: &str) -> Vec<Comment> {
         let line = &text[s..e];
         let trimmed = line.trim_start();
         let Some(after_hash) = trimmed.strip_prefix('#') else {
+            if let Some(at) = trailing(line) {
+                out.push(Comment {
+                    entries: vec![(
+                        span(s + at, e),
+                        Err(ParseError {
+                            offset: 0,
+                            message: format!(
+                                "a `# {COMMENT_WORD}` comment must stand on its own line, above the document or field it covers"
+                            ),
+                        }),
+                    )],
+                    hash: s + at,
+                    target: None,
+                });
+            }
             continue;
         };
         let Some(rest) = after_hash.trim_start().strip_prefix(COMMENT_WORD) else {
@@ -251,6 +266,24 @@ fn comments(text: &str) -> Vec<Comment> {
         });
     }
     out
+}
+
+/// The offset of a `# kpol:ignore` comment that ends a line of content (` # kpol:ignore`).
+fn trailing(line: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = line[from..].find('#') {
+        let at = from + i;
+        from = at + 1;
+        let spaced = line[..at].ends_with([' ', '\t']);
+        let rest = line[at + 1..].trim_start();
+        let word = rest
+            .strip_prefix(COMMENT_WORD)
+            .is_some_and(|r| r.chars().next().is_none_or(char::is_whitespace));
+        if spaced && word {
+            return Some(at);
+        }
+    }
+    None
 }
 
 /// What a comment above the line `[start, end)` covers in the document `root`: the document
@@ -425,6 +458,18 @@ metadata:
         assert!(at[1].starts_with("until=soon"), "{}", at[1]);
         assert!(at[2].starts_with("#kpol:ignore"), "{}", at[2]);
         assert_eq!(found.per_resource[0].len(), 1);
+    }
+
+    #[test]
+    fn a_trailing_comment_is_refused_unless_it_is_inside_a_string() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a # kpol:ignore p -- r\n  annotations:\n    note: \"x # kpol:ignore p -- r\"\n";
+        let found = scan(text);
+        assert_eq!(found.refused.len(), 1, "{:?}", found.refused);
+        assert!(
+            text[found.refused[0].at.start as usize..]
+                .starts_with("# kpol:ignore p -- r\n  annotations")
+        );
+        assert!(found.refused[0].message.contains("on its own line"));
     }
 
     #[test]
