@@ -43,6 +43,8 @@ pub enum Code {
     InvalidSuppression,
     /// An inline suppression past its `until=` day: its findings are reported again.
     ExpiredSuppression,
+    /// An inline suppression that covered no finding of its resource (info, `-v`).
+    UnusedSuppression,
     /// A baseline file that could not be read or is not a kpol baseline.
     InvalidBaseline,
     /// `--baseline-strict`: a finding the baseline records is gone.
@@ -65,6 +67,7 @@ impl Code {
         Code::WouldBeDeleted,
         Code::InvalidSuppression,
         Code::ExpiredSuppression,
+        Code::UnusedSuppression,
         Code::InvalidBaseline,
         Code::StaleBaseline,
     ];
@@ -85,6 +88,7 @@ impl Code {
             Code::WouldBeDeleted => "would-be-deleted",
             Code::InvalidSuppression => "invalid-suppression",
             Code::ExpiredSuppression => "expired-suppression",
+            Code::UnusedSuppression => "unused-suppression",
             Code::InvalidBaseline => "invalid-baseline",
             Code::StaleBaseline => "stale-baseline",
         }
@@ -123,6 +127,7 @@ impl Code {
             Code::ExpiredSuppression => {
                 "an inline suppression is past its until= day: its findings are reported again"
             }
+            Code::UnusedSuppression => "an inline suppression covered no finding of its resource",
             Code::InvalidBaseline => "a baseline file could not be read or is not a kpol baseline",
             Code::StaleBaseline => {
                 "--baseline-strict: a finding the baseline records is gone (shrink the baseline)"

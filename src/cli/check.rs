@@ -993,11 +993,12 @@ fn check_input(
             }
         }
         super::apiserver::annotate(&mut findings, &defaulted);
-        super::suppressions::apply(&mut findings, resource, directives);
+        let unused = super::suppressions::apply(&mut findings, resource, directives);
         let notes = engine
             .deletions(&mutated, request)
             .into_iter()
             .filter_map(|(i, r)| deletion_note(&engine.policies()[i], &mutated, &r))
+            .chain(unused)
             .collect::<Vec<_>>();
         (findings, unlisted, notes)
     };

@@ -84,11 +84,17 @@ pub fn scan(
 }
 
 /// Turns each failure, warning or error of `findings` (about `resource`) that a directive
-/// covers into a skip that says why.
-pub fn apply(findings: &mut [Finding], resource: &Resource, directives: &[Directive]) {
+/// covers into a skip that says why; an info note (`-v`) for each directive that covered
+/// nothing, so that stale suppressions can be found.
+pub fn apply(
+    findings: &mut [Finding],
+    resource: &Resource,
+    directives: &[Directive],
+) -> Vec<Diagnostic> {
     if directives.is_empty() {
-        return;
+        return Vec::new();
     }
+    let mut used = vec![false; directives.len()];
     for f in findings {
         if !matches!(f.status, Status::Fail | Status::Warn | Status::Error) {
             continue;
@@ -96,9 +102,18 @@ pub fn apply(findings: &mut [Finding], resource: &Resource, directives: &[Direct
         let span = f.response.span.unwrap_or(resource.root.span);
         // A namespaced Policy is named without its namespace.
         let policy = f.policy.rsplit('/').next().unwrap_or(&f.policy);
-        let Some(d) = directives.iter().find(|d| d.covers(policy, &f.rule, span)) else {
+        let Some(i) = directives
+            .iter()
+            .position(|d| d.covers(policy, &f.rule, span))
+        else {
             continue;
         };
+        let Some(d) = directives.get(i) else {
+            continue;
+        };
+        if let Some(u) = used.get_mut(i) {
+            *u = true;
+        }
         f.suppressed = Some(Suppressed {
             reason: d.entry.reason.clone(),
             entry: d.entry.text.clone(),
@@ -109,6 +124,22 @@ pub fn apply(findings: &mut [Finding], resource: &Resource, directives: &[Direct
         });
         f.status = Status::Skip;
     }
+    directives
+        .iter()
+        .zip(used)
+        .filter(|(_, used)| !used)
+        .map(|(d, _)| {
+            Diagnostic::info(
+                Code::UnusedSuppression,
+                format!(
+                    "suppression `{}` covers no finding of {}",
+                    d.entry.selector(),
+                    resource.display_name()
+                ),
+                resource.source.as_ref().map(|s| Location::at(s, d.at)),
+            )
+        })
+        .collect()
 }
 
 impl Suppressed {

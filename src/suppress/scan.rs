@@ -304,34 +304,31 @@ fn target_scope(text: &str, root: &Node, start: usize, end: usize) -> Option<Spa
 
 fn outermost_on_line(node: &Node, s: u32, e: u32) -> Option<Span> {
     let on_line = |at: u32| at >= s && at < e;
-    match &node.value {
-        Value::Map(map) => {
-            for entry in map.entries() {
-                if on_line(entry.key_span.start) {
-                    return Some(Span::new(
-                        entry.key_span.start,
-                        entry.value.span.end.max(entry.key_span.end),
-                    ));
-                }
-                if entry.value.span.start < e && entry.value.span.end > s {
-                    return outermost_on_line(&entry.value, s, e);
-                }
-            }
-            None
-        }
-        Value::Seq(items) => {
-            for item in items {
-                if on_line(item.span.start) {
-                    return Some(item.span);
-                }
-                if item.span.start < e && item.span.end > s {
-                    return outermost_on_line(item, s, e);
-                }
-            }
-            None
-        }
-        _ => None,
+    // (where the child starts, its span as a suppression covers it, the child): a block
+    // node's span may run on to where the next one starts, so every child that reaches the
+    // line is tried, after those that start on it.
+    let children: Vec<(u32, Span, &Node)> = match &node.value {
+        Value::Map(map) => map
+            .entries()
+            .iter()
+            .map(|entry| {
+                let whole = Span::new(
+                    entry.key_span.start,
+                    entry.value.span.end.max(entry.key_span.end),
+                );
+                (entry.key_span.start, whole, &entry.value)
+            })
+            .collect(),
+        Value::Seq(items) => items.iter().map(|i| (i.span.start, i.span, i)).collect(),
+        _ => return None,
+    };
+    if let Some((_, whole, _)) = children.iter().find(|(start, _, _)| on_line(*start)) {
+        return Some(*whole);
     }
+    children
+        .iter()
+        .filter(|(_, _, child)| child.span.start < e && child.span.end > s)
+        .find_map(|(_, _, child)| outermost_on_line(child, s, e))
 }
 
 /// Whether `offset` lies inside a string scalar of `node` (a block scalar's content).
@@ -470,6 +467,20 @@ metadata:
                 .starts_with("# kpol:ignore p -- r\n  annotations")
         );
         assert!(found.refused[0].message.contains("on its own line"));
+    }
+
+    // A block item's span runs on to the next item: a comment above the second item is the
+    // second item's, not lost inside the first.
+    #[test]
+    fn a_comment_above_a_later_list_item_covers_that_item() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: one\n    image: x\n  # kpol:ignore p -- r\n  - name: two\n    image: y\n";
+        let found = scan(text);
+        let d = &found.per_resource[0];
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            slice(text, d[0].scope).trim_end(),
+            "name: two\n    image: y"
+        );
     }
 
     #[test]
