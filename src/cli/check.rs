@@ -417,17 +417,21 @@ pub fn run(args: CheckArgs) -> u8 {
             allow_empty: settings.allow_empty,
             today,
         };
-        let file = if *payload {
+        let mut file = if *payload {
             check_payload(&engine, input, options)
         } else {
             check_input(&engine, &request, &old, input, options)
         };
         progress.tick();
-        let mut file = file;
-        let (baselined, used) = match &baseline {
+        // `--baseline`: the recorded findings leave the report (counted); which entries they
+        // used matters only to `--baseline-strict`.
+        let (baselined, mut used) = match &baseline {
             Some(b) => b.filter(&mut file.findings),
             None => (0, Vec::new()),
         };
+        if !settings.baseline_strict {
+            used.clear();
+        }
         let recorded: Vec<super::baseline::Entry> = if writes_baseline {
             file.findings
                 .iter()
