@@ -48,6 +48,10 @@ pub enum Command {
     /// Join the JSON reports of `kpol check --shard I/N --format json` runs into the report,
     /// and the exit code, of the unsharded run.
     Merge(MergeArgs),
+    /// Explain a finding in terms of the policy's YAML: the pattern node, deny condition or
+    /// CEL expression that failed, the resource's value there, what would pass
+    /// (docs/EXPLAIN.md).
+    Explain(super::explain::ExplainArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -7,6 +7,8 @@ mod color;
 mod config;
 mod discover;
 mod exit;
+mod explain;
+mod fingerprint;
 mod generate;
 mod jp;
 mod known_kinds;
@@ -55,6 +57,7 @@ pub fn run() -> ExitCode {
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),
         Command::Jp(a) => jp::run(a),
+        Command::Explain(a) => explain::run(a),
     };
     ExitCode::from(code)
 }

@@ -18,6 +18,7 @@ use kpol::diagnostic::{Code, Diagnostic, Severity};
 use kpol::report::Status;
 
 use crate::cli::check::{CheckReport, Finding, PolicyInfo};
+use crate::cli::fingerprint::{fingerprint, hash};
 
 /// `--format sarif`.
 pub struct Sarif;
@@ -582,32 +583,6 @@ fn encode(s: &str) -> String {
         }
     }
     out
-}
-
-/// FNV-1a over what identifies a finding apart from its line: stable when lines move.
-fn fingerprint(f: &Finding) -> String {
-    let file = f.source.as_deref().map_or("", |s| s.name());
-    let key = [
-        f.policy.as_str(),
-        f.rule.as_str(),
-        f.api_version.as_str(),
-        f.kind.as_str(),
-        f.namespace.as_str(),
-        f.name.as_str(),
-        file,
-    ];
-    hash(&key)
-}
-
-/// FNV-1a over `parts`, NUL-separated, as 16 hex digits.
-fn hash(parts: &[&str]) -> String {
-    let key = parts.join("\u{0}");
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
 }
 
 #[cfg(test)]
