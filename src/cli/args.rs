@@ -52,6 +52,10 @@ pub enum Command {
     /// CEL expression that failed, the resource's value there, what would pass
     /// (docs/EXPLAIN.md).
     Explain(super::explain::ExplainArgs),
+    /// List the loaded policies and rules (kind, action, severity, title, the kinds each rule
+    /// selects after autogen); `--coverage TESTDIR`: which rules the kyverno-test suites test
+    /// both ways.
+    Policies(super::policies_cmd::PoliciesArgs),
 }
 
 #[derive(Debug, clap::Args)]

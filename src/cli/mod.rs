@@ -5,6 +5,7 @@ mod args;
 mod check;
 mod color;
 mod config;
+mod coverage;
 mod discover;
 mod exit;
 mod explain;
@@ -18,6 +19,7 @@ mod namespaces;
 mod old;
 mod ordered;
 mod policies;
+mod policies_cmd;
 mod render;
 mod session;
 mod test;
@@ -58,6 +60,7 @@ pub fn run() -> ExitCode {
         Command::Mutate(a) => mutate::run(a),
         Command::Jp(a) => jp::run(a),
         Command::Explain(a) => explain::run(a),
+        Command::Policies(a) => policies_cmd::run(a),
     };
     ExitCode::from(code)
 }
