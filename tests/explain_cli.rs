@@ -111,7 +111,11 @@ fn json_findings() -> Vec<(String, String, String)> {
         .filter(|r| r["result"] == "fail")
         .map(|r| {
             (
-                format!("{}/{}", r["policy"].as_str().unwrap(), r["rule"].as_str().unwrap()),
+                format!(
+                    "{}/{}",
+                    r["policy"].as_str().unwrap(),
+                    r["rule"].as_str().unwrap()
+                ),
                 format!("{}:{}", r["file"].as_str().unwrap(), r["start"]["line"]),
                 r["fingerprint"].as_str().unwrap().to_owned(),
             )
@@ -135,7 +139,12 @@ fn json_fingerprints_are_sarifs() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["partialFingerprints"]["kpolFinding/v1"].as_str().unwrap().to_owned())
+        .map(|r| {
+            r["partialFingerprints"]["kpolFinding/v1"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     let mut json: Vec<String> = json_findings().into_iter().map(|(.., f)| f).collect();
     sarif.sort();
@@ -157,7 +166,11 @@ fn finding_by_fingerprint_is_the_finding_at_its_line() {
         );
         assert!(String::from_utf8_lossy(&by_id.stdout).contains(&id));
     }
-    let o = explain(&["--finding", "0000000000000000", "testdata/explain/resources"]);
+    let o = explain(&[
+        "--finding",
+        "0000000000000000",
+        "testdata/explain/resources",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
 }
 

@@ -111,13 +111,22 @@ fn coverage_lists_untested_policy_rules_and_counts_autogen_rows() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| format!("{}/{}", r["policy"].as_str().unwrap(), r["rule"].as_str().unwrap()) == name)
+            .find(|r| {
+                format!(
+                    "{}/{}",
+                    r["policy"].as_str().unwrap(),
+                    r["rule"].as_str().unwrap()
+                ) == name
+            })
             .unwrap_or_else(|| panic!("no {name}: {doc}"))
             .clone()
     };
     // A -p policy no test loads: no case at all.
     let untested = rule("require-team-label/team-label");
-    assert_eq!((untested["pass"].as_u64(), untested["fail"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(
+        (untested["pass"].as_u64(), untested["fail"].as_u64()),
+        (Some(0), Some(0))
+    );
     // The autogen-memory-limit row counts for memory-limit: two passes, one fail, all confirmed.
     let limits = rule("require-limits/memory-limit");
     assert_eq!(limits["pass"], 2);

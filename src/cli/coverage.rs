@@ -212,7 +212,9 @@ fn clean(path: &Path) -> std::path::PathBuf {
     let mut out = std::path::PathBuf::new();
     for c in path.components() {
         match c {
-            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
                 out.pop();
             }
             Component::CurDir => {}

@@ -117,7 +117,9 @@ pub fn run(args: PoliciesArgs) -> u8 {
     }
     let listed: Vec<Listed> = set.policies.iter().map(listed).collect();
     let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&listed).map_or_else(|e| e.to_string(), |t| t + "\n"),
+        Format::Json => {
+            serde_json::to_string_pretty(&listed).map_or_else(|e| e.to_string(), |t| t + "\n")
+        }
         Format::Human => human(&listed),
     };
     use std::io::Write as _;
@@ -134,7 +136,11 @@ fn max_bytes() -> u64 {
 }
 
 fn listed(p: &Policy) -> Listed {
-    let ann = |k: &str| p.annotations.get(&format!("policies.kyverno.io/{k}")).cloned();
+    let ann = |k: &str| {
+        p.annotations
+            .get(&format!("policies.kyverno.io/{k}"))
+            .cloned()
+    };
     let none = std::collections::BTreeMap::new();
     let line = |span: kpol::source::Span| p.source.line_col(span.start).line;
     let (action, rules, resources) = match &p.body {
@@ -170,11 +176,7 @@ fn listed(p: &Policy) -> Listed {
                 .collect();
             (set.validation_failure_action.as_str(), rules, Vec::new())
         }
-        PolicyBody::Cel(body) => (
-            body.failure_action().as_str(),
-            Vec::new(),
-            cel_resources(p),
-        ),
+        PolicyBody::Cel(body) => (body.failure_action().as_str(), Vec::new(), cel_resources(p)),
     };
     Listed {
         name: p.key(),
@@ -258,7 +260,9 @@ fn human(listed: &[Listed]) -> String {
             p.line,
             p.action,
             p.severity.as_deref().unwrap_or("-"),
-            p.title.as_deref().map_or(String::new(), |t| format!(" — {t}")),
+            p.title
+                .as_deref()
+                .map_or(String::new(), |t| format!(" — {t}")),
         );
         if !p.resources.is_empty() {
             let _ = writeln!(out, "  selects resources: {}", p.resources.join(", "));

@@ -26,8 +26,8 @@ use rayon::prelude::*;
 
 use super::args::{Format, TestArgs};
 use super::exit;
-pub use report::{FileReport, LoadedRule};
 use report::Totals;
+pub use report::{FileReport, LoadedRule};
 
 pub fn run(args: TestArgs) -> u8 {
     let mut missing = Vec::new();
