@@ -77,6 +77,23 @@ fn cel_validation() {
 }
 
 #[test]
+fn foreach_pattern_failure() {
+    // The element's pattern node and the element's field; the invalid policy among
+    // testdata/report/policies is left out with a note on stderr, as kpol check leaves it out.
+    let o = kpol(&[
+        "explain",
+        "--no-config",
+        "-p",
+        "testdata/report/policies",
+        "testdata/report/resources/pod.yaml:13",
+    ]);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots");
+    settings.bind(|| insta::assert_snapshot!("explain-foreach", shown(&o)));
+}
+
+#[test]
 fn why_pass() {
     snapshot("explain-why-pass", &[&format!("{PODS}:25"), "--why-pass"]);
 }

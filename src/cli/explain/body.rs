@@ -427,9 +427,18 @@ fn foreach(policy: &Policy, resource: &Resource, f: &Finding, node: &Node) -> St
         place(&policy.source, node.span),
         resource_place(resource, f)
     );
-    if let Some(path) = f.response.kyverno_path() {
-        let _ = writeln!(out, "  failed at {path} (relative to the element)");
+    let path = f.response.path.clone().unwrap_or_default();
+    if !path.is_empty() {
+        let _ = writeln!(
+            out,
+            "  failed at {} (relative to the element)",
+            kyverno_path(&path)
+        );
     }
+    let found = f
+        .response
+        .span
+        .and_then(|span| node_at_span(&resource.root, span));
     for (i, entry) in node.as_seq().unwrap_or(&[]).iter().enumerate() {
         let list = entry.get("list").and_then(Node::as_str).unwrap_or("");
         let _ = writeln!(
@@ -437,8 +446,61 @@ fn foreach(policy: &Policy, resource: &Resource, f: &Finding, node: &Node) -> St
             "  entry {i} ({}): list {list:?}",
             place(&policy.source, entry.span)
         );
+        if let Some(p) = entry.get("pattern") {
+            let (expected, key, depth) = pattern_at(p, &path);
+            let shown = match key {
+                Some(k) if depth == path.len() && depth > 0 => {
+                    let mut m = serde_json::Map::new();
+                    m.insert(k.to_owned(), shown_json(expected));
+                    serde_json::Value::Object(m)
+                }
+                _ => shown_json(expected),
+            };
+            let _ = writeln!(
+                out,
+                "    expected at {} ({}):",
+                kyverno_path(path.get(..depth).unwrap_or(&path)),
+                place(&policy.source, expected.span)
+            );
+            out.push_str(&indented(&to_yaml(&shown), "      "));
+        } else if let Some(d) = entry.get("deny") {
+            let _ = writeln!(
+                out,
+                "    deny ({}): the element fails when its conditions hold",
+                place(&policy.source, d.span)
+            );
+        } else if entry.get("foreach").is_some() {
+            let _ = writeln!(out, "    a nested foreach");
+        }
+    }
+    if let Some(n) = found {
+        let _ = writeln!(out, "  found ({}):", resource_place(resource, f));
+        out.push_str(&indented(&to_yaml(&shown_json(n)), "    "));
     }
     out
+}
+
+/// The resource's node written at `span` (a value, or the value of a key written there).
+fn node_at_span(root: &Node, span: kpol::source::Span) -> Option<&Node> {
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.span == span {
+            return Some(n);
+        }
+        match &n.value {
+            Value::Map(m) => {
+                for e in m.entries() {
+                    if e.key_span == span {
+                        return Some(&e.value);
+                    }
+                    stack.push(&e.value);
+                }
+            }
+            Value::Seq(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn cel_rule(policy: &Policy, cel: &kpol::policy::CelRule) -> String {
