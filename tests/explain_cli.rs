@@ -77,6 +77,22 @@ fn cel_validation() {
 }
 
 #[test]
+fn validate_cel_rule() {
+    // A ClusterPolicy `validate.cel` expression: `||` split into its operands.
+    let o = kpol(&[
+        "explain",
+        "--no-config",
+        "-p",
+        "testdata/explain/cel-rule",
+        &format!("{PODS}:3"),
+    ]);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots");
+    settings.bind(|| insta::assert_snapshot!("explain-validate-cel", shown(&o)));
+}
+
+#[test]
 fn foreach_pattern_failure() {
     // The element's pattern node and the element's field; the invalid policy among
     // testdata/report/policies is left out with a note on stderr, as kpol check leaves it out.

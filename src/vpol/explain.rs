@@ -9,9 +9,9 @@ use cel::common::ast::{EntryExpr, Expr, LiteralValue};
 use super::CelPolicy;
 use super::evaluate::namespace_object;
 use crate::cel::admission::bind_admission;
-use crate::cel::convert::{map_of, strings};
+use crate::cel::convert::{map_of, string, strings, to_cel};
 use crate::cel::{Activation, Program, ResourceValues};
-use crate::request::Request;
+use crate::request::{Operation, Request};
 use crate::resource::Resource;
 use crate::source::Span;
 
@@ -63,8 +63,47 @@ pub fn failed_validation(
         map_of([("allowedImages", none()), ("allowedValues", none())]),
     );
     act.bind_variables(variant.variables.iter().map(|(n, p)| (n.as_str(), p)));
-    let (index, val) = variant
-        .validations
+    first_false(&act, &variant.validations)
+}
+
+/// [`failed_validation`] for a ClusterPolicy `validate.cel` rule: `object`, `oldObject`,
+/// `request` and `namespaceObject` bound as [`super::cel_rule::evaluate`] binds them (for the
+/// request's operation), then its variables.
+pub fn failed_cel_rule(
+    rule: &crate::policy::CelRule,
+    resource: &Resource,
+    request: &Request,
+) -> Option<FailedValidation> {
+    let _budget = crate::base::budget::Scope::enter();
+    let mut act = Activation::new();
+    let op = request.operation;
+    let object = to_cel(&resource.root);
+    let (object, old) = match op {
+        Operation::Update => (object.clone(), object),
+        Operation::Delete => (cel::Value::Null, object),
+        _ => (object, cel::Value::Null),
+    };
+    act.set("object", object);
+    act.set("oldObject", old);
+    act.set(
+        "request",
+        super::evaluate::request_value(resource, request, op, None, false),
+    );
+    let ns = if resource.namespace.is_empty() || resource.kind == "Namespace" {
+        cel::Value::Null
+    } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
+        to_cel(ns)
+    } else {
+        map_of([("metadata", map_of([("name", string(&resource.namespace))]))])
+    };
+    act.set("namespaceObject", ns);
+    act.bind_variables(rule.variables.iter().map(|(n, p)| (n.as_str(), p)));
+    first_false(&act, &rule.validations)
+}
+
+/// The first of `validations` that is not true in `act`, with its operands and reads.
+fn first_false(act: &Activation, validations: &[super::Validation]) -> Option<FailedValidation> {
+    let (index, val) = validations
         .iter()
         .enumerate()
         .find(|(_, v)| act.eval_bool(&v.expression) != Ok(true))?;
@@ -73,7 +112,9 @@ pub fn failed_validation(
         Ok(expr) => (
             top_operands(expr)
                 .into_iter()
-                .map(|e| (written(e), value_of(&act, program, e)))
+                // A literal's value is what it says.
+                .filter(|e| !matches!(e.expr, Expr::Literal(_)))
+                .map(|e| (written(e), value_of(act, program, e)))
                 .collect(),
             object_reads(expr),
         ),
@@ -309,6 +350,9 @@ mod tests {
         let e = parse("object.spec.replicas >= 2");
         let ops: Vec<String> = top_operands(&e).into_iter().map(written).collect();
         assert_eq!(ops, ["object.spec.replicas", "2"]);
+        let e = parse("!(object.spec.hostNetwork == true)");
+        let ops: Vec<String> = top_operands(&e).into_iter().map(written).collect();
+        assert_eq!(ops, ["object.spec.hostNetwork == true"]);
     }
 
     #[test]

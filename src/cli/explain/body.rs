@@ -78,7 +78,7 @@ pub fn render(cx: &Cx, policy: &Policy, resource: &Resource, f: &Finding) -> Str
             ValidateCheck::AnyPattern(ps) => any_pattern(cx, policy, rule, resource, ps),
             ValidateCheck::Deny(d) => deny(cx, policy, rule, resource, d),
             ValidateCheck::Foreach(node) => foreach(policy, resource, f, node),
-            ValidateCheck::Cel(cel) => cel_rule(policy, cel),
+            ValidateCheck::Cel(cel) => cel_rule(cx, policy, resource, cel),
             ValidateCheck::PodSecurity(node, _) => format!(
                 "podSecurity ({}): the Pod Security Standards control named in the result \
                  failed; the resource's field is at {}\n",
@@ -503,37 +503,43 @@ fn node_at_span(root: &Node, span: kpol::source::Span) -> Option<&Node> {
     None
 }
 
-fn cel_rule(policy: &Policy, cel: &kpol::policy::CelRule) -> String {
+fn cel_rule(cx: &Cx, policy: &Policy, resource: &Resource, cel: &kpol::policy::CelRule) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "validate.cel: one of these expressions is false:");
-    for (i, v) in cel.validations.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "  - expressions[{i}] ({}): {}",
-            place(&policy.source, v.expression.span),
-            v.expression.text
-        );
+    match kpol::vpol::explain::failed_cel_rule(cel, resource, cx.request) {
+        Some(failed) => {
+            let _ = write!(out, "validate.cel: ");
+            out.push_str(&failed_validation(policy, resource, &failed, "expressions"));
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "validate.cel: every expression holds on evaluating again (the result came from \
+                 a precondition or an error):"
+            );
+            for (i, v) in cel.validations.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "  - expressions[{i}] ({}): {}",
+                    place(&policy.source, v.expression.span),
+                    v.expression.text
+                );
+            }
+        }
     }
     out
 }
 
-fn validating_policy(cx: &Cx, policy: &Policy, resource: &Resource) -> String {
+/// A false CEL validation: where, the expression, its operands' values, the fields it reads.
+fn failed_validation(
+    policy: &Policy,
+    resource: &Resource,
+    failed: &kpol::vpol::explain::FailedValidation,
+    list: &str,
+) -> String {
     let mut out = String::new();
-    let Some(cel) = kpol::vpol::cel_policy(policy) else {
-        let _ = writeln!(out, "{:?}: not explained in more detail", policy.kind);
-        return out;
-    };
-    let Some(failed) = kpol::vpol::explain::failed_validation(cel, resource, cx.request) else {
-        let _ = writeln!(
-            out,
-            "every validation holds on evaluating again (the result above came from a \
-             binding, a match condition or an error)"
-        );
-        return out;
-    };
     let _ = writeln!(
         out,
-        "validations[{}] ({}) is false; to pass it must be true:",
+        "{list}[{}] ({}) is false; to pass it must be true:",
         failed.index,
         place(&policy.source, failed.span)
     );
@@ -556,6 +562,24 @@ fn validating_policy(cx: &Cx, policy: &Policy, resource: &Resource) -> String {
             let _ = writeln!(out, "    object.{}  =  {value}", path.join("."));
         }
     }
+    out
+}
+
+fn validating_policy(cx: &Cx, policy: &Policy, resource: &Resource) -> String {
+    let mut out = String::new();
+    let Some(cel) = kpol::vpol::cel_policy(policy) else {
+        let _ = writeln!(out, "{:?}: not explained in more detail", policy.kind);
+        return out;
+    };
+    let Some(failed) = kpol::vpol::explain::failed_validation(cel, resource, cx.request) else {
+        let _ = writeln!(
+            out,
+            "every validation holds on evaluating again (the result above came from a \
+             binding, a match condition or an error)"
+        );
+        return out;
+    };
+    out.push_str(&failed_validation(policy, resource, &failed, "validations"));
     out
 }
 
