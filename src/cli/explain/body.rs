@@ -357,20 +357,52 @@ fn deny(cx: &Cx, policy: &Policy, rule: Option<&Rule>, resource: &Resource, d: &
         "deny ({}): the rule fails when its conditions hold",
         place(&policy.source, conditions.map_or(d.span, |c| c.span))
     );
-    let Some(rule) = rule else {
-        return out;
-    };
+    if let (Some(rule), Some(conditions)) = (rule, conditions) {
+        out.push_str(&condition_block(
+            cx,
+            policy,
+            rule,
+            resource,
+            conditions,
+            Block::Deny,
+            "  ",
+        ));
+    }
+    out
+}
+
+/// What a condition block decides.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Block {
+    /// `validate.deny.conditions`: the rule fails when the block holds.
+    Deny,
+    /// `preconditions`: the rule is evaluated only when the block holds.
+    Preconditions,
+}
+
+/// Each condition of a block (`any`/`all`, or the legacy list): its place, key and value as
+/// written and as evaluated in the rule's context, operator, and whether it holds.
+pub fn condition_block(
+    cx: &Cx,
+    policy: &Policy,
+    rule: &Rule,
+    resource: &Resource,
+    conditions: &Node,
+    block: Block,
+    indent: &str,
+) -> String {
+    let mut out = String::new();
     let mut ctx = match kpol::validate::explain_context(policy, rule, resource, cx.request) {
         Ok(c) => c,
         Err(e) => {
-            let _ = writeln!(out, "  the rule's context could not be built: {e}");
+            let _ = writeln!(out, "{indent}the rule's context could not be built: {e}");
             return out;
         }
     };
     let mut blocks: Vec<(String, &[Node])> = Vec::new();
-    match conditions.map(|c| &c.value) {
-        Some(Value::Seq(list)) => blocks.push(("conditions".to_owned(), list)),
-        Some(Value::Map(m)) => {
+    match &conditions.value {
+        Value::Seq(list) => blocks.push(("conditions".to_owned(), list)),
+        Value::Map(m) => {
             for (name, v) in m.iter() {
                 if let Some(list) = v.as_seq() {
                     blocks.push((name.to_owned(), list));
@@ -380,15 +412,21 @@ fn deny(cx: &Cx, policy: &Policy, rule: Option<&Rule>, resource: &Resource, d: &
         _ => {}
     }
     for (name, list) in &blocks {
-        let need = match name.as_str() {
-            "any" => "the rule fails when any of these holds: to pass, make every one false",
-            _ => "the rule fails when all of these hold: to pass, make one of them false",
+        let need = match (block, name.as_str()) {
+            (Block::Deny, "any") => {
+                "the rule fails when any of these holds: to pass, make every one false"
+            }
+            (Block::Deny, _) => {
+                "the rule fails when all of these hold: to pass, make one of them false"
+            }
+            (Block::Preconditions, "any") => "the rule applies when any of these holds",
+            (Block::Preconditions, _) => "the rule applies when all of these hold",
         };
-        let _ = writeln!(out, "  {name}: {need}");
+        let _ = writeln!(out, "{indent}{name}: {need}");
         for (i, cond) in list.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "  - {name}[{i}] ({}):",
+                "{indent}- {name}[{i}] ({}):",
                 place(&policy.source, cond.span)
             );
             let shown =
@@ -405,15 +443,19 @@ fn deny(cx: &Cx, policy: &Policy, rule: Option<&Rule>, resource: &Resource, d: &
             let key_now = evaluated(&mut ctx, key);
             let value_now = evaluated(&mut ctx, value);
             let op = cond.get("operator").and_then(Node::as_str).unwrap_or("");
-            let _ = writeln!(out, "      key:      {}  =>  {key_now}", shown(key));
-            let _ = writeln!(out, "      operator: {op}");
-            let _ = writeln!(out, "      value:    {}  =>  {value_now}", shown(value));
+            let _ = writeln!(out, "{indent}    key:      {}  =>  {key_now}", shown(key));
+            let _ = writeln!(out, "{indent}    operator: {op}");
+            let _ = writeln!(
+                out,
+                "{indent}    value:    {}  =>  {value_now}",
+                shown(value)
+            );
             let verdict = match kpol::conditions::evaluate_condition(cond, &mut ctx) {
                 Ok((true, _)) => "holds".to_owned(),
                 Ok((false, _)) => "does not hold".to_owned(),
                 Err(e) => format!("error: {}", e.message),
             };
-            let _ = writeln!(out, "      result:   {verdict}");
+            let _ = writeln!(out, "{indent}    result:   {verdict}");
         }
     }
     out

@@ -197,7 +197,12 @@ fn explain(args: ExplainArgs) -> Result<(String, u8), String> {
         };
         match &target {
             Target::Line(file, line) => {
-                let input = Input::File(file.clone());
+                // `-` is standard input, as in `kpol check -`.
+                let input = if file.as_os_str() == "-" {
+                    Input::Stdin
+                } else {
+                    Input::File(file.clone())
+                };
                 let evaluated = cx.evaluate(&input, session.max_bytes)?;
                 Ok(cx.at_line(&evaluated, &input.display(), *line, &args))
             }

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use kpol::policy::{PolicyBody, Rule, RuleBody};
+use kpol::report::Status;
 use kpol::resource::{Resource, split_api_version};
 
 use super::{Cx, Evaluated, place};
@@ -47,6 +48,21 @@ pub fn render(cx: &Cx, e: &Evaluated) -> String {
                                 rule.name,
                                 f.response.message
                             );
+                            // Which precondition did not hold.
+                            if f.status == Status::Skip
+                                && f.response.message.starts_with("preconditions not met")
+                                && let Some(pre) = &rule.preconditions
+                            {
+                                out.push_str(&super::body::condition_block(
+                                    cx,
+                                    policy,
+                                    rule,
+                                    resource,
+                                    pre,
+                                    super::body::Block::Preconditions,
+                                    "        ",
+                                ));
+                            }
                         }
                         None => {
                             let _ = writeln!(
