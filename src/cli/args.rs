@@ -48,6 +48,14 @@ pub enum Command {
     /// Join the JSON reports of `kpol check --shard I/N --format json` runs into the report,
     /// and the exit code, of the unsharded run.
     Merge(MergeArgs),
+    /// Explain a finding in terms of the policy's YAML: the pattern node, deny condition or
+    /// CEL expression that failed, the resource's value there, what would pass
+    /// (docs/EXPLAIN.md).
+    Explain(super::explain::ExplainArgs),
+    /// List the loaded policies and rules (kind, action, severity, title, the kinds each rule
+    /// selects after autogen); `--coverage TESTDIR`: which rules the kyverno-test suites test
+    /// both ways.
+    Policies(super::policies_cmd::PoliciesArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -45,7 +45,8 @@ fn cwd() -> Option<&'static Path> {
 }
 
 /// The fingerprint of a finding (16 hex digits): stable when lines move, different for
-/// another field of the same resource.
+/// another field of the same resource. One value everywhere a finding is named: baselines,
+/// SARIF's `partialFingerprints`, `--format json`'s `fingerprint` and `kpol explain --finding`.
 pub fn fingerprint(f: &Finding) -> String {
     let file = file_key(f.source.as_deref().map_or("", |s| s.name()));
     let path = f.response.kyverno_path().unwrap_or_default();

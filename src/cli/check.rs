@@ -624,7 +624,11 @@ fn input_key(input: &Input) -> Option<String> {
 /// Whether `policy` is evaluated: at admission (the default) Kyverno's policy cache leaves out
 /// a policy with `spec.admission: false`; a background scan (`--background`) evaluates the
 /// policies with `spec.background` true. A policy left out is an info note.
-fn runs(policy: &kpol::policy::Policy, background: bool, notes: &mut Vec<Diagnostic>) -> bool {
+pub(super) fn runs(
+    policy: &kpol::policy::Policy,
+    background: bool,
+    notes: &mut Vec<Diagnostic>,
+) -> bool {
     let (field, why) = match (background, policy.admission, policy.background) {
         (false, false, _) => ("admission", "not evaluated (use --background)"),
         (true, _, false) => ("background", "not evaluated in a background scan"),
@@ -1161,7 +1165,7 @@ fn mutate_error(
     f
 }
 
-fn finding(
+pub(super) fn finding(
     policy: &kpol::policy::Policy,
     policy_index: usize,
     resource: &Resource,

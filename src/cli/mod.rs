@@ -6,8 +6,10 @@ mod baseline;
 mod check;
 mod color;
 mod config;
+mod coverage;
 mod discover;
 mod exit;
+mod explain;
 mod generate;
 mod jp;
 mod known_kinds;
@@ -17,6 +19,7 @@ mod namespaces;
 mod old;
 mod ordered;
 mod policies;
+mod policies_cmd;
 mod render;
 mod session;
 mod suppressions;
@@ -57,6 +60,8 @@ pub fn run() -> ExitCode {
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),
         Command::Jp(a) => jp::run(a),
+        Command::Explain(a) => explain::run(a),
+        Command::Policies(a) => policies_cmd::run(a),
     };
     ExitCode::from(code)
 }

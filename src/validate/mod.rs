@@ -278,3 +278,15 @@ pub(crate) fn deny_check(
     let (status, message) = deny_verdict(rule_name, message, deny, ctx);
     Verdict::new(status, message)
 }
+
+/// The variable context a rule of `policy` is evaluated with on `resource` (request, values,
+/// then the rule's `context` entries), for `kpol explain`, which evaluates a rule's deny
+/// conditions one by one in it. `Err` holds the context's load error.
+pub fn explain_context<'r>(
+    policy: &Policy,
+    rule: &Rule,
+    resource: &'r Resource,
+    request: &Request,
+) -> Result<Context<'r>, String> {
+    rule_context(policy, rule, resource, request).map_err(|v| v.message)
+}

@@ -12,6 +12,7 @@ pub mod autogen;
 pub mod cel_rule;
 pub mod constraints;
 pub mod evaluate;
+pub mod explain;
 pub mod load;
 pub mod params;
 #[cfg(test)]

@@ -32,6 +32,8 @@ struct Result<'a> {
     start: Option<LineCol>,
     end: Option<LineCol>,
     path: Option<String>,
+    /// The finding's stable identity (SARIF's `partialFingerprints`, `kpol explain --finding`).
+    fingerprint: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     unsupported: Option<&'a str>,
     /// `--apiserver-defaults`: the defaults that changed this result.
@@ -101,6 +103,7 @@ fn document(report: &CheckReport) -> Document<'_> {
                 start: f.start,
                 end: f.end,
                 path: f.response.kyverno_path(),
+                fingerprint: crate::cli::baseline::fingerprint(f),
                 unsupported: f.response.unsupported.as_deref(),
                 apiserver_defaults: &f.defaults,
                 suppression: f.suppressed.as_ref().map(|s| Suppression {

@@ -11,7 +11,7 @@ pub mod junit;
 pub mod policy_report;
 pub mod progress;
 pub mod sarif;
-mod yaml_out;
+pub mod yaml_out;
 
 use std::io::{self, Write};
 

@@ -64,6 +64,7 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
     report.warnings.append(&mut inputs.warnings);
     report.errors = std::mem::take(&mut inputs.policies.errors);
     let policies = std::mem::take(&mut inputs.policies.policies);
+    report.rules = loaded_rules(&policies);
     report.applying = (
         policies.len() + inputs.policies.invalid.len() + inputs.policies.unsupported.len(),
         inputs.resources.len(),
@@ -135,4 +136,35 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         report.rows.extend(rows::rows_for(&entry, run, &cx));
     }
     report
+}
+
+/// The rules of `policies` as written ([`super::report::LoadedRule`]).
+fn loaded_rules(policies: &[kpol::policy::Policy]) -> Vec<super::report::LoadedRule> {
+    use kpol::policy::{PolicyBody, RuleBody};
+    let mut out = Vec::new();
+    for p in policies {
+        let at = |span: kpol::source::Span| p.source.line_col(span.start).line;
+        let rule = |name: &str, kind: &str, line: u32| super::report::LoadedRule {
+            policy: p.key(),
+            rule: name.to_owned(),
+            kind: kind.to_owned(),
+            file: p.source.name().to_owned(),
+            line,
+        };
+        match &p.body {
+            PolicyBody::Rules(set) => {
+                for r in &set.autogen.spec_rules {
+                    let kind = match &r.body {
+                        RuleBody::Validate(_) => "validate",
+                        RuleBody::Mutate(_) => "mutate",
+                        RuleBody::Generate(_) => "generate",
+                        RuleBody::VerifyImages(_) => "verifyImages",
+                    };
+                    out.push(rule(&r.name, kind, at(r.raw.span)));
+                }
+            }
+            PolicyBody::Cel(_) => out.push(rule("", &format!("{:?}", p.kind), at(p.raw.span))),
+        }
+    }
+    out
 }

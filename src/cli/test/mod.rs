@@ -26,7 +26,8 @@ use rayon::prelude::*;
 
 use super::args::{Format, TestArgs};
 use super::exit;
-use report::{FileReport, Totals};
+use report::Totals;
+pub use report::{FileReport, LoadedRule};
 
 pub fn run(args: TestArgs) -> u8 {
     let mut missing = Vec::new();
@@ -95,6 +96,25 @@ pub fn run(args: TestArgs) -> u8 {
         return exit::FINDINGS;
     }
     exit::CLEAN
+}
+
+/// Every test file under `paths` (as `kpol test` finds them) run, in path order: what
+/// `kpol policies --coverage` reads. `Err` lists the paths that could not be walked.
+pub fn run_all(paths: &[PathBuf]) -> (Vec<FileReport>, Vec<String>) {
+    let mut missing = Vec::new();
+    let mut found = Vec::new();
+    for p in paths {
+        match discover(p, "kyverno-test.yaml") {
+            Ok(f) => found.extend(f),
+            Err(e) => missing.push(e),
+        }
+    }
+    let selector = select::Selector::parse("policy=*,rule=*,resource=*");
+    let files = found
+        .par_iter()
+        .map(|p| file::run_file(p, &selector))
+        .collect();
+    (files, missing)
 }
 
 /// The test files under `path` (recursively, in file-name order, hidden directories included:

@@ -28,6 +28,23 @@ pub struct TestReport {
     #[serde(skip)]
     pub applying: (usize, usize, usize),
     pub rows: Vec<Row>,
+    /// The rules of the policies the test loaded (`kpol policies --coverage`).
+    #[serde(skip)]
+    pub rules: Vec<LoadedRule>,
+}
+
+/// A rule of a policy a test loaded, as written (autogen rules are counted for the rule they
+/// were made from); a CEL policy is one rule without a name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LoadedRule {
+    /// The policy's key (`namespace/name` for a namespaced policy).
+    pub policy: String,
+    pub rule: String,
+    /// `validate`, `mutate`, `generate`, `verifyImages`, or the CEL policy's kind.
+    pub kind: String,
+    /// The policy file, as the test names it, with the line of the rule.
+    pub file: String,
+    pub line: u32,
 }
 
 impl TestReport {
