@@ -48,6 +48,16 @@ pub enum Command {
     /// Join the JSON reports of `kpol check --shard I/N --format json` runs into the report,
     /// and the exit code, of the unsharded run.
     Merge(MergeArgs),
+    /// A Language Server on standard input and output: the findings of `kpol check` in the
+    /// editor as you type, hovers and code actions (docs/EDITORS.md).
+    Lsp(LspArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LspArgs {
+    /// Accepted for clients that pass it: standard input and output is the only transport.
+    #[arg(long)]
+    pub stdio: bool,
 }
 
 #[derive(Debug, clap::Args)]

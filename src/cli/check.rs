@@ -491,7 +491,11 @@ pub fn run(args: CheckArgs) -> u8 {
 /// Whether `policy` is evaluated: at admission (the default) Kyverno's policy cache leaves out
 /// a policy with `spec.admission: false`; a background scan (`--background`) evaluates the
 /// policies with `spec.background` true. A policy left out is an info note.
-fn runs(policy: &kpol::policy::Policy, background: bool, notes: &mut Vec<Diagnostic>) -> bool {
+pub(super) fn runs(
+    policy: &kpol::policy::Policy,
+    background: bool,
+    notes: &mut Vec<Diagnostic>,
+) -> bool {
     let (field, why) = match (background, policy.admission, policy.background) {
         (false, false, _) => ("admission", "not evaluated (use --background)"),
         (true, _, false) => ("background", "not evaluated in a background scan"),
@@ -816,6 +820,45 @@ fn check_input(
             Some(Location::file(input.display())),
         ));
     }
+    check_manifests(engine, request, old, file_old, &source, manifests, opts)
+}
+
+/// An editor's unsaved buffer (`kpol lsp`), checked as [`check_input`] checks a file: mutate
+/// rules first, then every validate rule on the result; with no previous revision. Only
+/// failures, warnings and errors become findings (passes and skips are counted). Reads within
+/// `limits` (a long-running server passes per-file limits, not the run's shared budget).
+pub(super) fn check_text(
+    engine: &Engine,
+    request: &Request,
+    source: &Source,
+    limits: kpol::yaml::Limits,
+) -> FileReport {
+    let manifests = read_manifests(source, limits);
+    let old = Previous {
+        objects: super::old::OldObjects::default(),
+        diff_base: None,
+        forced: false,
+    };
+    let opts = CheckOptions {
+        audit_warn: false,
+        max_bytes: u64::MAX,
+        list_passing: false,
+        apiserver_defaults: false,
+        allow_empty: true,
+    };
+    check_manifests(engine, request, &old, None, source, manifests, opts)
+}
+
+/// The resources of one read file through the mutate and validate phases.
+fn check_manifests(
+    engine: &Engine,
+    request: &Request,
+    old: &Previous,
+    file_old: Option<&super::old::OldObjects>,
+    source: &Source,
+    mut manifests: kpol::manifest::Manifests,
+    opts: CheckOptions,
+) -> FileReport {
     // `--cluster-resources`: CEL `resource.Get/List` read the virtual cluster too.
     let cel = request
         .offline

@@ -10,6 +10,7 @@ mod exit;
 mod generate;
 mod jp;
 mod known_kinds;
+mod lsp;
 mod merge;
 mod mutate;
 mod namespaces;
@@ -55,6 +56,7 @@ pub fn run() -> ExitCode {
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),
         Command::Jp(a) => jp::run(a),
+        Command::Lsp(a) => lsp::run(a),
     };
     ExitCode::from(code)
 }
