@@ -87,10 +87,10 @@ pub fn analyze(ws: &Workspace, path: Option<&Path>, name: &str, text: &str) -> A
         };
         let start = f
             .start
-            .map_or(lsp_types::Position::new(0, 0), |lc| lines.from_line_col(lc));
+            .map_or(lsp_types::Position::new(0, 0), |lc| lines.at_line_col(lc));
         let end = f.end.map_or_else(
             || end_of_line(&lines, start.line),
-            |lc| lines.from_line_col(lc),
+            |lc| lines.at_line_col(lc),
         );
         let range = Range::new(start, end);
         let rule_id = f.rule_id();
@@ -170,10 +170,10 @@ fn file_diagnostic(lines: &Lines, d: &Diagnostic) -> Option<lsp_types::Diagnosti
         Some(loc) => (loc.start, loc.end),
         None => (None, None),
     };
-    let start = start.map_or(lsp_types::Position::new(0, 0), |lc| lines.from_line_col(lc));
+    let start = start.map_or(lsp_types::Position::new(0, 0), |lc| lines.at_line_col(lc));
     let end = end.map_or_else(
         || end_of_line(lines, start.line),
-        |lc| lines.from_line_col(lc),
+        |lc| lines.at_line_col(lc),
     );
     Some(lsp_types::Diagnostic {
         range: Range::new(start, end),
@@ -416,5 +416,109 @@ mod tests {
         assert!(s >= 5 && e <= old.len() - 5, "{s}..{e}");
         assert_eq!(changed_part("same", "same"), (4, 4, ""));
         assert_eq!(changed_part("ab", "aab").2, "a");
+    }
+}
+
+#[cfg(test)]
+mod workspace_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A workspace without `.kpol.yaml`: kpol's embedded default policies.
+    fn embedded() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::load(Some(dir.path().to_path_buf()));
+        assert!(ws.embedded());
+        assert!(!ws.engine.policies().is_empty());
+        (dir, ws)
+    }
+
+    fn codes(a: &Analysis) -> Vec<(u32, String)> {
+        a.diagnostics
+            .iter()
+            .map(|d| {
+                let code = match &d.code {
+                    Some(NumberOrString::String(s)) => s.clone(),
+                    _ => String::new(),
+                };
+                (d.range.start.line, code)
+            })
+            .collect()
+    }
+
+    const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: NAME\nspec:\n  containers:\n    - name: c\n      image: nginx:1.27\n";
+
+    /// Every document of a multi-document file and every item of a `kind: List` is checked,
+    /// each finding at its own line.
+    #[test]
+    fn documents_and_list_items_are_each_checked() {
+        let (_dir, ws) = embedded();
+        let two = format!(
+            "{}---\n{}",
+            POD.replace("NAME", "a"),
+            POD.replace("NAME", "b")
+        );
+        let a = analyze(&ws, None, "two.yaml", &two);
+        let limits: Vec<u32> = codes(&a)
+            .into_iter()
+            .filter(|(_, c)| c == "require-resource-limits/validate-resources")
+            .map(|(l, _)| l)
+            .collect();
+        assert_eq!(limits, vec![6, 15], "{:?}", codes(&a));
+        let list = "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata:\n      name: x\n    spec:\n      containers:\n        - name: c\n          image: nginx:1.27\n";
+        let a = analyze(&ws, None, "list.yaml", list);
+        assert!(
+            codes(&a).contains(&(9, "require-resource-limits/validate-resources".to_owned())),
+            "{:?}",
+            codes(&a)
+        );
+        // Each finding is also a flagged range that hover and code actions find.
+        assert_eq!(a.flagged.len(), a.diagnostics.len());
+    }
+
+    /// A YAML error is one diagnostic at its line; a file of policies is checked as policies,
+    /// not as a manifest.
+    #[test]
+    fn yaml_errors_and_policy_files() {
+        let (_dir, ws) = embedded();
+        let a = analyze(&ws, None, "bad.yaml", "a: b\nc: [d\n");
+        assert_eq!(codes(&a), vec![(1, "yaml".to_owned())]);
+        let policy = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: p\nspec:\n  rules:\n    - name: r\n      match:\n        any:\n          - resources:\n              kinds: [Pod]\n      validate:\n        pattern:\n          spec:\n            =(hostNetwork): false\n";
+        let a = analyze(&ws, None, "p.yaml", policy);
+        assert!(a.diagnostics.is_empty(), "{:?}", codes(&a));
+        let broken = policy.replace("validate:", "validat:");
+        let a = analyze(&ws, None, "p.yaml", &broken);
+        assert!(
+            codes(&a).iter().any(|(_, c)| c == "invalid-policy"),
+            "{:?}",
+            codes(&a)
+        );
+    }
+
+    /// The embedded add-default-labels rule would label the Pod: the mutation edit gives the
+    /// text `kpol mutate` writes.
+    #[test]
+    fn the_mutation_is_the_mutate_phase_text() {
+        let (_dir, ws) = embedded();
+        let pod = POD.replace("NAME", "a");
+        let a = analyze(&ws, None, "pod.yaml", &pod);
+        let m = a.mutation.unwrap();
+        assert_eq!(m.rules, vec!["add-default-labels/add-managed-by-label"]);
+        let lines = Lines::new(&pod);
+        let (s, e) = (
+            lines.offset(m.edit.range.start),
+            lines.offset(m.edit.range.end),
+        );
+        let applied = format!("{}{}{}", &pod[..s], m.edit.new_text, &pod[e..]);
+        let expected = kpol::engine::file::mutate_file(
+            &ws.engine,
+            &ws.request,
+            "x",
+            pod.clone(),
+            Limits::default(),
+        );
+        assert_eq!(applied, expected.text);
+        assert!(applied.contains("app.kubernetes.io/managed-by: kpol"));
     }
 }

@@ -1,8 +1,13 @@
 //! `kpol lsp`: a Language Server over standard input and output (docs/EDITORS.md). The main
 //! loop only reads messages, keeps each open document's text and answers requests from the
 //! document's last analysis; analyses run on one worker thread ([`worker`]) from the unsaved
-//! text, a change waiting [`DEBOUNCE`] for the next keystroke, and a result older than the
-//! document's version is dropped. Closing a document drops everything kept for it.
+//! text. A change after a quiet spell is analysed at once; changes in a burst (each within
+//! [`DEBOUNCE`] of the last) wait until it ends; a result older than the document's version
+//! is dropped. Closing a document drops everything kept for it.
+
+// Documents are keyed by `Uri`, whose hash and equality are its text (lsp-types); the cell
+// inside it is the URI parser's cache, which changes neither.
+#![allow(clippy::mutable_key_type)]
 
 mod actions;
 mod analysis;
@@ -35,8 +40,8 @@ use analysis::Analysis;
 use worker::{Job, Outcome};
 use workspace::Workspace;
 
-/// How long a change waits for the next one before it is analysed (a document just opened
-/// is analysed at once).
+/// Changes closer together than this are a burst: analysed once it ends (a document just
+/// opened, or changed after a quiet spell, is analysed at once).
 const DEBOUNCE: Duration = Duration::from_millis(10);
 
 pub fn run(_args: LspArgs) -> u8 {
@@ -347,9 +352,18 @@ impl Server<'_> {
                     }
                     doc.text = Arc::from(text);
                     doc.version = p.text_document.version;
-                    doc.changed_at = Instant::now();
-                    self.pending
-                        .insert(p.text_document.uri, Instant::now() + DEBOUNCE);
+                    // The first change after a quiet spell is analysed at once; one that
+                    // follows within DEBOUNCE (a burst: a paste, a macro) waits for the
+                    // next.
+                    let now = Instant::now();
+                    let quiet = now.duration_since(doc.changed_at) >= DEBOUNCE;
+                    doc.changed_at = now;
+                    let at = if quiet { now } else { now + DEBOUNCE };
+                    let at = self
+                        .pending
+                        .get(&p.text_document.uri)
+                        .map_or(at, |&was| was.max(at));
+                    self.pending.insert(p.text_document.uri, at);
                 }
             }
             DidSaveTextDocument::METHOD => {
@@ -476,7 +490,7 @@ impl Server<'_> {
                 }
                 let since_change = doc.changed_at.elapsed();
                 let diagnostics = analysis.diagnostics.clone();
-                doc.analysis = Some((version, Arc::new(analysis)));
+                doc.analysis = Some((version, Arc::from(analysis)));
                 let n = diagnostics.len();
                 self.publish(uri.clone(), diagnostics, Some(version));
                 self.log(format!(

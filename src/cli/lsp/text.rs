@@ -68,7 +68,7 @@ impl<'a> Lines<'a> {
     }
 
     /// The position of kpol's 1-based line and 1-based character column.
-    pub fn from_line_col(&self, lc: kpol::source::LineCol) -> Position {
+    pub fn at_line_col(&self, lc: kpol::source::LineCol) -> Position {
         let line = lc.line.saturating_sub(1);
         let text = self.line(line);
         let chars = lc.column.saturating_sub(1) as usize;
@@ -167,7 +167,7 @@ mod tests {
         assert_eq!(lines.position(text.len()), Position::new(2, 0));
         assert_eq!(lines.offset(Position::new(9, 0)), text.len());
         let lc = kpol::source::LineCol { line: 2, column: 5 };
-        assert_eq!(lines.from_line_col(lc), Position::new(1, 5));
+        assert_eq!(lines.at_line_col(lc), Position::new(1, 5));
     }
 
     /// A path with a space and a non-ASCII name survives the round trip through a URI.

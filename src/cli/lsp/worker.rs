@@ -33,7 +33,7 @@ pub enum Outcome {
     Analyzed {
         uri: Uri,
         version: i32,
-        analysis: Analysis,
+        analysis: Box<Analysis>,
         elapsed: Duration,
     },
 }
@@ -70,10 +70,10 @@ fn run(root: Option<PathBuf>, jobs: &Receiver<Job>, out: &Sender<Outcome>) {
     let mut ws = load(root.clone(), out).unwrap_or_else(|| Arc::new(Workspace::load(None)));
     while let Ok(first) = jobs.recv() {
         let batch: Vec<Job> = std::iter::once(first).chain(jobs.try_iter()).collect();
-        if batch.iter().any(|j| matches!(j, Job::Reload)) {
-            if let Some(new) = load(root.clone(), out) {
-                ws = new;
-            }
+        if batch.iter().any(|j| matches!(j, Job::Reload))
+            && let Some(new) = load(root.clone(), out)
+        {
+            ws = new;
         }
         // The newest job of each document, in the order the documents were first asked for.
         let mut order: Vec<Uri> = Vec::new();
@@ -110,7 +110,7 @@ fn run(root: Option<PathBuf>, jobs: &Receiver<Job>, out: &Sender<Outcome>) {
             let sent = out.send(Outcome::Analyzed {
                 uri,
                 version,
-                analysis,
+                analysis: Box::new(analysis),
                 elapsed: started.elapsed(),
             });
             if sent.is_err() {
