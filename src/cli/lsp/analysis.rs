@@ -92,7 +92,7 @@ pub fn analyze(ws: &Workspace, path: Option<&Path>, name: &str, text: &str) -> A
             || end_of_line(&lines, start.line),
             |lc| lines.at_line_col(lc),
         );
-        let range = Range::new(start, end);
+        let range = lines.shown(Range::new(start, end));
         let rule_id = f.rule_id();
         let rule = rule_node(policy, &f.rule);
         let related = (!ws.embedded())
@@ -176,7 +176,7 @@ fn file_diagnostic(lines: &Lines, d: &Diagnostic) -> Option<lsp_types::Diagnosti
         |lc| lines.at_line_col(lc),
     );
     Some(lsp_types::Diagnostic {
-        range: Range::new(start, end),
+        range: lines.shown(Range::new(start, end)),
         severity: Some(severity),
         code: Some(NumberOrString::String(d.code.as_str().to_owned())),
         source: Some("kpol".to_owned()),
@@ -279,8 +279,8 @@ fn hover_text(
     });
     if let Some((key, node)) = expected {
         let plines = Lines::new(policy.source.text());
-        let start = plines.position(node.span.start as usize).line;
-        let end = plines.position(node.span.end as usize).line;
+        let shown = plines.range(node.span);
+        let (start, end) = (shown.start.line, shown.end.line);
         let body = block(&plines, start, end);
         let at = LineCol {
             line: start + 1,
@@ -289,7 +289,10 @@ fn hover_text(
         let file = if ws.embedded() {
             format!("{} (embedded)", policy.source.name())
         } else {
-            policy.source.name().to_owned()
+            std::fs::canonicalize(policy.source.name()).map_or_else(
+                |_| policy.source.name().to_owned(),
+                |p| p.display().to_string(),
+            )
         };
         out.push_str(&format!(
             "\nExpected ({file}:{}):\n```yaml\n{key}:\n{body}```\n",

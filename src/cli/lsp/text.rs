@@ -76,12 +76,25 @@ impl<'a> Lines<'a> {
         Position::new(line, to_u32(units))
     }
 
-    /// The range of a byte span.
+    /// The range of a byte span, for showing (not for edits): a block node's span ends after
+    /// its last line break, which would mark the line below too, so it ends at the end of
+    /// its last line instead.
     pub fn range(&self, span: kpol::source::Span) -> Range {
-        Range::new(
+        self.shown(Range::new(
             self.position(span.start as usize),
             self.position(span.end as usize),
-        )
+        ))
+    }
+
+    /// `range` without the start of the line below it (see [`Lines::range`]).
+    pub fn shown(&self, range: Range) -> Range {
+        if range.end.character == 0 && range.end.line > range.start.line {
+            let line = range.end.line - 1;
+            let end = Position::new(line, to_u32(utf16_len(self.line(line))));
+            Range::new(range.start, end)
+        } else {
+            range
+        }
     }
 }
 
