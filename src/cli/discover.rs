@@ -113,10 +113,12 @@ impl Exclude {
         })
     }
 
-    /// Whether `path`, a file named on its own (an editor's document, `kpol lsp`), is
-    /// excluded.
+    /// Whether `path`, a file named on its own (an editor's document, `kpol lsp`: absolute,
+    /// and perhaps not yet saved to disk), is excluded.
     pub fn excludes(&self, path: &Path) -> bool {
-        self.is_match(path, || real_file(path))
+        self.is_match(path, || {
+            real_file(path).or_else(|| Some(path.to_path_buf()))
+        })
     }
 
     /// Whether `path` (as found) is excluded; `real` is the same path made absolute through

@@ -115,3 +115,51 @@ impl Workspace {
         self.policy_paths.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The config found from the workspace root decides the policies and the excludes, as for
+    /// `kpol check`; a policy file named there, or the config itself, is an input to reload on.
+    #[test]
+    fn the_config_of_the_root_is_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(
+            root.join(".kpol.yaml"),
+            "version: 1\npolicies:\n  - limits.yaml\nexclude:\n  - vendor/**\n",
+        )
+        .unwrap();
+        let policy = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/policies/require-resource-limits.yaml"
+        );
+        std::fs::copy(policy, root.join("limits.yaml")).unwrap();
+        let ws = Workspace::load(Some(root.clone()));
+        assert!(!ws.embedded());
+        let names: Vec<&str> = ws
+            .engine
+            .policies()
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(names, vec!["require-resource-limits"]);
+        assert!(ws.problems.is_empty(), "{:?}", ws.problems);
+        assert!(ws.excludes(&root.join("vendor/x/a.yaml")));
+        assert!(!ws.excludes(&root.join("apps/a.yaml")));
+        assert!(ws.is_input(&root.join("limits.yaml")));
+        assert!(ws.is_input(&root.join(".kpol.yaml")));
+        assert!(!ws.is_input(&root.join("apps/a.yaml")));
+        // An excluded document gets no diagnostics.
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n    - name: c\n      image: nginx\n";
+        let excluded = root.join("vendor/x/a.yaml");
+        let a = super::super::analysis::analyze(&ws, Some(&excluded), "a.yaml", pod);
+        assert!(a.diagnostics.is_empty());
+        let kept = root.join("apps/a.yaml");
+        let a = super::super::analysis::analyze(&ws, Some(&kept), "a.yaml", pod);
+        assert_eq!(a.diagnostics.len(), 1);
+    }
+}
