@@ -364,6 +364,18 @@ async def test_a_changed_policy_file_is_reloaded(scratch_client):
         1,
     )
     assert [d.severity for d in got.diagnostics] == [types.DiagnosticSeverity.Warning]
+    # Saved from the editor: back to Enforce, an error again.
+    policy.write_text(policy.read_text().replace("validationFailureAction: Audit", "validationFailureAction: Enforce"))
+    got = await publish_after(
+        client,
+        lambda: client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri_of(policy)))
+        ),
+        uri,
+        1,
+    )
+    assert [d.severity for d in got.diagnostics] == [types.DiagnosticSeverity.Error]
+    assert any("limits.yaml changed; reloading" in m.message for m in client.log_messages)
 
 
 def manifest_of_lines(lines: int) -> str:
