@@ -56,6 +56,16 @@ pub enum Command {
     /// selects after autogen); `--coverage TESTDIR`: which rules the kyverno-test suites test
     /// both ways.
     Policies(super::policies_cmd::PoliciesArgs),
+    /// A Language Server on standard input and output: the findings of `kpol check` in the
+    /// editor as you type, hovers and code actions (docs/EDITORS.md).
+    Lsp(LspArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LspArgs {
+    /// Accepted for clients that pass it: standard input and output is the only transport.
+    #[arg(long)]
+    pub stdio: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -955,11 +955,52 @@ fn check_input(
             Some(Location::file(input.display())),
         ));
     }
+    check_manifests(engine, request, old, file_old, &source, manifests, opts)
+}
+
+/// An editor's unsaved buffer (`kpol lsp`), checked as [`check_input`] checks a file: mutate
+/// rules first, then every validate rule on the result; with no previous revision. Only
+/// failures, warnings and errors become findings (passes and skips are counted). Reads within
+/// `limits` (a long-running server passes per-file limits, not the run's shared budget).
+pub(super) fn check_text(
+    engine: &Engine,
+    request: &Request,
+    source: &Source,
+    limits: kpol::yaml::Limits,
+) -> FileReport {
+    let manifests = read_manifests(source, limits);
+    let old = Previous {
+        objects: super::old::OldObjects::default(),
+        diff_base: None,
+        forced: false,
+    };
+    let opts = CheckOptions {
+        audit_warn: false,
+        max_bytes: u64::MAX,
+        list_passing: false,
+        apiserver_defaults: false,
+        allow_empty: true,
+        // An editor honours the suppressions written in the buffer, judged on today's date.
+        today: super::suppressions::today().ok(),
+    };
+    check_manifests(engine, request, &old, None, source, manifests, opts)
+}
+
+/// The resources of one read file through the mutate and validate phases.
+fn check_manifests(
+    engine: &Engine,
+    request: &Request,
+    old: &Previous,
+    file_old: Option<&super::old::OldObjects>,
+    source: &Source,
+    mut manifests: kpol::manifest::Manifests,
+    opts: CheckOptions,
+) -> FileReport {
     // Inline suppressions (docs/SUPPRESSIONS.md), read from the file before its resources are
     // checked: refused entries are errors of the file, expired ones warnings.
     let directives = match opts.today {
         Some(today) => {
-            let (d, diags) = super::suppressions::scan(&source, &manifests.resources, today);
+            let (d, diags) = super::suppressions::scan(source, &manifests.resources, today);
             manifests.diagnostics.extend(diags);
             d
         }

@@ -113,6 +113,14 @@ impl Exclude {
         })
     }
 
+    /// Whether `path`, a file named on its own (an editor's document, `kpol lsp`: absolute,
+    /// and perhaps not yet saved to disk), is excluded.
+    pub fn excludes(&self, path: &Path) -> bool {
+        self.is_match(path, || {
+            real_file(path).or_else(|| Some(path.to_path_buf()))
+        })
+    }
+
     /// Whether `path` (as found) is excluded; `real` is the same path made absolute through
     /// the resolved root it was found under (no link below that root resolved).
     fn is_match(&self, path: &Path, real: impl FnOnce() -> Option<PathBuf>) -> bool {

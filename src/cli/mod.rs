@@ -13,6 +13,7 @@ mod explain;
 mod generate;
 mod jp;
 mod known_kinds;
+mod lsp;
 mod merge;
 mod mutate;
 mod namespaces;
@@ -62,6 +63,7 @@ pub fn run() -> ExitCode {
         Command::Jp(a) => jp::run(a),
         Command::Explain(a) => explain::run(a),
         Command::Policies(a) => policies_cmd::run(a),
+        Command::Lsp(a) => lsp::run(a),
     };
     ExitCode::from(code)
 }

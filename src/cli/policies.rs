@@ -106,51 +106,67 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
             }
         }
     }
-    let mut policies = Vec::new();
-    let mut exceptions = kpol::exception::Loaded::default();
-    let mut kinds = Vec::new();
-    for (name, text) in texts {
-        let source = Arc::new(SourceFile::new(name, text));
-        let docs = match parse_documents(source.text(), super::discover::input_limits()) {
-            Ok(d) => d,
-            Err(e) => {
-                diagnostics.push(Diagnostic::error(
-                    Code::Yaml,
-                    format!("invalid YAML: {}", e.message),
-                    Some(Location::at(&source, Span::new(e.offset, e.offset))),
-                ));
-                continue;
-            }
-        };
-        let loaded = load_policies(&source, docs);
-        diagnostics.extend(loaded.diagnostics);
-        for e in &loaded.exceptions {
-            kinds.extend(exception_kinds(&source, e));
-        }
-        exceptions.extend(kpol::exception::load_documents(
-            &source,
-            &loaded.exceptions,
-            false,
-        ));
-        for u in &loaded.unsupported {
-            diagnostics.push(Diagnostic::warning(
-                Code::UnsupportedPolicy,
-                format!(
-                    "{} {} is not evaluated: kpol does not support this policy kind yet",
-                    u.kind, u.name
-                ),
-                Some(Location::file(source.name())),
-            ));
-        }
-        policies.extend(loaded.policies);
-    }
-    diagnostics.extend(exceptions.diagnostics);
-    PolicySet {
-        policies,
-        exceptions: exceptions.exceptions,
+    let mut set = PolicySet {
+        policies: Vec::new(),
+        exceptions: Vec::new(),
         diagnostics,
-        exception_kinds: kinds,
+        exception_kinds: Vec::new(),
+    };
+    let mut exceptions = kpol::exception::Loaded::default();
+    for (name, text) in texts {
+        load_text(
+            Arc::new(SourceFile::new(name, text)),
+            super::discover::input_limits(),
+            &mut set,
+            &mut exceptions,
+        );
     }
+    set.diagnostics.extend(exceptions.diagnostics);
+    set.exceptions = exceptions.exceptions;
+    set
+}
+
+/// The policies and PolicyExceptions of one policy file's text, added to `set` (the
+/// exceptions to `exceptions`, whose diagnostics the caller adds last). `kpol lsp` loads an
+/// open policy buffer with it, so that the editor shows what `kpol check` would say.
+pub fn load_text(
+    source: Arc<SourceFile>,
+    limits: kpol::yaml::Limits,
+    set: &mut PolicySet,
+    exceptions: &mut kpol::exception::Loaded,
+) {
+    let docs = match parse_documents(source.text(), limits) {
+        Ok(d) => d,
+        Err(e) => {
+            set.diagnostics.push(Diagnostic::error(
+                Code::Yaml,
+                format!("invalid YAML: {}", e.message),
+                Some(Location::at(&source, Span::new(e.offset, e.offset))),
+            ));
+            return;
+        }
+    };
+    let loaded = load_policies(&source, docs);
+    set.diagnostics.extend(loaded.diagnostics);
+    for e in &loaded.exceptions {
+        set.exception_kinds.extend(exception_kinds(&source, e));
+    }
+    exceptions.extend(kpol::exception::load_documents(
+        &source,
+        &loaded.exceptions,
+        false,
+    ));
+    for u in &loaded.unsupported {
+        set.diagnostics.push(Diagnostic::warning(
+            Code::UnsupportedPolicy,
+            format!(
+                "{} {} is not evaluated: kpol does not support this policy kind yet",
+                u.kind, u.name
+            ),
+            Some(Location::file(source.name())),
+        ));
+    }
+    set.policies.extend(loaded.policies);
 }
 
 /// Loads `--exception` files: every document must be a PolicyException (exceptions.md §2).
