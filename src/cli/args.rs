@@ -48,6 +48,21 @@ pub enum Command {
     /// Join the JSON reports of `kpol check --shard I/N --format json` runs into the report,
     /// and the exit code, of the unsharded run.
     Merge(MergeArgs),
+    /// Write the HTML report (`--format html`) of a saved `kpol check --format json` result
+    /// (or of `kpol merge`'s).
+    Report(ReportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The JSON result (`kpol check --format json`, `kpol merge`); `-` reads standard input.
+    #[arg(value_name = "RESULT.json")]
+    pub result: PathBuf,
+
+    /// Write the report to FILE instead of standard output (a symbolic link there is
+    /// refused). Links to the inputs are relative to FILE's directory.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -419,6 +434,8 @@ pub enum CheckFormat {
     /// Kyverno's policy report before v1.15 (`wgpolicyk8s.io/v1alpha2`).
     #[value(name = "policy-report-v1alpha2")]
     PolicyReportV1alpha2,
+    /// One self-contained HTML page: counts, charts, the findings table (docs/OUTPUT.md).
+    Html,
 }
 
 #[derive(Debug, clap::Args)]

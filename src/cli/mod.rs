@@ -17,6 +17,7 @@ mod old;
 mod ordered;
 mod policies;
 mod render;
+mod report;
 mod session;
 mod test;
 mod write;
@@ -51,6 +52,7 @@ pub fn run() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Apply(a) => check::run(a.into()),
         Command::Merge(a) => merge::run(a),
+        Command::Report(a) => report::run(a),
         Command::Test(a) => test::run(a),
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),

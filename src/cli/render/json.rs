@@ -15,6 +15,8 @@ struct Document<'a> {
     results: Vec<Result<'a>>,
     diagnostics: Vec<&'a Diagnostic>,
     summary: Summary,
+    /// The policies of the run, with the annotations reports group by.
+    policies: Vec<Policy<'a>>,
     /// `--shard I/N` only: which part of the inputs this report covers (`kpol merge`).
     #[serde(skip_serializing_if = "Option::is_none")]
     shard: Option<crate::cli::args::Shard>,
@@ -40,6 +42,21 @@ struct Result<'a> {
         skip_serializing_if = "<[String]>::is_empty"
     )]
     apiserver_defaults: &'a [String],
+    /// The PolicyExceptions that made this result a skip.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    exceptions: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Policy<'a> {
+    /// As `results[].policy`: `name`, or `namespace/name` for a namespaced Policy.
+    policy: String,
+    title: Option<&'a str>,
+    description: Option<&'a str>,
+    category: Option<&'a str>,
+    severity: Option<&'a str>,
+    file: &'a str,
+    line: u32,
 }
 
 #[derive(Serialize)]
@@ -87,6 +104,7 @@ fn document(report: &CheckReport) -> Document<'_> {
                 path: f.response.kyverno_path(),
                 unsupported: f.response.unsupported.as_deref(),
                 apiserver_defaults: &f.defaults,
+                exceptions: &f.exceptions,
             })
             .collect(),
         diagnostics: report
@@ -95,6 +113,22 @@ fn document(report: &CheckReport) -> Document<'_> {
             .chain(report.files.iter().flat_map(|f| f.diagnostics.iter()))
             .collect(),
         summary: report.summary,
+        policies: report
+            .policies
+            .iter()
+            .map(|p| Policy {
+                policy: match &p.namespace {
+                    Some(ns) => format!("{ns}/{}", p.name),
+                    None => p.name.clone(),
+                },
+                title: p.title.as_deref(),
+                description: p.description.as_deref(),
+                category: p.category.as_deref(),
+                severity: p.severity.as_deref(),
+                file: &p.file,
+                line: p.line,
+            })
+            .collect(),
         shard: report.shard,
     }
 }
