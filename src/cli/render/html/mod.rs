@@ -505,11 +505,11 @@ fn findings(m: &mut Markup, page: &Page, base: Option<&std::path::Path>) {
     m.raw("<table class=\"sortable\" id=\"findings-table\"><thead><tr><th>result</th><th>action</th><th>severity</th>\
            <th>policy / rule</th><th>kind</th><th>namespace</th><th>name</th><th>location</th><th>message</th></tr></thead><tbody>\n");
     for row in &page.rows {
-        m.raw("<tr><td");
+        m.raw("<tr><td><span");
         m.attr("class", &format!("s s-{}", row.status.as_str()));
         m.raw(">");
         m.raw(row.status.as_str());
-        m.raw("</td><td>");
+        m.raw("</span></td><td>");
         action_badge(m, &row.action);
         m.raw("</td>");
         severity_cell(m, page.policies.get(row.policy).map_or("", |p| &p.severity));
