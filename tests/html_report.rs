@@ -161,10 +161,10 @@ fn tags(html: &str) -> Vec<Tag> {
 }
 
 const ELEMENTS: &[&str] = &[
-    "html", "head", "meta", "title", "script", "style", "body", "header", "h1", "h2", "p",
-    "time", "section", "div", "span", "b", "i", "code", "nav", "a", "br", "table", "thead",
-    "tbody", "tr", "th", "td", "details", "summary", "svg", "g", "text", "rect", "input",
-    "select", "option", "button", "noscript",
+    "html", "head", "meta", "title", "script", "style", "body", "header", "h1", "h2", "p", "time",
+    "section", "div", "span", "b", "i", "code", "nav", "a", "br", "table", "thead", "tbody", "tr",
+    "th", "td", "details", "summary", "svg", "g", "text", "rect", "input", "select", "option",
+    "button", "noscript",
 ];
 
 /// Whether anything in the page could make a request or run injected code: an element
@@ -180,15 +180,31 @@ fn leaks(html: &str) -> Vec<String> {
             let bad = a.starts_with("on")
                 || matches!(
                     a.as_str(),
-                    "src" | "srcset" | "style" | "action" | "formaction" | "background" | "xlink:href"
+                    "src"
+                        | "srcset"
+                        | "style"
+                        | "action"
+                        | "formaction"
+                        | "background"
+                        | "xlink:href"
                 )
-                || (a == "href" && !(v.starts_with('#') || v.starts_with("./") || v.starts_with("../")))
+                || (a == "href"
+                    && !(v.starts_with('#') || v.starts_with("./") || v.starts_with("../")))
                 || (a == "href" && (v.contains("//") || v.contains(':')));
             if bad {
                 out.push(format!("<{} {a}=\"{v}\">", t.name));
             }
         }
-        for pat in ["url(", "@import", "http:", "https:", "//", "fetch(", "XMLHttpRequest", "import("] {
+        for pat in [
+            "url(",
+            "@import",
+            "http:",
+            "https:",
+            "//",
+            "fetch(",
+            "XMLHttpRequest",
+            "import(",
+        ] {
             if t.raw_text.contains(pat) {
                 out.push(format!("<{}> contains {pat}", t.name));
             }
@@ -221,13 +237,24 @@ fn the_run_its_json_and_merged_shards_give_the_same_page() {
     let dir = workspace("same");
     check(&dir, &["--format", "html", "-o", "direct.html"]);
     check(&dir, &["--format", "json", "-o", "run.json"]);
-    check(&dir, &["--format", "json", "--shard", "1/2", "-o", "s1.json"]);
-    check(&dir, &["--format", "json", "--shard", "2/2", "-o", "s2.json"]);
+    check(
+        &dir,
+        &["--format", "json", "--shard", "1/2", "-o", "s1.json"],
+    );
+    check(
+        &dir,
+        &["--format", "json", "--shard", "2/2", "-o", "s2.json"],
+    );
     let merged = kpol(&["merge", "s2.json", "s1.json", "-o", "merged.json"], &dir);
     assert_eq!(merged.status.code(), Some(1));
     for json in ["run.json", "merged.json"] {
         let o = kpol(&["report", json, "-o", "from-json.html"], &dir);
-        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let a = std::fs::read_to_string(dir.join("direct.html")).unwrap();
         let b = std::fs::read_to_string(dir.join("from-json.html")).unwrap();
         assert!(a == b, "kpol report {json} differs from --format html");
@@ -244,7 +271,10 @@ fn report_refuses_what_is_not_a_check_result() {
     let dir = workspace("refuse");
     std::fs::write(dir.join("other.json"), "{\"version\": 2, \"results\": []}").unwrap();
     for (file, why) in [
-        ("other.json", "other.json: not a kpol check --format json report"),
+        (
+            "other.json",
+            "other.json: not a kpol check --format json report",
+        ),
         ("missing.json", "missing.json: "),
     ] {
         let o = kpol(&["report", file], &dir);
@@ -263,7 +293,10 @@ fn hostile_strings_are_text_and_nothing_leaves_the_page() {
     let o = check(&dir, &["--format", "html"]);
     let html = String::from_utf8(o.stdout).unwrap();
     assert_eq!(leaks(&html), Vec::<String>::new());
-    let scripts = tags(&html).into_iter().filter(|t| t.name == "script").count();
+    let scripts = tags(&html)
+        .into_iter()
+        .filter(|t| t.name == "script")
+        .count();
     assert_eq!(scripts, 2);
     for text in [
         "&lt;script&gt;alert(1)&lt;/script&gt;",
@@ -294,7 +327,10 @@ fn chromium() -> Option<PathBuf> {
     });
     if found.is_none() {
         let msg = "chromium not found (install Debian's `chromium`, or set KPOL_CHROMIUM)";
-        assert!(std::env::var_os("CI").is_none(), "{msg}: CI must run the browser test");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{msg}: CI must run the browser test"
+        );
         eprintln!("html_report browser test NOT RUN: {msg}");
     }
     found
@@ -348,7 +384,8 @@ fn chromium_renders_the_summary_and_no_injected_element() {
     assert_eq!(text_of(&dom, "n-compliant-resources"), "2");
     // The script ran: the document is marked and the pager counted the findings.
     assert!(dom.contains("class=\"js ready\""), "the script did not run");
-    let findings = s["fail"].as_u64().unwrap() + s["warn"].as_u64().unwrap() + s["error"].as_u64().unwrap();
+    let findings =
+        s["fail"].as_u64().unwrap() + s["warn"].as_u64().unwrap() + s["error"].as_u64().unwrap();
     assert_eq!(
         text_of(&dom, "pager-info"),
         format!("findings 1\u{2013}100 of {findings}")
@@ -365,5 +402,9 @@ fn chromium_renders_the_summary_and_no_injected_element() {
     let o = headless(&browser, &profile, &[&arg], &page);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let png = std::fs::read(&shot).unwrap();
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{} bytes", png.len());
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
 }

@@ -49,8 +49,9 @@ impl Markup {
     }
 }
 
-/// The one escaping function: `&`, `<`, `>`, `"` and `'` as character references (so the
-/// text can neither open a tag nor leave an attribute value), and the characters that would
+/// The one escaping function: `&`, `<`, `>`, `"`, `'` and the line feed as character
+/// references (so the text can neither open a tag, leave an attribute value nor start a
+/// line of the file), and the characters that would
 /// hide or reorder what a reader sees (control characters but tab and line feed, the line and
 /// paragraph separators, the bidirectional controls) shown as `\u{…}`, as in the terminal
 /// formats.
@@ -62,7 +63,8 @@ pub fn escape(s: &str, out: &mut String) {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\n' => out.push('\n'),
+            // A reference, so that no text from a file starts a line of the page itself.
+            '\n' => out.push_str("&#10;"),
             c if super::super::is_unprintable(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }
@@ -139,11 +141,7 @@ fn relative_to(base: &std::path::Path, target: &std::path::Path) -> Option<Vec<S
         Some(out)
     };
     let (base, target) = (norm(base)?, norm(target)?);
-    let common = base
-        .iter()
-        .zip(&target)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let common = base.iter().zip(&target).take_while(|(a, b)| a == b).count();
     let mut out: Vec<String> = std::iter::repeat_n("..".to_owned(), base.len() - common).collect();
     out.extend(target.into_iter().skip(common));
     Some(out)
@@ -169,8 +167,11 @@ mod tests {
             esc("\" onmouseover='x' a=\"&amp;"),
             "&quot; onmouseover=&#39;x&#39; a=&quot;&amp;amp;"
         );
-        assert_eq!(esc("a\u{202e}b\u{1b}[31m\r"), "a\\u{202e}b\\u{1b}[31m\\u{d}");
-        assert_eq!(esc("naïve 名前\tline\nnext"), "naïve 名前\tline\nnext");
+        assert_eq!(
+            esc("a\u{202e}b\u{1b}[31m\r"),
+            "a\\u{202e}b\\u{1b}[31m\\u{d}"
+        );
+        assert_eq!(esc("naïve 名前\tline\nnext"), "naïve 名前\tline&#10;next");
     }
 
     #[test]

@@ -26,6 +26,8 @@ const JS: &str = include_str!("report.js");
 const HEAD_JS: &str = "document.documentElement.className=\"js\";";
 /// Bars in a chart: the rest are in the table below it.
 const CHART_ROWS: usize = 15;
+/// A group table with more rows than this is folded (`<details>`).
+const FOLD_ROWS: usize = 30;
 
 /// `--format html`; `base` is the directory the report is written to (links to the inputs
 /// are relative to it).
@@ -111,13 +113,17 @@ fn header(m: &mut Markup, page: &Page) {
         m.text(&t.format("%Y-%m-%d %H:%M UTC").to_string());
         m.raw("</time> by ");
     }
-    m.raw(concat!("kpol ", env!("CARGO_PKG_VERSION"), "</p></header>\n"));
+    m.raw(concat!(
+        "kpol ",
+        env!("CARGO_PKG_VERSION"),
+        "</p></header>\n"
+    ));
     let s = &page.summary;
     let compliant = page.resources - page.failing_resources;
     m.raw("<section id=\"summary\" class=\"cards\">\n");
     m.raw("<div class=\"card\"><span class=\"n\" id=\"n-resources\">");
     m.num(page.resources);
-    m.raw("</span><span class=\"l\">resources checked</span></div>\n");
+    m.raw("</span><span class=\"l\">resources checked (a rule applied)</span></div>\n");
     m.raw("<div class=\"card pass\"><span class=\"n\" id=\"n-compliant\">");
     m.text(&percent(compliant, page.resources));
     m.raw("</span><span class=\"l\">compliant: <span id=\"n-compliant-resources\">");
@@ -150,10 +156,12 @@ fn header(m: &mut Markup, page: &Page) {
     m.raw("<p class=\"note\">Results are Kyverno's rule results (pass, fail, warn, error, skip). \
            A resource is compliant when no rule failed or errored on it. <b class=\"a a-Enforce\">Enforce</b> \
            failures would be blocked at admission; <b class=\"a a-Audit\">Audit</b> failures are only reported.</p>\n");
-    m.raw("<nav><a href=\"#severity\">By severity</a><a href=\"#by-policy\">By policy</a>\
+    m.raw(
+        "<nav><a href=\"#severity\">By severity</a><a href=\"#by-policy\">By policy</a>\
            <a href=\"#by-namespace\">By namespace</a><a href=\"#by-kind\">By kind</a>\
            <a href=\"#findings\">Findings</a><a href=\"#waived\">Exceptions and suppressions</a>\
-           <a href=\"#problems\">Problems</a></nav>\n");
+           <a href=\"#problems\">Problems</a></nav>\n",
+    );
 }
 
 /// Critical first, unset last.
@@ -175,7 +183,13 @@ fn severity_cell(m: &mut Markup, sev: &str) {
     if sev.is_empty() {
         m.raw("><span class=\"none\">(unset)</span></td>");
     } else {
-        m.attr("class", &format!("sev-{}", sev.replace(|c: char| !c.is_ascii_alphanumeric(), "")));
+        m.attr(
+            "class",
+            &format!(
+                "sev-{}",
+                sev.replace(|c: char| !c.is_ascii_alphanumeric(), "")
+            ),
+        );
         m.raw(">");
         m.text(sev);
         m.raw("</td>");
@@ -190,8 +204,7 @@ fn count_cells(m: &mut Markup, c: &Counts) {
     }
 }
 
-const COUNT_HEADS: &str =
-    "<th class=\"n\">fail</th><th class=\"n\">warn</th><th class=\"n\">error</th><th class=\"n\">pass</th><th class=\"n\">skip</th>";
+const COUNT_HEADS: &str = "<th class=\"n\">fail</th><th class=\"n\">warn</th><th class=\"n\">error</th><th class=\"n\">pass</th><th class=\"n\">skip</th>";
 
 fn severities(m: &mut Markup, page: &Page) {
     m.raw("<section id=\"severity\"><h2>Failures by severity</h2>\n");
@@ -227,7 +240,12 @@ fn chart(m: &mut Markup, label: &str, items: &[(&str, Counts)]) {
         m.raw("<p class=\"note\">No failures, warnings or errors.</p>\n");
         return;
     }
-    let max = items.iter().map(|(_, c)| failures(c)).max().unwrap_or(1).max(1);
+    let max = items
+        .iter()
+        .map(|(_, c)| failures(c))
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let (label_w, bar_w, row_h) = (300usize, 420usize, 20usize);
     let height = items.len() * row_h + 4;
     m.raw("<svg class=\"chart\" role=\"img\"");
@@ -313,7 +331,11 @@ fn shown_or_none(s: &str) -> &str {
 fn policies(m: &mut Markup, page: &Page) {
     m.raw("<section id=\"by-policy\"><h2>Failures by policy</h2>\n");
     let mut order: Vec<usize> = (0..page.policies.len())
-        .filter(|i| page.policies.get(*i).is_some_and(|p| p.counts.iter().any(|n| *n > 0)))
+        .filter(|i| {
+            page.policies
+                .get(*i)
+                .is_some_and(|p| p.counts.iter().any(|n| *n > 0))
+        })
         .collect();
     order.sort_by_key(|i| {
         page.policies
@@ -385,15 +407,25 @@ fn action_badge(m: &mut Markup, action: &str) {
     m.raw("</span>");
 }
 
-fn groups(
-    m: &mut Markup,
+/// How one group table is titled and which findings column its links filter.
+struct GroupView {
     id: &'static str,
     title: &'static str,
     what: &'static str,
+    plural: &'static str,
     col: usize,
-    groups: &std::collections::BTreeMap<String, Group>,
-    with_chart: bool,
-) {
+    chart: bool,
+}
+
+fn groups(m: &mut Markup, v: &GroupView, groups: &std::collections::BTreeMap<String, Group>) {
+    let GroupView {
+        id,
+        title,
+        what,
+        plural,
+        col,
+        chart: with_chart,
+    } = *v;
     m.raw("<section");
     m.attr("id", id);
     m.raw("><h2>");
@@ -404,6 +436,15 @@ fn groups(
     if with_chart {
         let items: Vec<(&str, Counts)> = rows.iter().map(|(n, g)| (n.as_str(), g.counts)).collect();
         chart(m, title, &items);
+    }
+    // A long table (hundreds of namespaces) is folded under its chart.
+    let folded = rows.len() > FOLD_ROWS;
+    if folded {
+        m.raw("<details><summary>");
+        m.num(rows.len());
+        m.raw(" ");
+        m.raw(plural);
+        m.raw("</summary>\n");
     }
     m.raw("<table class=\"sortable\"><thead><tr><th>");
     m.raw(what);
@@ -423,15 +464,35 @@ fn groups(
         count_cells(m, &g.counts);
         m.raw("</tr>\n");
     }
-    m.raw("</tbody></table></section>\n");
+    m.raw("</tbody></table>");
+    if folded {
+        m.raw("</details>");
+    }
+    m.raw("</section>\n");
 }
 
 fn namespaces(m: &mut Markup, page: &Page) {
-    groups(m, "by-namespace", "Failures by namespace", "namespace", 5, &page.namespaces, true);
+    let view = GroupView {
+        id: "by-namespace",
+        title: "Failures by namespace",
+        what: "namespace",
+        plural: "namespaces",
+        col: 5,
+        chart: true,
+    };
+    groups(m, &view, &page.namespaces);
 }
 
 fn kinds(m: &mut Markup, page: &Page) {
-    groups(m, "by-kind", "Failures by kind", "kind", 4, &page.kinds, false);
+    let view = GroupView {
+        id: "by-kind",
+        title: "Failures by kind",
+        what: "kind",
+        plural: "kinds",
+        col: 4,
+        chart: false,
+    };
+    groups(m, &view, &page.kinds);
 }
 
 fn location(m: &mut Markup, row: &Row, base: Option<&std::path::Path>) {
@@ -460,7 +521,11 @@ fn resource_cells(m: &mut Markup, page: &Page, row: &Row, base: Option<&std::pat
     m.raw("<td><a");
     m.attr("href", &format!("#p-{}", row.policy));
     m.raw(">");
-    m.text(page.policies.get(row.policy).map_or("", |p| p.name.as_str()));
+    m.text(
+        page.policies
+            .get(row.policy)
+            .map_or("", |p| p.name.as_str()),
+    );
     m.raw("</a>");
     if !row.rule.is_empty() {
         m.raw("<br>");
@@ -487,10 +552,14 @@ fn findings(m: &mut Markup, page: &Page, base: Option<&std::path::Path>) {
     m.raw("). Click a column heading to sort; a policy, namespace or kind above filters the table.</p>\n");
     m.raw("<p class=\"print-note\">Printed: the findings shown on screen (the current page and filter).</p>\n");
     m.raw("<div class=\"controls js-only\"><input type=\"search\" id=\"q\" placeholder=\"filter: words in any column\" aria-label=\"filter findings\">");
-    m.raw("<select id=\"f-status\" aria-label=\"result\"><option value=\"\">any result</option>\
-           <option>fail</option><option>warn</option><option>error</option></select>");
-    m.raw("<select id=\"f-action\" aria-label=\"action\"><option value=\"\">any action</option>\
-           <option>Enforce</option><option>Audit</option><option>Warn</option></select>");
+    m.raw(
+        "<select id=\"f-status\" aria-label=\"result\"><option value=\"\">any result</option>\
+           <option>fail</option><option>warn</option><option>error</option></select>",
+    );
+    m.raw(
+        "<select id=\"f-action\" aria-label=\"action\"><option value=\"\">any action</option>\
+           <option>Enforce</option><option>Audit</option><option>Warn</option></select>",
+    );
     m.raw("<select id=\"f-sev\" aria-label=\"severity\"><option value=\"\">any severity</option>");
     let mut sevs: Vec<&String> = page.severities.keys().filter(|s| !s.is_empty()).collect();
     sevs.sort_by_key(|s| (severity_rank(s), (*s).clone()));

@@ -325,7 +325,10 @@ impl Builder {
             &r.namespace,
         );
         let kind = intern(&mut self.kind_names, &mut self.kind_index, &r.kind);
-        for (counts, i) in [(&mut self.namespace_counts, ns), (&mut self.kind_counts, kind)] {
+        for (counts, i) in [
+            (&mut self.namespace_counts, ns),
+            (&mut self.kind_counts, kind),
+        ] {
             if counts.len() <= i {
                 counts.resize(i + 1, [0; 5]);
             }
@@ -464,7 +467,9 @@ fn meta(
         title: title.map(str::to_owned),
         description: description.map(str::to_owned),
         category: category.map(str::to_owned),
-        severity: severity.map(|s| s.trim().to_lowercase()).unwrap_or_default(),
+        severity: severity
+            .map(|s| s.trim().to_lowercase())
+            .unwrap_or_default(),
         ..PolicyStat::default()
     }
 }
@@ -504,7 +509,11 @@ impl Page {
                     line: s.line,
                     column: s.column,
                 }),
-                exceptions: f.exceptions.iter().map(|x| Cow::Borrowed(x.as_str())).collect(),
+                exceptions: f
+                    .exceptions
+                    .iter()
+                    .map(|x| Cow::Borrowed(x.as_str()))
+                    .collect(),
                 suppression: None,
             };
             b.add(&entry);
@@ -531,7 +540,10 @@ impl Page {
     /// The page of a saved `kpol check --format json` (or `kpol merge`) document.
     pub fn from_json(text: &str, timestamp: u64) -> Result<Self, String> {
         let doc: Document<'_> = serde_json::from_str(text).map_err(|e| {
-            format!("not a kpol check --format json report: {e} (line {})", e.line())
+            format!(
+                "not a kpol check --format json report: {e} (line {})",
+                e.line()
+            )
         })?;
         if doc.version != 1 {
             return Err(format!(
@@ -571,12 +583,13 @@ impl Page {
                 severity: d.severity.to_string(),
                 code: d.code.to_string(),
                 message: d.message.to_string(),
-                position: d.location.as_ref().map_or_else(String::new, |l| {
-                    match l.start {
+                position: d
+                    .location
+                    .as_ref()
+                    .map_or_else(String::new, |l| match l.start {
                         Some(s) => format!("{}:{}:{}", l.file, s.line, s.column),
                         None => l.file.clone(),
-                    }
-                }),
+                    }),
             })
             .collect();
         Ok(b.finish(summary, diagnostics, timestamp))
