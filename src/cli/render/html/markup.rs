@@ -56,7 +56,7 @@ impl Markup {
 /// paragraph separators, the bidirectional controls) shown as `\u{…}`, as in the terminal
 /// formats.
 pub fn escape(s: &str, out: &mut String) {
-    for c in s.chars() {
+    for c in visible(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -65,12 +65,29 @@ pub fn escape(s: &str, out: &mut String) {
             '\'' => out.push_str("&#39;"),
             // A reference, so that no text from a file starts a line of the page itself.
             '\n' => out.push_str("&#10;"),
-            c if super::super::is_unprintable(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
             c => out.push(c),
         }
     }
+}
+
+/// `s` as the page shows it: each character that would hide or reorder text (control
+/// characters but tab and line feed, the separators, the bidirectional controls) as
+/// `\u{…}`. [`escape`] applies it; the findings data (strings the script shows as text) is
+/// made of such strings before it is serialised, and then escaped as a whole.
+pub fn visible(s: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c != '\n' && super::super::is_unprintable(c);
+    if !s.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if hidden(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The relative link from the report in `base` (a directory) to the input `file` (a path as

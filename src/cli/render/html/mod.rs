@@ -570,10 +570,25 @@ fn findings(m: &mut Markup, page: &Page, base: Option<&std::path::Path>) {
     }
     m.raw("<option value=\"(unset)\">(unset)</option></select>");
     m.raw("<span class=\"chip\" id=\"chip\" hidden><span></span><button type=\"button\" aria-label=\"clear\">×</button></span></div>\n");
-    m.raw("<noscript><p class=\"note\">Scripts are off: every finding is listed, unsorted.</p></noscript>\n");
     m.raw("<table class=\"sortable\" id=\"findings-table\"><thead><tr><th>result</th><th>action</th><th>severity</th>\
-           <th>policy / rule</th><th>kind</th><th>namespace</th><th>name</th><th>location</th><th>message</th></tr></thead><tbody>\n");
-    for row in &page.rows {
+           <th>policy / rule</th><th>kind</th><th>namespace</th><th>name</th><th>location</th><th>message</th></tr></thead>\
+           <tbody></tbody></table>\n");
+    m.raw("<div class=\"pager js-only\"><button type=\"button\" id=\"prev\">‹ previous</button>\
+           <button type=\"button\" id=\"next\">next ›</button><span id=\"pager-info\"></span>\
+           <select id=\"f-size\" aria-label=\"rows per page\"><option>100</option><option>500</option>\
+           <option>2000</option></select></div>\n");
+    // The rows, for the script to page: one JSON document of interned strings, escaped as
+    // text of a hidden textarea (read back with `.value`, shown with `textContent`).
+    m.raw("<textarea id=\"findings-data\" hidden readonly aria-hidden=\"true\">");
+    m.text(&findings_data(page, base));
+    m.raw("</textarea>\n");
+    // Without scripts: the first rows as a plain table.
+    m.raw("<noscript><p class=\"note\">Scripts are off: the first ");
+    m.num(page.rows.len().min(NOSCRIPT_ROWS));
+    m.raw(" findings, unsorted (the JSON result has them all).</p>\n<table><thead><tr><th>result</th><th>action</th>\
+           <th>severity</th><th>policy / rule</th><th>kind</th><th>namespace</th><th>name</th><th>location</th>\
+           <th>message</th></tr></thead><tbody>\n");
+    for row in page.rows.iter().take(NOSCRIPT_ROWS) {
         m.raw("<tr><td><span");
         m.attr("class", &format!("s s-{}", row.status.as_str()));
         m.raw(">");
@@ -587,11 +602,72 @@ fn findings(m: &mut Markup, page: &Page, base: Option<&std::path::Path>) {
         m.text(row.message.trim_end());
         m.raw("</td></tr>\n");
     }
-    m.raw("</tbody></table>\n");
-    m.raw("<div class=\"pager js-only\"><button type=\"button\" id=\"prev\">‹ previous</button>\
-           <button type=\"button\" id=\"next\">next ›</button><span id=\"pager-info\"></span>\
-           <select id=\"f-size\" aria-label=\"rows per page\"><option>100</option><option>500</option>\
-           <option>2000</option><option value=\"all\">all</option></select></div>\n</section>\n");
+    m.raw("</tbody></table></noscript>\n</section>\n");
+}
+
+/// Findings listed without scripts.
+const NOSCRIPT_ROWS: usize = 500;
+
+/// The findings as the script reads them: `s`, every string once (as [`markup::visible`]
+/// shows it); `p`, per policy `[name, severity]`; `f`, per file `[text, href]` (`-1`: no
+/// link); `r`, per finding `[status, action, policy, rule, kind, namespace, name, file, line,
+/// message]`, strings and files by index (`-1`: none), line `0` when unknown.
+fn findings_data(page: &Page, base: Option<&std::path::Path>) -> String {
+    use std::collections::HashMap;
+    let mut strings: Vec<String> = Vec::new();
+    let mut index: HashMap<String, i64> = HashMap::new();
+    let mut intern = |s: &str| -> i64 {
+        let s = markup::visible(s);
+        if let Some(i) = index.get(s.as_ref()) {
+            return *i;
+        }
+        let i = strings.len() as i64;
+        strings.push(s.clone().into_owned());
+        index.insert(s.into_owned(), i);
+        i
+    };
+    let policies: Vec<[i64; 2]> = page
+        .policies
+        .iter()
+        .map(|p| [intern(&p.name), intern(&p.severity)])
+        .collect();
+    let mut files: Vec<[i64; 2]> = Vec::new();
+    let mut file_index: HashMap<&str, i64> = HashMap::new();
+    let mut rows: Vec<[i64; 10]> = Vec::with_capacity(page.rows.len());
+    for row in &page.rows {
+        let file = match &row.file {
+            Some(f) => match file_index.get(f.as_str()) {
+                Some(i) => *i,
+                None => {
+                    let href = markup::relative_href(base, f).map_or(-1, |h| intern(&h));
+                    files.push([intern(f), href]);
+                    let i = files.len() as i64 - 1;
+                    file_index.insert(f, i);
+                    i
+                }
+            },
+            None => -1,
+        };
+        let action = match row.action.as_str() {
+            "Enforce" => 1,
+            "Warn" => 2,
+            _ => 0,
+        };
+        rows.push([
+            row.status as i64,
+            action,
+            row.policy as i64,
+            intern(&row.rule),
+            intern(&row.kind),
+            intern(&row.namespace),
+            intern(&row.name),
+            file,
+            i64::from(row.line.unwrap_or(0)),
+            intern(row.message.trim_end()),
+        ]);
+    }
+    let doc = serde_json::json!({"s": strings, "p": policies, "f": files, "r": rows});
+    doc.to_string()
 }
 
 fn waived(m: &mut Markup, page: &Page, base: Option<&std::path::Path>) {

@@ -539,12 +539,8 @@ impl Page {
 
     /// The page of a saved `kpol check --format json` (or `kpol merge`) document.
     pub fn from_json(text: &str, timestamp: u64) -> Result<Self, String> {
-        let doc: Document<'_> = serde_json::from_str(text).map_err(|e| {
-            format!(
-                "not a kpol check --format json report: {e} (line {})",
-                e.line()
-            )
-        })?;
+        let doc: Document<'_> = serde_json::from_str(text)
+            .map_err(|e| format!("not a kpol check --format json report: {e}"))?;
         if doc.version != 1 {
             return Err(format!(
                 "schema version {} of kpol check --format json is not supported (1 is)",
