@@ -403,6 +403,24 @@ fn chromium_renders_the_summary_and_no_injected_element() {
     assert_eq!(tags(&dom).iter().filter(|t| t.name == "script").count(), 2);
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
 
+    // A filter from the link (`#q=`): the script's filter finds the one generated Pod, and
+    // the hostile Pod by its name.
+    let filtered = page.display().to_string() + "#q=gen-007";
+    let o = headless(&browser, &profile, &["--dump-dom"], Path::new(&filtered));
+    let dom = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        text_of(&dom, "pager-info"),
+        format!("findings 1\u{2013}1 of 1 (filtered from {findings})")
+    );
+    assert!(dom.contains("<td>gen-007</td>"));
+    let filtered = page.display().to_string() + "#q=%3Cscript%3E%20no-latest";
+    let o = headless(&browser, &profile, &["--dump-dom"], Path::new(&filtered));
+    let dom = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        text_of(&dom, "pager-info"),
+        format!("findings 1\u{2013}1 of 1 (filtered from {findings})")
+    );
+
     let shot = dir.join("report.png");
     let arg = format!("--screenshot={}", shot.display());
     let o = headless(&browser, &profile, &[&arg], &page);

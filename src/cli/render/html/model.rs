@@ -591,3 +591,89 @@ impl Page {
         Ok(b.finish(summary, diagnostics, timestamp))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(policy: &str, result: &str, action: &str, name: &str, ns: &str) -> String {
+        format!(
+            r#"{{"policy": "{policy}", "rule": "r", "result": "{result}", "action": "{action}",
+                "message": "m", "file": "a.yaml", "start": {{"line": 3, "column": 1}},
+                "resource": {{"apiVersion": "v1", "kind": "Pod", "namespace": "{ns}", "name": "{name}"}}}}"#
+        )
+    }
+
+    /// Resources are counted once however many rules they got; a warn keeps a resource
+    /// compliant, a fail or an error does not; severities are lowercased; a policy's action
+    /// is the strongest of its results; skips with an exception or a suppression are listed.
+    #[test]
+    fn a_saved_result_gives_the_counts_the_page_shows() {
+        let results = [
+            result("p1", "fail", "Audit", "a", "ns1"),
+            result("p2", "pass", "Enforce", "a", "ns1"),
+            result("p1", "warn", "Warn", "b", "ns1"),
+            result("p2", "fail", "Enforce", "b", "ns1"),
+            result("p1", "pass", "Audit", "c", ""),
+            result("p2", "error", "Enforce", "d", "ns2"),
+            result("p2", "skip", "Enforce", "e", "ns2").replace(
+                r#""message": "m""#,
+                r#""message": "m", "exceptions": ["ex1"]"#,
+            ),
+            result("p1", "skip", "Audit", "f", "ns2").replace(
+                r#""message": "m""#,
+                r#""message": "m", "suppression": {"reason": "legacy", "expires": "2027-01-01"}"#,
+            ),
+            result("p1", "skip", "Audit", "g", "ns2"),
+        ];
+        let text = format!(
+            r#"{{"version": 1, "results": [{}], "diagnostics": [],
+                "summary": {{"pass": 2, "fail": 2, "warn": 1, "error": 1, "skip": 3}},
+                "policies": [{{"policy": "p2", "title": "Two", "severity": " High "}}]}}"#,
+            results.join(",")
+        );
+        let page = Page::from_json(&text, 0).unwrap();
+        assert_eq!((page.resources, page.failing_resources), (7, 3));
+        assert_eq!(page.summary.fail, 2);
+        let names: Vec<&str> = page.policies.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["p2", "p1"]);
+        let p2 = &page.policies[0];
+        assert_eq!(
+            (p2.severity.as_str(), p2.title.as_deref()),
+            ("high", Some("Two"))
+        );
+        assert_eq!(
+            (p2.action.as_str(), p2.counts),
+            ("Enforce", [1, 1, 0, 1, 1])
+        );
+        assert_eq!((p2.resources, p2.failing_resources), (4, 2));
+        assert_eq!(page.policies[1].action, "Warn");
+        assert_eq!(page.rows.len(), 4);
+        assert_eq!(page.waived.len(), 2);
+        assert_eq!(page.waived[0].exceptions, ["ex1"]);
+        let s = page.waived[1].suppression.clone().unwrap();
+        assert_eq!(
+            s,
+            (Some("legacy".to_owned()), Some("2027-01-01".to_owned()))
+        );
+        let ns1 = &page.namespaces["ns1"];
+        assert_eq!((ns1.resources, ns1.failing_resources), (2, 2));
+        assert_eq!(page.namespaces[""].resources, 1);
+        let high = &page.severities["high"];
+        assert_eq!((high.policies, high.failing_resources), (1, 2));
+        assert_eq!(page.severities[""].failing_resources, 1);
+    }
+
+    #[test]
+    fn what_is_not_a_saved_result_is_refused() {
+        let e = Page::from_json("[]", 0).err().unwrap();
+        assert!(
+            e.starts_with("not a kpol check --format json report"),
+            "{e}"
+        );
+        let e = Page::from_json(r#"{"version": 2, "results": [], "summary": {}}"#, 0)
+            .err()
+            .unwrap();
+        assert!(e.contains("schema version 2"), "{e}");
+    }
+}

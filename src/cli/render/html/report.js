@@ -199,6 +199,10 @@
     if (!a) { return; }
     setColumn(Number(a.getAttribute("data-col")), a.getAttribute("data-val"), a.getAttribute("data-label"));
   });
+  /* A link to the page can carry a filter: report.html#q=words */
+  if (location.hash.indexOf("#q=") === 0) {
+    try { q.value = decodeURIComponent(location.hash.slice(3)); } catch (e) { q.value = ""; }
+  }
   document.documentElement.classList.add("ready");
   apply();
 })();
