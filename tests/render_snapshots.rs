@@ -23,6 +23,7 @@ const FORMATS: &[&str] = &[
     "github",
     "policy-report",
     "policy-report-v1alpha2",
+    "html",
 ];
 
 fn check(more: &[&str]) -> Output {
@@ -55,6 +56,10 @@ fn shown(o: &Output) -> String {
         .replace(
             &format!("\"{}\"", env!("CARGO_PKG_VERSION")),
             "\"[version]\"",
+        )
+        .replace(
+            &format!("kpol {}", env!("CARGO_PKG_VERSION")),
+            "kpol [version]",
         )
         .replace(
             &format!("file://{}/", env!("CARGO_MANIFEST_DIR")),
@@ -129,6 +134,11 @@ fn policy_report_v1alpha2() {
         "render-policy-report-v1alpha2",
         &["--format", "policy-report-v1alpha2"],
     );
+}
+
+#[test]
+fn html() {
+    snapshot("render-html", &["--format", "html"]);
 }
 
 #[test]

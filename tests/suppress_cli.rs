@@ -545,6 +545,7 @@ fn every_format_shows_the_reason() {
         "github",
         "policy-report",
         "policy-report-v1alpha2",
+        "html",
     ] {
         let o = kpol(
             root(),

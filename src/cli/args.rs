@@ -59,6 +59,9 @@ pub enum Command {
     /// A Language Server on standard input and output: the findings of `kpol check` in the
     /// editor as you type, hovers and code actions (docs/EDITORS.md).
     Lsp(LspArgs),
+    /// Write the HTML report (`--format html`) of a saved `kpol check --format json` result
+    /// (or of `kpol merge`'s).
+    Report(ReportArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -66,6 +69,18 @@ pub struct LspArgs {
     /// Accepted for clients that pass it: standard input and output is the only transport.
     #[arg(long)]
     pub stdio: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The JSON result (`kpol check --format json`, `kpol merge`); `-` reads standard input.
+    #[arg(value_name = "RESULT.json")]
+    pub result: PathBuf,
+
+    /// Write the report to FILE instead of standard output (a symbolic link there is
+    /// refused). Links to the inputs are relative to FILE's directory.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -463,6 +478,8 @@ pub enum CheckFormat {
     /// Kyverno's policy report before v1.15 (`wgpolicyk8s.io/v1alpha2`).
     #[value(name = "policy-report-v1alpha2")]
     PolicyReportV1alpha2,
+    /// One self-contained HTML page: counts, charts, the findings table (docs/OUTPUT.md).
+    Html,
 }
 
 #[derive(Debug, clap::Args)]

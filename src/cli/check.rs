@@ -370,7 +370,7 @@ pub fn run(args: CheckArgs) -> u8 {
         color_when,
         settings.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
     );
-    let renderer = render::renderer(settings.format, color);
+    let renderer = render::renderer(settings.format, color, settings.output.as_deref());
     let mut out = match render::open(
         settings.output.as_deref(),
         super::write::Links {
@@ -741,7 +741,7 @@ fn policy_info(p: &kpol::policy::Policy, embedded: bool) -> PolicyInfo {
 }
 
 /// Policy reports carry a timestamp; `SOURCE_DATE_EPOCH` makes it reproducible.
-fn timestamp() -> u64 {
+pub(super) fn timestamp() -> u64 {
     std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|v| v.trim().parse().ok())

@@ -121,6 +121,10 @@ fn merge(mut shards: Vec<Value>) -> Result<Value, String> {
     doc.insert("results".to_owned(), Value::Array(results));
     doc.insert("diagnostics".to_owned(), Value::Array(diagnostics));
     doc.insert("summary".to_owned(), Value::Object(summary));
+    // The policies are the run's, the same in every shard.
+    if let Some(policies) = first.get("policies") {
+        doc.insert("policies".to_owned(), policies.clone());
+    }
     Ok(Value::Object(doc))
 }
 

@@ -22,6 +22,7 @@ mod ordered;
 mod policies;
 mod policies_cmd;
 mod render;
+mod report;
 mod session;
 mod suppressions;
 mod test;
@@ -57,6 +58,7 @@ pub fn run() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Apply(a) => check::run(a.into()),
         Command::Merge(a) => merge::run(a),
+        Command::Report(a) => report::run(a),
         Command::Test(a) => test::run(a),
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),

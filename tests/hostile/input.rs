@@ -393,3 +393,23 @@ fn injection_names_are_escaped_in_kpol_test_output() {
         "{text}"
     );
 }
+
+/// `--format html`: no raw control, separator or bidirectional character; every name is
+/// text, the escape sequences shown as `\u{…}` (docs/OUTPUT.md).
+#[test]
+fn injection_names_are_escaped_text_in_html() {
+    let o = injection_check("html", "testdata/hostile/injection-names.yaml");
+    let html = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_log_safe("html", &html, &[]);
+    assert!(!html.contains('\u{85}') && !html.contains('\u{202e}'));
+    assert!(
+        html.contains("<td>evil&#10;::error file=x::pwned</td>"),
+        "{html}"
+    );
+    assert!(html.contains("raw\\u{85}nel\\u{2028}ls"), "{html}");
+    assert!(
+        html.contains("\\u{1b}[31mred\\u{1b}]0;title\\u{7}\\u{7f}\\u{85}\\u{2028}"),
+        "{html}"
+    );
+}

@@ -15,6 +15,8 @@ struct Document<'a> {
     results: Vec<Result<'a>>,
     diagnostics: Vec<&'a Diagnostic>,
     summary: Summary,
+    /// The policies of the run, with the annotations reports group by.
+    policies: Vec<Policy<'a>>,
     /// `--shard I/N` only: which part of the inputs this report covers (`kpol merge`).
     #[serde(skip_serializing_if = "Option::is_none")]
     shard: Option<crate::cli::args::Shard>,
@@ -42,6 +44,9 @@ struct Result<'a> {
         skip_serializing_if = "<[String]>::is_empty"
     )]
     apiserver_defaults: &'a [String],
+    /// The PolicyExceptions that made this result a skip.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    exceptions: &'a [String],
     /// An inline suppression made this result a skip.
     #[serde(skip_serializing_if = "Option::is_none")]
     suppression: Option<Suppression<'a>>,
@@ -58,6 +63,18 @@ struct Suppression<'a> {
     line: Option<u32>,
     /// The result it would have been.
     was: &'a str,
+}
+
+#[derive(Serialize)]
+struct Policy<'a> {
+    /// As `results[].policy`: `name`, or `namespace/name` for a namespaced Policy.
+    policy: String,
+    title: Option<&'a str>,
+    description: Option<&'a str>,
+    category: Option<&'a str>,
+    severity: Option<&'a str>,
+    file: &'a str,
+    line: u32,
 }
 
 #[derive(Serialize)]
@@ -114,6 +131,7 @@ fn document(report: &CheckReport) -> Document<'_> {
                     line: s.at.map(|a| a.line),
                     was: s.was.as_str(),
                 }),
+                exceptions: &f.exceptions,
             })
             .collect(),
         diagnostics: report
@@ -122,6 +140,22 @@ fn document(report: &CheckReport) -> Document<'_> {
             .chain(report.files.iter().flat_map(|f| f.diagnostics.iter()))
             .collect(),
         summary: report.summary,
+        policies: report
+            .policies
+            .iter()
+            .map(|p| Policy {
+                policy: match &p.namespace {
+                    Some(ns) => format!("{ns}/{}", p.name),
+                    None => p.name.clone(),
+                },
+                title: p.title.as_deref(),
+                description: p.description.as_deref(),
+                category: p.category.as_deref(),
+                severity: p.severity.as_deref(),
+                file: &p.file,
+                line: p.line,
+            })
+            .collect(),
         shard: report.shard,
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod concise;
 pub mod github;
+pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
@@ -75,8 +76,8 @@ pub fn ci_level(f: &Finding) -> Option<&'static str> {
     }
 }
 
-/// The renderer of a format.
-pub fn renderer(format: Format, color: bool) -> Box<dyn Render> {
+/// The renderer of a format; `output` is the report's file (`-o`), if any.
+pub fn renderer(format: Format, color: bool, output: Option<&std::path::Path>) -> Box<dyn Render> {
     match format {
         Format::Human => Box::new(human::Human { color }),
         Format::Concise => Box::new(concise::Concise),
@@ -86,6 +87,9 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Render> {
         Format::Github => Box::new(github::Github),
         Format::PolicyReport => Box::new(policy_report::PolicyReport::OPENREPORTS),
         Format::PolicyReportV1alpha2 => Box::new(policy_report::PolicyReport::WGPOLICY),
+        Format::Html => Box::new(html::Html {
+            base: html::base_of(output),
+        }),
     }
 }
 
@@ -201,7 +205,7 @@ mod tests {
         };
         for format in Format::value_variants() {
             let mut out = Vec::new();
-            let rendered = renderer(*format, false).render(&report, &mut out);
+            let rendered = renderer(*format, false, None).render(&report, &mut out);
             assert!(rendered.is_ok(), "{format:?}");
             let text = String::from_utf8_lossy(&out);
             assert!(!text.is_empty(), "{format:?}");
