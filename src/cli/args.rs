@@ -48,6 +48,8 @@ pub enum Command {
     /// Join the JSON reports of `kpol check --shard I/N --format json` runs into the report,
     /// and the exit code, of the unsharded run.
     Merge(MergeArgs),
+    /// Convert ClusterPolicy/Policy validate rules to ValidatingPolicy (docs/MIGRATE.md).
+    Migrate(super::migrate::MigrateArgs),
 }
 
 #[derive(Debug, clap::Args)]

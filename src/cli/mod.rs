@@ -11,6 +11,7 @@ mod generate;
 mod jp;
 mod known_kinds;
 mod merge;
+mod migrate;
 mod mutate;
 mod namespaces;
 mod old;
@@ -55,6 +56,7 @@ pub fn run() -> ExitCode {
         Command::Generate(a) => generate::run(a),
         Command::Mutate(a) => mutate::run(a),
         Command::Jp(a) => jp::run(a),
+        Command::Migrate(a) => migrate::run(a),
     };
     ExitCode::from(code)
 }
