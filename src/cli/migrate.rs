@@ -31,6 +31,12 @@ pub struct MigrateArgs {
     /// Fail (exit 1) when any rule could not be converted faithfully.
     #[arg(long)]
     pub strict: bool,
+
+    /// Evaluate the original and the converted policies side by side on these manifests
+    /// (files, or directories searched for `.yaml`/`.yml`/`.json`) and print every resource
+    /// whose verdict, message or patch differs; exit 1 on any difference. Nothing is written.
+    #[arg(long, value_name = "MANIFESTS", num_args = 1..)]
+    pub verify: Vec<PathBuf>,
 }
 
 pub fn run(args: MigrateArgs) -> u8 {
@@ -42,6 +48,13 @@ pub fn run(args: MigrateArgs) -> u8 {
     let mut any_unconverted = false;
     let mut failed = false;
     let mut stdout = String::new();
+    let mut sides = super::migrate_verify::Sides {
+        original: Vec::new(),
+        converted: Vec::new(),
+    };
+    let mut load_problems = Vec::new();
+    // Policies with unconverted rules: not compared (their difference is known).
+    let mut skipped_verify: Vec<String> = Vec::new();
     for path in &files {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -63,12 +76,16 @@ pub fn run(args: MigrateArgs) -> u8 {
             }
         };
         let mut out = String::new();
+        let mut per_policy = Vec::new();
         for doc in &docs {
             let Some(m) = migrate_policy(&doc.root) else {
                 continue;
             };
             report(&source, &m);
             any_unconverted |= !m.unconverted.is_empty();
+            if !m.unconverted.is_empty() {
+                skipped_verify.push(m.name.clone());
+            }
             if m.policies.is_empty() {
                 continue;
             }
@@ -76,7 +93,20 @@ pub fn run(args: MigrateArgs) -> u8 {
                 out.push_str("---\n");
             }
             let line = source.line_col(doc.root.span.start).line;
-            out.push_str(&to_yaml(&m, &name, line));
+            let yaml = to_yaml(&m, &name, line);
+            if m.unconverted.is_empty() {
+                per_policy.push((m.name.clone(), yaml.clone()));
+            }
+            out.push_str(&yaml);
+        }
+        if !args.verify.is_empty() {
+            load_problems.extend(super::migrate_verify::load(
+                &name,
+                source.text(),
+                &per_policy,
+                &mut sides,
+            ));
+            continue;
         }
         if out.is_empty() {
             continue;
@@ -107,6 +137,32 @@ pub fn run(args: MigrateArgs) -> u8 {
                 stdout.push_str(&out);
             }
         }
+    }
+    if !args.verify.is_empty() {
+        for p in &load_problems {
+            eprintln!("error: the conversion does not load cleanly: {p}");
+        }
+        let mut manifests = Vec::new();
+        for p in &args.verify {
+            collect_manifests(p, &mut manifests);
+        }
+        manifests.sort();
+        if !skipped_verify.is_empty() {
+            println!(
+                "not compared (rules left unconverted): {}",
+                skipped_verify.join(", ")
+            );
+        }
+        let (resources, differing) = super::migrate_verify::compare(sides, &manifests);
+        println!("{resources} resources, {differing} with a difference");
+        if failed {
+            return exit::INCOMPLETE;
+        }
+        return if differing > 0 || !load_problems.is_empty() || (args.strict && any_unconverted) {
+            exit::FINDINGS
+        } else {
+            exit::CLEAN
+        };
     }
     print!("{stdout}");
     if failed {
@@ -155,5 +211,30 @@ fn collect(p: &Path, out: &mut Vec<PathBuf>) {
         }
     } else {
         out.push(p.to_path_buf());
+    }
+}
+
+/// Manifest files under `p` (`.yaml`, `.yml`, `.json`), hidden directories skipped.
+fn collect_manifests(p: &Path, out: &mut Vec<PathBuf>) {
+    if !p.is_dir() {
+        out.push(p.to_path_buf());
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(p) else {
+        return;
+    };
+    for e in rd.filter_map(|e| e.ok().map(|e| e.path())) {
+        let hidden = e
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'));
+        if e.is_dir() && !hidden {
+            collect_manifests(&e, out);
+        } else if e
+            .extension()
+            .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+        {
+            out.push(e);
+        }
     }
 }

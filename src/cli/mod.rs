@@ -12,6 +12,7 @@ mod jp;
 mod known_kinds;
 mod merge;
 mod migrate;
+mod migrate_verify;
 mod mutate;
 mod namespaces;
 mod old;

@@ -441,8 +441,18 @@ impl Translator {
             ("keys", [x]) => (format!("{}.map(k, k)", paren(&x.expr)), true, false),
             ("to_string", [x]) => (format!("string({})", x.expr), false, false),
             ("contains", [x, y]) if x.list => (x.has_item(&y.expr), false, true),
-            ("contains", [x, y]) => (
+            ("contains", [x, y]) if x.expr.starts_with('\'') => (
                 format!("{}.contains({})", paren(&x.expr), y.expr),
+                false,
+                true,
+            ),
+            // A list or a string, known only at run time.
+            ("contains", [x, y]) => (
+                format!(
+                    "type({x}) == list ? {y} in {x} : string({x}).contains({y})",
+                    x = paren(&x.expr),
+                    y = paren(&y.expr)
+                ),
                 false,
                 true,
             ),

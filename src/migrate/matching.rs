@@ -276,25 +276,24 @@ fn resource_rules(
                 vec![v.to_owned()],
                 crate::base::gvk::plural(kind),
             )
+        } else if kind == "Pod" {
+            // Kept exact: a ValidatingPolicy's autogen for pod controllers starts from
+            // `""/v1/pods` only (cel.md §3.6).
+            (
+                vec![String::new()],
+                vec!["v1".to_owned()],
+                "pods".to_owned(),
+            )
         } else {
-            let known = crate::smd::builtin_api_versions(kind);
-            let mut groups = Vec::new();
-            let mut versions = Vec::new();
-            for gv in &known {
-                let (g, v) = gv.rsplit_once('/').unwrap_or(("", gv));
-                if !groups.iter().any(|x: &String| x == g) {
-                    groups.push(g.to_owned());
-                }
-                if !versions.iter().any(|x: &String| x == v) {
-                    versions.push(v.to_owned());
-                }
-            }
-            if known.is_empty() {
+            // A bare kind matches that kind in every group and version (match.md §2.1).
+            if crate::smd::builtin_api_versions(kind).is_empty() {
                 guessed.push(kind.to_owned());
-                groups.push("*".to_owned());
-                versions.push("*".to_owned());
             }
-            (groups, versions, crate::base::gvk::plural(kind))
+            (
+                vec!["*".to_owned()],
+                vec!["*".to_owned()],
+                crate::base::gvk::plural(kind),
+            )
         };
         match rules.iter_mut().find(|r| r.0 == groups && r.1 == versions) {
             Some(r) => {

@@ -9,6 +9,7 @@ mod cel_text;
 mod conditions;
 mod jmes;
 mod matching;
+mod mutate;
 mod pattern;
 
 #[cfg(test)]
@@ -65,6 +66,8 @@ struct RuleCel {
     preconditions: Option<String>,
     variables: Vec<(String, String)>,
     validations: Vec<J>,
+    /// MutatingPolicy `ApplyConfiguration` expressions (a mutate rule).
+    mutations: Vec<String>,
     actions: Vec<String>,
 }
 
@@ -117,10 +120,20 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
                     reason: b.reason,
                 }),
             },
+            Some("mutate") => match mutate_rule(rule, &mut out.notes) {
+                Ok(r) => converted.push(r),
+                Err(b) => out.unconverted.push(Unconverted {
+                    rule: rule_name,
+                    span: b.span,
+                    reason: b.reason,
+                }),
+            },
             Some(other) => out.unconverted.push(Unconverted {
                 rule: rule_name,
                 span: rule.get(other).map_or(rule.span, |n| n.span),
-                reason: format!("`{other}` rules are not converted yet (only validate rules are)"),
+                reason: format!(
+                    "`{other}` rules are not converted yet (validate and mutate rules are)"
+                ),
             }),
             None => out.unconverted.push(Unconverted {
                 rule: rule_name,
@@ -133,7 +146,15 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
     if converted.is_empty() {
         return Some(out);
     }
-    let groups = group(converted, &mut out.notes);
+    let (mutating, validating): (Vec<RuleCel>, Vec<RuleCel>) =
+        converted.into_iter().partition(|r| !r.mutations.is_empty());
+    let mut groups = Vec::new();
+    if !validating.is_empty() {
+        groups.extend(group(validating, &mut out.notes));
+    }
+    if !mutating.is_empty() {
+        groups.extend(group(mutating, &mut out.notes));
+    }
     let single = groups.len() == 1;
     for rules in groups {
         let pname = if single {
@@ -165,12 +186,19 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
         return vec![rules];
     }
     notes.push(
-        "the rules' preconditions differ: each became a guard on its rule's validations, so where a rule's preconditions do not hold the policy passes where Kyverno skipped the rule".to_owned(),
+        "the rules' preconditions differ: each became a guard on its rule's validations or mutations, so where a rule's preconditions do not hold the policy passes (or patches nothing) where Kyverno skipped the rule".to_owned(),
     );
     let guarded = rules
         .into_iter()
         .map(|mut r| {
             if let Some(pre) = r.preconditions.take() {
+                for m in &mut r.mutations {
+                    *m = format!(
+                        "{} ? {} : Object{{}}",
+                        cel_text::paren(&pre),
+                        cel_text::paren(m)
+                    );
+                }
                 for v in &mut r.validations {
                     if let Some(e) = v.get("expression").and_then(J::as_str) {
                         let e = cel_text::or(&[cel_text::not(&pre), e.to_owned()]);
@@ -202,8 +230,11 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
             metadata.insert(key.to_owned(), n.to_json());
         }
     }
+    let mutating = !first.mutations.is_empty();
     let mut s = serde_json::Map::new();
-    s.insert("validationActions".to_owned(), json!(first.actions));
+    if !mutating {
+        s.insert("validationActions".to_owned(), json!(first.actions));
+    }
     if let Some(b) = spec.get("background").and_then(Node::as_bool) {
         s.insert(
             "evaluation".to_owned(),
@@ -258,11 +289,30 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
             json!({"podControllers": {"controllers": list}}),
         );
     }
-    let validations: Vec<J> = rules.iter().flat_map(|r| r.validations.clone()).collect();
-    s.insert("validations".to_owned(), J::Array(validations));
+    let kind = if mutating {
+        let mutations: Vec<J> = rules
+            .iter()
+            .flat_map(|r| r.mutations.iter())
+            .map(|e| json!({"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": e}}))
+            .collect();
+        s.insert("mutations".to_owned(), J::Array(mutations));
+        if namespaced {
+            "NamespacedMutatingPolicy"
+        } else {
+            "MutatingPolicy"
+        }
+    } else {
+        let validations: Vec<J> = rules.iter().flat_map(|r| r.validations.clone()).collect();
+        s.insert("validations".to_owned(), J::Array(validations));
+        if namespaced {
+            "NamespacedValidatingPolicy"
+        } else {
+            "ValidatingPolicy"
+        }
+    };
     json!({
         "apiVersion": API_VERSION,
-        "kind": if namespaced { "NamespacedValidatingPolicy" } else { "ValidatingPolicy" },
+        "kind": kind,
         "metadata": metadata,
         "spec": s,
     })
@@ -296,6 +346,87 @@ fn validate_rule(
             ));
         }
     }
+    let (matching, jmes, mut variables, mut preconditions) = common(rule, &name, notes)?;
+    let message = validate.get("message");
+    let mut some = None;
+    let validations = validations(
+        validate,
+        message,
+        &jmes,
+        notes,
+        &name,
+        &mut variables,
+        &mut some,
+    )?;
+    if let Some(s) = some {
+        preconditions = Some(match preconditions {
+            Some(p) => cel_text::and(&[p, s]),
+            None => s,
+        });
+    }
+    Ok(RuleCel {
+        name,
+        matching,
+        preconditions,
+        variables,
+        validations,
+        mutations: Vec::new(),
+        actions,
+    })
+}
+
+fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked> {
+    let name = rule
+        .get("name")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let null = Node::null();
+    let mutate = rule.get("mutate").unwrap_or(&null);
+    for key in [
+        "patchesJson6902",
+        "foreach",
+        "targets",
+        "mutateExistingOnPolicyUpdate",
+    ] {
+        if let Some(n) = mutate.get(key) {
+            return Err(Blocked::new(
+                n.span,
+                format!("`mutate.{key}` is not converted yet"),
+            ));
+        }
+    }
+    let (matching, jmes, variables, preconditions) = common(rule, &name, notes)?;
+    let Some(patch) = mutate.get("patchStrategicMerge") else {
+        return Err(Blocked::new(
+            mutate.span,
+            "a mutate rule without `patchStrategicMerge` is not converted".to_owned(),
+        ));
+    };
+    let mutations = mutate::strategic_merge(patch, &jmes)?;
+    if mutations.is_empty() {
+        return Err(Blocked::new(patch.span, "the overlay is empty".to_owned()));
+    }
+    Ok(RuleCel {
+        name,
+        matching,
+        preconditions,
+        variables,
+        validations: Vec::new(),
+        mutations,
+        actions: Vec::new(),
+    })
+}
+
+type Common = (
+    matching::Matching,
+    Translator,
+    Vec<(String, String)>,
+    Option<String>,
+);
+
+/// What every rule kind shares: matching, context variables, preconditions.
+fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Blocked> {
     let matching = matching::convert(rule)?;
     if !matching.guessed.is_empty() {
         notes.push(format!(
@@ -339,16 +470,7 @@ fn validate_rule(
         Some(p) => Some(conditions::block(p, &jmes)?),
         None => None,
     };
-    let message = validate.get("message");
-    let validations = validations(validate, message, &jmes, notes, &name, &mut variables)?;
-    Ok(RuleCel {
-        name,
-        matching,
-        preconditions,
-        variables,
-        validations,
-        actions,
-    })
+    Ok((matching, jmes, variables, preconditions))
 }
 
 /// The rule's message as `message`, or `messageExpression` when it uses variables.
@@ -379,6 +501,7 @@ fn validations(
     notes: &mut Vec<String>,
     rule: &str,
     variables: &mut Vec<(String, String)>,
+    foreach_some: &mut Option<String>,
 ) -> Result<Vec<J>, Blocked> {
     let one = |expr: String, msg: &serde_json::Map<String, J>| {
         let mut v = serde_json::Map::new();
@@ -410,9 +533,14 @@ fn validations(
     }
     if let Some(fe) = validate.get("foreach") {
         let mut out = Vec::new();
+        let mut some = Vec::new();
         for each in fe.as_seq().unwrap_or(&[]) {
-            out.push(one(foreach(each, jmes, notes, rule)?, &msg));
+            let (v, s) = foreach(each, jmes, notes, rule)?;
+            out.push(one(v, &msg));
+            some.push(s);
         }
+        // Kyverno skips a foreach rule that met no element (`applyCount == 0`).
+        *foreach_some = Some(cel_text::or(&some));
         return Ok(out);
     }
     if let Some(cel) = validate.get("cel") {
@@ -498,7 +626,7 @@ fn foreach(
     outer: &Translator,
     notes: &mut Vec<String>,
     rule: &str,
-) -> Result<String, Blocked> {
+) -> Result<(String, String), Blocked> {
     for key in ["context", "foreach", "elementScope"] {
         if let Some(n) = each.get(key) {
             return Err(Blocked::new(
@@ -535,14 +663,27 @@ fn foreach(
             "a foreach needs a pattern, anyPattern or deny".to_owned(),
         ));
     };
-    let body = match each.get("preconditions") {
-        Some(p) => cel_text::or(&[cel_text::not(&conditions::block(p, &jmes)?), body]),
+    let pre = match each.get("preconditions") {
+        Some(p) => Some(conditions::block(p, &jmes)?),
+        None => None,
+    };
+    let body = match &pre {
+        Some(p) => cel_text::or(&[cel_text::not(p), body]),
         None => body,
     };
+    // The elements that count (Kyverno skips the rule when none does).
+    let some = match (&pre, tr.nest.is_some()) {
+        (Some(p), _) => tr.exists("element", p),
+        (None, true) => tr.exists("element", "true"),
+        (None, false) => format!("size({items}) > 0"),
+    };
     if tr.nest.is_some() {
-        return Ok(tr.all("element", &body));
+        return Ok((tr.all("element", &body), some));
     }
-    Ok(format!("{}.all(element, {body})", cel_text::paren(&items)))
+    Ok((
+        format!("{}.all(element, {body})", cel_text::paren(&items)),
+        some,
+    ))
 }
 
 /// Writes converted policies as YAML, each with a header naming its source.

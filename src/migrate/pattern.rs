@@ -191,17 +191,15 @@ impl<'t> Patterns<'t> {
     /// rules), `"*"` asks only for presence.
     fn plain(&mut self, key: &str, pv: &Node, v: &str, mode: Mode) -> Result<String, Blocked> {
         let child = select(v, key);
-        // `object.metadata` is always there.
-        let present = if v == "object" && key == "metadata" {
-            "true".to_owned()
-        } else {
-            has(v, key)
-        };
+        // `object.metadata` is always there, but autogen rewrites it to a pod template's
+        // metadata, which may be missing: the test stays.
+        let present = has(v, key);
         match &pv.value {
             Value::Str(s) if s == "*" => Ok(present),
             Value::Map(_) | Value::Seq(_) => {
+                // A key written empty in YAML holds null, which meets no map or list pattern.
                 let inner = self.translate(pv, &child, mode)?;
-                Ok(and(&[present, inner]))
+                Ok(and(&[present, format!("{child} != null"), inner]))
             }
             _ => {
                 let inner = scalar(pv, &child, self.jmes)?;
