@@ -211,11 +211,8 @@ fn filter(f: &Node) -> Result<Filter, Blocked> {
             ]));
         }
     }
-    let object_selector = r.get("selector").map(|s| selector(s)).transpose()?;
-    let namespace_selector = r
-        .get("namespaceSelector")
-        .map(|s| selector(s))
-        .transpose()?;
+    let object_selector = r.get("selector").map(selector).transpose()?;
+    let namespace_selector = r.get("namespaceSelector").map(selector).transpose()?;
     Ok(Filter {
         kinds,
         operations,

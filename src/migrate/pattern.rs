@@ -291,7 +291,15 @@ fn scalar(pattern: &Node, v: &str, jmes: &Translator) -> Result<String, Blocked>
             "a `$(...)` reference to another field of the resource has no CEL translation here"
                 .to_owned(),
         )),
-        Value::Str(s) => string_pattern(s, v).map_err(|r| Blocked::new(pattern.span, r)),
+        Value::Str(s) => {
+            let e = string_pattern(s, v).map_err(|r| Blocked::new(pattern.span, r))?;
+            // A field written as null meets the pattern as Go's nil does.
+            Ok(if scalar_match(&Value::Null, &pattern.value) {
+                or(&[format!("{v} == null"), e])
+            } else {
+                and(&[format!("{v} != null"), e])
+            })
+        }
         Value::Seq(_) | Value::Map(_) => Err(Blocked::new(pattern.span, "not a scalar".to_owned())),
     }
 }
