@@ -49,6 +49,8 @@ pub struct Unconverted {
 pub struct Migration {
     /// The source policy's name.
     pub name: String,
+    /// The source's kind (ClusterPolicy or Policy).
+    pub source_kind: String,
     /// The converted policies, as JSON values (`apiVersion` … `spec`).
     pub policies: Vec<J>,
     /// Facts the reader must know about the conversion (each becomes a header comment).
@@ -93,6 +95,7 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
         .to_owned();
     let mut out = Migration {
         name: name.clone(),
+        source_kind: kind.to_owned(),
         ..Migration::default()
     };
     let null = Node::null();
@@ -694,8 +697,8 @@ pub fn to_yaml(m: &Migration, source: &str, line: u32) -> String {
             out.push_str("---\n");
         }
         out.push_str(&format!(
-            "# Converted by kpol migrate from ClusterPolicy {} ({source}:{line}).\n",
-            m.name
+            "# Converted by kpol migrate from {} {} ({source}:{line}).\n",
+            m.source_kind, m.name
         ));
         for n in &m.notes {
             out.push_str(&format!("# Note: {n}.\n"));
