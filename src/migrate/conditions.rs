@@ -131,8 +131,17 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
                 "lessthan" => "<",
                 _ => "<=",
             };
-            let numeric = |n: &Node| matches!(n.value, Value::Int(_) | Value::Float(_));
-            if !numeric(value) && !numeric(key) {
+            // A number, or a string of digits (Kyverno reads it as the same number).
+            let numeric = |n: &Node| match &n.value {
+                Value::Int(_) | Value::Float(_) => true,
+                Value::Str(s) => s.parse::<i64>().is_ok(),
+                _ => false,
+            };
+            let number = |n: &Node| matches!(n.value, Value::Int(_) | Value::Float(_));
+            // A digit string counts only against a count (`length()`): any other key could
+            // be a quantity or a duration, which Kyverno would compare as such.
+            let counted = k.expr.starts_with("size(") || k.expr.ends_with(".sum()");
+            if !(number(value) || number(key) || (counted && numeric(value))) {
                 return Err(Blocked::new(
                     op_span,
                     format!(

@@ -438,6 +438,8 @@ impl Translator {
         let guards: Vec<String> = a.iter().flat_map(|t| t.guards.clone()).collect();
         let (expr, list, boolean) = match (name, a.as_slice()) {
             ("length", [x]) => (x.size(), false, false),
+            // A list stays itself (a flattened one too).
+            ("to_array", [x]) if x.list => return Ok(x.clone()),
             ("keys", [x]) => (format!("{}.map(k, k)", paren(&x.expr)), true, false),
             ("to_string", [x]) => (format!("string({})", x.expr), false, false),
             ("contains", [x, y]) if x.list => (x.has_item(&y.expr), false, true),

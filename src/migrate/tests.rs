@@ -457,3 +457,18 @@ fn unconverted_bodies_are_said() {
             .contains("`generate` rules are not converted yet")
     );
 }
+
+#[test]
+fn counts_against_digit_strings() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n        - key: \"{{ length(request.object.spec.containers) }}\"\n          operator: GreaterThan\n          value: \"1\"\n",
+    );
+    let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: y\n";
+    assert_eq!(same_verdicts(&text, &[two, POD_TAGGED]), ["fail", "pass"]);
+    // Against any other key a digit string may be a quantity: refused.
+    let other = text.replace(
+        "length(request.object.spec.containers)",
+        "request.object.spec.priority",
+    );
+    assert!(migrate(&other).unconverted[0].reason.contains("quantity"));
+}
