@@ -33,8 +33,10 @@ pub struct MigrateArgs {
     pub strict: bool,
 
     /// Evaluate the original and the converted policies side by side on these manifests
-    /// (files, or directories searched for `.yaml`/`.yml`/`.json`) and print every resource
-    /// whose verdict, message or patch differs; exit 1 on any difference. Nothing is written.
+    /// (files, or directories searched for `.yaml`/`.yml`/`.json`; a directory holding
+    /// kyverno-test.yaml suites gives the resources of the suites that name a POLICY file) and
+    /// print every resource whose verdict, message or patch differs; exit 1 on any
+    /// difference. Nothing is written.
     #[arg(long, value_name = "MANIFESTS", num_args = 1..)]
     pub verify: Vec<PathBuf>,
 }
@@ -143,10 +145,19 @@ pub fn run(args: MigrateArgs) -> u8 {
             eprintln!("error: the conversion does not load cleanly: {p}");
         }
         let mut manifests = Vec::new();
+        let originals: Vec<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
         for p in &args.verify {
-            collect_manifests(p, &mut manifests);
+            let mut suites = Vec::new();
+            find_suites(p, &mut suites);
+            if suites.is_empty() {
+                collect_manifests(p, &mut manifests);
+            }
+            for suite in suites {
+                suite_resources(&suite, &originals, &mut manifests);
+            }
         }
         manifests.sort();
+        manifests.dedup();
         if !skipped_verify.is_empty() {
             println!(
                 "not compared (rules left unconverted): {}",
@@ -236,5 +247,56 @@ fn collect_manifests(p: &Path, out: &mut Vec<PathBuf>) {
         {
             out.push(e);
         }
+    }
+}
+
+/// The `kyverno-test.yaml` files under `p` (hidden directories included: suites live in
+/// `.kyverno-test/`).
+fn find_suites(p: &Path, out: &mut Vec<PathBuf>) {
+    if p.is_file() {
+        if p.file_name().is_some_and(|n| n == "kyverno-test.yaml") {
+            out.push(p.to_path_buf());
+        }
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(p) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for e in entries {
+        find_suites(&e, out);
+    }
+}
+
+/// The resource files of a suite whose `policies` name one of `originals`: the resources the
+/// suite's rows are about, evaluated by both sides (the suite's values and mocks are not
+/// applied; docs/MIGRATE.md).
+fn suite_resources(suite: &Path, originals: &[PathBuf], out: &mut Vec<PathBuf>) {
+    let Ok(text) = std::fs::read_to_string(suite) else {
+        return;
+    };
+    let Ok(docs) = parse_documents(&text, Limits::default()) else {
+        return;
+    };
+    let Some(doc) = docs.first() else {
+        return;
+    };
+    let base = suite.parent().unwrap_or(Path::new("."));
+    let list = |key: &str| -> Vec<PathBuf> {
+        doc.root
+            .get(key)
+            .map(|n| n.str_items())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| base.join(s))
+            .collect()
+    };
+    let names_original = list("policies")
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .any(|p| originals.contains(&p));
+    if names_original {
+        out.extend(list("resources"));
     }
 }
