@@ -200,6 +200,34 @@ impl Translator {
         Ok(parts.join(" + "))
     }
 
+    /// [`Translator::template`] without presence guards: a missing path is an error, as
+    /// a failed substitution is in Kyverno (inside patterns).
+    pub(crate) fn template_unguarded(&self, s: &str, span: Span) -> Result<String, Blocked> {
+        let pieces = split_template(s)
+            .ok_or_else(|| Blocked::new(span, format!("unbalanced `{{{{ }}}}` in `{s}`")))?;
+        let mut parts = Vec::new();
+        for p in &pieces {
+            match p {
+                Piece::Text(t) => parts.push(quote(t)),
+                Piece::Expr(e) => {
+                    let tr = self.expr(e, span)?;
+                    if tr.nest.is_some() {
+                        return Err(Blocked::new(
+                            span,
+                            format!("`{e}`: a flattened list of lists is used as a value"),
+                        ));
+                    }
+                    parts.push(if pieces.len() == 1 {
+                        tr.expr
+                    } else {
+                        format!("string({})", tr.expr)
+                    });
+                }
+            }
+        }
+        Ok(parts.join(" + "))
+    }
+
     /// A value of a condition or a pattern scalar: a template, or a literal.
     pub(crate) fn operand(&self, node: &crate::yaml::Node) -> Result<Tr, Blocked> {
         if let crate::yaml::Value::Str(s) = &node.value
@@ -524,8 +552,9 @@ impl Translator {
         for step in steps {
             match step {
                 Step::Field(k) => {
-                    // `object.metadata` is always there.
-                    if guarded && !(expr == "object" && k == "metadata") {
+                    // `object.metadata` too: autogen rewrites it to a pod template's, which
+                    // may be missing.
+                    if guarded {
                         guards.push(has(&expr, &k));
                     }
                     expr = select(&expr, &k);

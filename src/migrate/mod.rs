@@ -515,12 +515,32 @@ fn validations(
     let msg = message_fields(message, jmes)?;
     if let Some(p) = validate.get("pattern") {
         let mut pats = Patterns::new(jmes);
+        let lenient = pats.translate(p, "object", Mode::Lenient)?;
         if pattern::has_skips(p) {
-            skip_note(notes, rule);
+            // Kyverno skips where the pattern neither passes nor fails: that is a match
+            // condition, and the validation is the strict form.
+            let strict = pats.translate(p, "object", Mode::Strict)?;
+            *foreach_some = Some(cel_text::or(&[strict.clone(), cel_text::not(&lenient)]));
+            return Ok(vec![one(strict, &msg)]);
         }
-        return Ok(vec![one(pats.translate(p, "object", Mode::Lenient)?, &msg)]);
+        return Ok(vec![one(lenient, &msg)]);
     }
     if let Some(list) = validate.get("anyPattern") {
+        let items = list.as_seq().unwrap_or(&[]);
+        if items.iter().any(pattern::has_skips) {
+            // Kyverno skips when every pattern skips.
+            let mut pats = Patterns::new(jmes);
+            let mut strict = Vec::new();
+            let mut skipped = Vec::new();
+            for p in items {
+                let s = pats.translate(p, "object", Mode::Strict)?;
+                let l = pats.translate(p, "object", Mode::Lenient)?;
+                skipped.push(cel_text::and(&[l, cel_text::not(&s)]));
+                strict.push(s);
+            }
+            *foreach_some = Some(cel_text::not(&cel_text::and(&skipped)));
+            return Ok(vec![one(cel_text::or(&strict), &msg)]);
+        }
         return Ok(vec![one(
             any_pattern(list, "object", jmes, notes, rule)?,
             &msg,

@@ -29,9 +29,13 @@ pub(crate) fn strategic_merge(patch: &Node, jmes: &Translator) -> Result<Vec<Str
         out.push(b);
     }
     for a in adds {
-        // Only where the anchored key is missing (or a parent of it is).
         let present = and(&a.presence);
-        out.push(format!("{} ? Object{{}} : {}", present, a.object));
+        if a.when {
+            out.push(format!("{} ? {} : Object{{}}", present, a.object));
+        } else {
+            // Only where the anchored key is missing (or a parent of it is).
+            out.push(format!("{} ? Object{{}} : {}", present, a.object));
+        }
     }
     Ok(out)
 }
@@ -40,6 +44,9 @@ pub(crate) fn strategic_merge(patch: &Node, jmes: &Translator) -> Result<Vec<Str
 struct Add {
     presence: Vec<String>,
     object: String,
+    /// Applies where `presence` holds (a list element condition), rather than where it
+    /// does not (`+()`).
+    when: bool,
 }
 
 /// The typed literal for map `m` at type `ty` (`Object.spec…`) and CEL path `at`; `None`
@@ -95,6 +102,7 @@ fn object(
             adds.push(Add {
                 presence,
                 object: wrap(&path, v),
+                when: false,
             });
             continue;
         }
@@ -139,6 +147,20 @@ fn value(
             Ok(v)
         }
         Value::Seq(items) => {
+            if let [only] = items.as_slice()
+                && let Value::Map(m) = &only.value
+                && m.keys()
+                    .any(|k| parse_anchor(k).is_some_and(|a| a.kind == AnchorKind::Condition))
+            {
+                if inside_add {
+                    return Err(Blocked::new(
+                        n.span,
+                        "an anchor nested under `+()` is not translated".to_owned(),
+                    ));
+                }
+                adds.push(conditional_elements(m, only, ty, path, jmes)?);
+                return Ok(None);
+            }
             let mut out = Vec::new();
             for item in items {
                 match &item.value {
@@ -160,6 +182,90 @@ fn value(
         }
         _ => Ok(Some(scalar(n, jmes)?)),
     }
+}
+
+/// `[{(name): "*", k: v}]`: every element of the resource's list that meets the conditions
+/// gets the rest merged, as the list's elements keyed by `name` (the merge key of the pod
+/// lists: containers, volumes, env); a mutation of its own, applied when some element meets
+/// them.
+fn conditional_elements(
+    m: &Map,
+    at: &Node,
+    ty: &str,
+    path: &[(String, String)],
+    jmes: &Translator,
+) -> Result<Add, Blocked> {
+    let var = "x";
+    let mut conds = Vec::new();
+    let mut rest = Map::new();
+    for e in m.entries() {
+        match parse_anchor(&e.key) {
+            Some(a) if a.kind == AnchorKind::Condition => {
+                let Value::Str(p) = &e.value.value else {
+                    return Err(Blocked::new(
+                        e.value.span,
+                        "a list element condition on a non-string value is not translated"
+                            .to_owned(),
+                    ));
+                };
+                let field = select(var, a.key);
+                let test = super::pattern::string_pattern(p, &field)
+                    .map_err(|r| Blocked::new(e.value.span, r))?;
+                conds.push((a.key.to_owned(), and(&[has(var, a.key), test])));
+            }
+            Some(_) => {
+                return Err(Blocked::new(
+                    e.key_span,
+                    format!(
+                        "the anchor `{}` in a list element of a mutate overlay is not translated",
+                        e.key
+                    ),
+                ));
+            }
+            None => rest.insert(e.key.clone(), e.key_span, e.value.clone()),
+        }
+    }
+    if !conds.iter().any(|(k, _)| k == "name") {
+        return Err(Blocked::new(
+            at.span,
+            "a list element condition that is not on `name` (the merge key) is not translated"
+                .to_owned(),
+        ));
+    }
+    let mut nested = Vec::new();
+    let body = object(&rest, ty, var, &mut nested, jmes, &[])?;
+    if !nested.is_empty() {
+        return Err(Blocked::new(
+            at.span,
+            "anchors nested in a conditional list element are not translated".to_owned(),
+        ));
+    }
+    let body = body.unwrap_or_else(|| format!("{ty}{{}}"));
+    let prefix = format!("{ty}{{");
+    let element = match body.strip_prefix(&prefix) {
+        Some("}") => format!("{prefix}name: {var}.name}}"),
+        Some(fields) => format!("{prefix}name: {var}.name, {fields}"),
+        None => {
+            return Err(Blocked::new(
+                at.span,
+                "a list element with non-field keys is not translated".to_owned(),
+            ));
+        }
+    };
+    let mut presence = Vec::new();
+    let mut cur = "object".to_owned();
+    for (k, _) in path {
+        presence.push(has(&cur, k));
+        cur = select(&cur, k);
+    }
+    let cond = and(&conds.into_iter().map(|(_, c)| c).collect::<Vec<_>>());
+    presence.push(format!("{cur}.exists({var}, {cond})"));
+    let list = format!("{cur}.filter({var}, {cond}).map({var}, {element})");
+    Ok(Add {
+        presence,
+        object: wrap(path, Some(list)),
+        when: true,
+    })
 }
 
 fn scalar(n: &Node, jmes: &Translator) -> Result<String, Blocked> {

@@ -283,7 +283,9 @@ fn scalar(pattern: &Node, v: &str, jmes: &Translator) -> Result<String, Blocked>
             "({v} == null || {v} == '' || {v} == 0 || {v} == false)"
         )),
         Value::Str(s) if s.contains("{{") => {
-            let e = jmes.template(s, pattern.span)?;
+            // Unguarded: a path missing from the resource is an error in CEL as it is in
+            // Kyverno's substitution.
+            let e = jmes.template_unguarded(s, pattern.span)?;
             Ok(format!("string({v}) == {}", paren(&e)))
         }
         Value::Str(s) if s.contains("$(") => Err(Blocked::new(

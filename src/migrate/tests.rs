@@ -149,17 +149,27 @@ fn equality_and_negation_anchors() {
 }
 
 #[test]
-fn conditional_anchor_is_a_guard() {
+fn conditional_anchor_skips_as_kyverno_does() {
     let text = pattern_rule(
         "        spec:\n          containers:\n          - (name): \"c\"\n            securityContext:\n              runAsNonRoot: true\n",
     );
-    let e = only_expression(&migrate(&text));
-    assert!(e.contains("(!(has(containers1.name) && ((containers1.name != null) && (string(containers1.name) == 'c')))) ||"), "{e}");
-    assert!(
-        migrate(&text)
-            .notes
-            .iter()
-            .any(|n| n.contains("conditional"))
+    let m = migrate(&text);
+    // The validation is the strict form; where the pattern would skip, a match condition
+    // keeps the policy out, as Kyverno skips the rule.
+    let e = only_expression(&m);
+    assert!(e.contains("(!(has(containers2.name) && ((containers2.name != null) && (string(containers2.name) == 'c')))) ||"), "{e}");
+    assert_eq!(
+        m.policies[0]["spec"]["matchConditions"][0]["name"],
+        "preconditions"
+    );
+    let other = POD_LATEST.replace("name: c\n", "name: other\n");
+    let root = POD_LATEST.replace(
+        "name: c\n",
+        "name: c\n    securityContext:\n      runAsNonRoot: false\n",
+    );
+    assert_eq!(
+        same_verdicts(&text, &[&other, POD_TAGGED, &root]),
+        ["skip", "pass", "fail"]
     );
 }
 
@@ -175,14 +185,24 @@ fn existence_anchor_is_exists() {
 }
 
 #[test]
-fn global_anchor_holds_or_passes() {
-    let e = only_expression(&migrate(&pattern_rule(
+fn global_anchor_skips_as_kyverno_does() {
+    let text = pattern_rule(
         "        spec:\n          <(hostNetwork): true\n          dnsPolicy: ClusterFirstWithHostNet\n",
-    )));
-    assert!(e.starts_with("has(object.spec)"), "{e}");
+    );
+    let e = only_expression(&migrate(&text));
     assert!(
-        e.contains("(!(!has(object.spec.hostNetwork) || (object.spec.hostNetwork == true))) || ("),
+        e.contains("(!has(object.spec.hostNetwork) || (object.spec.hostNetwork == true))"),
         "{e}"
+    );
+    let host = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  hostNetwork: true\n  containers:\n  - name: c\n    image: x\n";
+    let host_ok = host.replace(
+        "  hostNetwork: true\n",
+        "  hostNetwork: true\n  dnsPolicy: ClusterFirstWithHostNet\n",
+    );
+    let no_host = host.replace("true", "false");
+    assert_eq!(
+        same_verdicts(&text, &[host, &host_ok, &no_host]),
+        ["fail", "pass", "skip"]
     );
 }
 
@@ -471,4 +491,34 @@ fn counts_against_digit_strings() {
         "request.object.spec.priority",
     );
     assert!(migrate(&other).unconverted[0].reason.contains("quantity"));
+}
+
+#[test]
+fn mutate_list_element_conditions_select_by_name() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          containers:\n          - (name): \"*\"\n            imagePullPolicy: Always\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let e = &m.policies[0]["spec"]["mutations"][0]["applyConfiguration"]["expression"];
+    assert!(
+        e.as_str()
+            .unwrap_or_default()
+            .contains(".map(x, Object.spec.containers{name: x.name, imagePullPolicy: 'Always'})"),
+        "{e}"
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let engine = Engine::new(load(&yaml));
+    let out = engine
+        .mutated(&resource(POD_LATEST), &Request::default())
+        .map(|r| r.root.to_json());
+    assert_eq!(
+        out.as_ref()
+            .and_then(|v| v["spec"]["containers"][0]["imagePullPolicy"].as_str()),
+        Some("Always"),
+        "{out:?}"
+    );
+    // A condition on another key than the merge key is refused.
+    let other = text.replace("(name)", "(image)");
+    assert!(migrate(&other).unconverted[0].reason.contains("merge key"));
 }
