@@ -154,6 +154,21 @@ pub(crate) struct Translator {
     pub(crate) element: Option<String>,
     /// The rule's context variables (converted to `variables.NAME`).
     pub(crate) variables: Vec<String>,
+    /// The expressions substituted into the pattern being translated: Kyverno resolves them
+    /// all before the walk, so a missing one is an error whatever the walk would find.
+    pub(crate) substituted: std::cell::RefCell<Vec<String>>,
+}
+
+impl Translator {
+    /// `e` evaluated only after every substitution of the pattern resolved (a missing one
+    /// is an error, as in Kyverno); the list is emptied.
+    pub(crate) fn after_substitutions(&self, e: String) -> String {
+        let subs = std::mem::take(&mut *self.substituted.borrow_mut());
+        if subs.is_empty() {
+            return e;
+        }
+        format!("size([{}]) >= 0 ? {} : false", subs.join(", "), paren(&e))
+    }
 }
 
 impl Translator {
@@ -217,6 +232,7 @@ impl Translator {
                             format!("`{e}`: a flattened list of lists is used as a value"),
                         ));
                     }
+                    self.substituted.borrow_mut().push(tr.expr.clone());
                     parts.push(if pieces.len() == 1 {
                         tr.expr
                     } else {

@@ -516,10 +516,12 @@ fn validations(
     if let Some(p) = validate.get("pattern") {
         let mut pats = Patterns::new(jmes);
         let lenient = pats.translate(p, "object", Mode::Lenient)?;
+        let lenient = jmes.after_substitutions(lenient);
         if pattern::has_skips(p) {
             // Kyverno skips where the pattern neither passes nor fails: that is a match
             // condition, and the validation is the strict form.
             let strict = pats.translate(p, "object", Mode::Strict)?;
+            let strict = jmes.after_substitutions(strict);
             *foreach_some = Some(cel_text::or(&[strict.clone(), cel_text::not(&lenient)]));
             return Ok(vec![one(strict, &msg)]);
         }
@@ -673,7 +675,8 @@ fn foreach(
         if pattern::has_skips(p) {
             skip_note(notes, rule);
         }
-        Patterns::new(&jmes).translate(p, "element", Mode::Lenient)?
+        let e = Patterns::new(&jmes).translate(p, "element", Mode::Lenient)?;
+        jmes.after_substitutions(e)
     } else if let Some(ap) = each.get("anyPattern") {
         any_pattern(ap, "element", &jmes, notes, rule)?
     } else if let Some(deny) = each.get("deny") {

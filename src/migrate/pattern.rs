@@ -286,7 +286,7 @@ fn scalar(pattern: &Node, v: &str, jmes: &Translator) -> Result<String, Blocked>
             // Unguarded: a path missing from the resource is an error in CEL as it is in
             // Kyverno's substitution.
             let e = jmes.template_unguarded(s, pattern.span)?;
-            Ok(format!("string({v}) == {}", paren(&e)))
+            Ok(format!("string({v}) == string({e})"))
         }
         Value::Str(s) if s.contains("$(") => Err(Blocked::new(
             pattern.span,

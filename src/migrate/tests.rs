@@ -522,3 +522,22 @@ fn mutate_list_element_conditions_select_by_name() {
     let other = text.replace("(name)", "(image)");
     assert!(migrate(&other).unconverted[0].reason.contains("merge key"));
 }
+
+#[test]
+fn pattern_substitutions_resolve_before_the_walk() {
+    // Kyverno substitutes `{{ }}` before walking the pattern: a missing path is an error even
+    // where the walk would fail earlier.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      foreach:\n      - list: request.object.spec.containers\n        pattern:\n          resources:\n            requests:\n              cpu: \"?*\"\n            limits:\n              cpu: \"{{ element.resources.requests.cpu }}\"\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(
+        e.contains(".all(element, size([element.resources.requests.cpu]) >= 0 ? "),
+        "{e}"
+    );
+    let equal = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n    resources:\n      requests:\n        cpu: 1\n      limits:\n        cpu: 1\n";
+    assert_eq!(
+        same_verdicts(&text, &[equal, POD_LATEST]),
+        ["pass", "error"]
+    );
+}
