@@ -13,7 +13,7 @@ use crate::pattern::{AnchorKind, Op, operator_of, parse_anchor, scalar_match};
 use crate::yaml::{Map, Node, Value};
 
 use super::Blocked;
-use super::cel_text::{and, has, not, or, paren, quote, select, wildcard_test};
+use super::cel_text::{and, has, not, or, quote, select, wildcard_test};
 use super::jmes::Translator;
 
 /// Whether a translation must be strict (pass only) or lenient (pass or skip).
