@@ -21,6 +21,7 @@ pub mod kinds;
 pub mod manifest;
 pub mod mapol;
 pub mod matching;
+pub mod migrate;
 pub mod mpol;
 pub mod mutate;
 pub mod number;

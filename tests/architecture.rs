@@ -54,6 +54,8 @@ const LAYERS: &[&[&str]] = &[
     &["engine"],
     // What runs around the engine: API-server defaulting, and which defaults changed a verdict.
     &["defaults"],
+    // ClusterPolicy → CEL kinds conversion (`kpol migrate`): reads policy trees, writes YAML.
+    &["migrate"],
 ];
 
 /// Evaluators that sit below `policy` in the layers and that it must still not import (the

@@ -62,6 +62,10 @@ pub enum Command {
     /// Write the HTML report (`--format html`) of a saved `kpol check --format json` result
     /// (or of `kpol merge`'s).
     Report(ReportArgs),
+    /// Convert ClusterPolicy/Policy rules to the CEL kinds: validate to ValidatingPolicy,
+    /// patchStrategicMerge mutations to MutatingPolicy; `--verify` compares both
+    /// (docs/MIGRATE.md).
+    Migrate(super::migrate::MigrateArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -15,6 +15,8 @@ mod jp;
 mod known_kinds;
 mod lsp;
 mod merge;
+mod migrate;
+mod migrate_verify;
 mod mutate;
 mod namespaces;
 mod old;
@@ -66,6 +68,7 @@ pub fn run() -> ExitCode {
         Command::Explain(a) => explain::run(a),
         Command::Policies(a) => policies_cmd::run(a),
         Command::Lsp(a) => lsp::run(a),
+        Command::Migrate(a) => migrate::run(a),
     };
     ExitCode::from(code)
 }

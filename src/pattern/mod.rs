@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use crate::report::Status;
 use crate::yaml::{Node, Value};
 
-pub(crate) use anchor::unsupported_in_validate;
+pub(crate) use anchor::{AnchorKind, parse_anchor, unsupported_in_validate};
 pub(crate) use reference::{has_references, substitute_references};
 // Pieces the condition operators (validate.md §8) reuse; not all are used here yet.
 #[allow(unused_imports)]

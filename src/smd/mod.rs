@@ -218,3 +218,12 @@ fn run(
         .merge(Some(object), Some(patch), root)
         .ok_or(SmdError::NotAnObject("merged value"))
 }
+
+/// The `apiVersion`s of the Kubernetes 1.32 built-in schemas that declare `kind` (empty for a
+/// kind they do not know, or when the schema data does not load).
+pub fn builtin_api_versions(kind: &str) -> Vec<String> {
+    match &*schema::BUILTIN {
+        Ok(s) => s.api_versions_of(kind),
+        Err(_) => Vec::new(),
+    }
+}

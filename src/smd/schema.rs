@@ -188,6 +188,19 @@ impl Schema {
             .copied()
     }
 
+    /// Every `apiVersion` (group/version, or the core version alone) that declares `kind`,
+    /// sorted.
+    pub(crate) fn api_versions_of(&self, kind: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .kinds
+            .keys()
+            .filter(|(_, k)| k == kind)
+            .map(|(gv, _)| gv.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
     pub(crate) fn has_group_version(&self, api_version: &str) -> bool {
         self.group_versions.contains(api_version)
     }

@@ -1,0 +1,204 @@
+//! Spelling CEL: string literals, field selection that survives CEL's reserved words and
+//! Kubernetes' dotted keys, presence tests, and Kyverno wildcards as anchored regexes.
+
+/// Words CEL reserves (cel-spec "Syntax") that its parsers refuse after a dot (`namespace`,
+/// reserved too, is accepted there by cel-go and kpol, and Kyverno's own policies select it).
+const RESERVED: &[&str] = &[
+    "as", "break", "const", "continue", "else", "false", "for", "function", "if", "import", "in",
+    "let", "loop", "package", "null", "return", "true", "var", "void", "while",
+];
+
+/// A CEL single-quoted string literal.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Whether `key` can be written as `.key`.
+fn is_ident(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !RESERVED.contains(&key)
+}
+
+/// `base.key`, or `base['key']` where `.key` is not valid CEL.
+pub(crate) fn select(base: &str, key: &str) -> String {
+    if is_ident(key) {
+        format!("{base}.{key}")
+    } else {
+        format!("{base}[{}]", quote(key))
+    }
+}
+
+/// Whether the map `base` has `key`: `has(base.key)`, or `'key' in base`.
+pub(crate) fn has(base: &str, key: &str) -> String {
+    if is_ident(key) {
+        format!("has({base}.{key})")
+    } else {
+        format!("{} in {base}", quote(key))
+    }
+}
+
+/// Whether `s` holds a Kyverno wildcard (`*` or `?`).
+pub(crate) fn has_wildcard(s: &str) -> bool {
+    s.contains(['*', '?'])
+}
+
+/// A Kyverno wildcard (`*` any run, `?` one character, the rest literal) as an anchored RE2
+/// regex.
+pub(crate) fn wildcard_regex(pattern: &str) -> String {
+    let mut re = String::from("^");
+    for c in pattern.chars() {
+        match c {
+            '*' => re.push_str(".*"),
+            '?' => re.push('.'),
+            c if "\\.+()[]{}|^$".contains(c) => {
+                re.push('\\');
+                re.push(c);
+            }
+            c => re.push(c),
+        }
+    }
+    re.push('$');
+    re
+}
+
+/// `text` (a CEL string expression) against the wildcard `pattern`: equality when it has no
+/// wildcard, `true` for `*`, `!= ''` for `?*`, else a regex match.
+pub(crate) fn wildcard_test(text: &str, pattern: &str) -> String {
+    match pattern {
+        "*" => "true".to_owned(),
+        "?*" => format!("{text} != ''"),
+        p if !has_wildcard(p) => format!("{text} == {}", quote(p)),
+        p => format!("{text}.matches({})", quote(&wildcard_regex(p))),
+    }
+}
+
+/// The conjunction of `parts` (`true` when empty), each parenthesised when it has operators.
+pub(crate) fn and(parts: &[String]) -> String {
+    join(parts, " && ", "true")
+}
+
+/// The disjunction of `parts` (`false` when empty).
+pub(crate) fn or(parts: &[String]) -> String {
+    join(parts, " || ", "false")
+}
+
+fn join(parts: &[String], sep: &str, empty: &str) -> String {
+    let parts: Vec<&String> = parts
+        .iter()
+        .filter(|p| p.as_str() != if sep == " && " { "true" } else { "false" })
+        .collect();
+    match parts.as_slice() {
+        [] => empty.to_owned(),
+        [one] => (*one).clone(),
+        many => many.iter().map(|p| paren(p)).collect::<Vec<_>>().join(sep),
+    }
+}
+
+/// `!e`, parenthesised as needed.
+pub(crate) fn not(e: &str) -> String {
+    match e {
+        "true" => "false".to_owned(),
+        "false" => "true".to_owned(),
+        e => format!("!{}", paren(e)),
+    }
+}
+
+/// `e` in parentheses unless it is one term already.
+pub(crate) fn paren(e: &str) -> String {
+    let simple = !e.contains(' ') || (e.starts_with('(') && closes_at_end(e));
+    if simple {
+        e.to_owned()
+    } else {
+        format!("({e})")
+    }
+}
+
+/// Whether the `(` that opens `e` is closed by its last character.
+fn closes_at_end(e: &str) -> bool {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let n = e.chars().count();
+    for (i, c) in e.chars().enumerate() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 && i + 1 != n {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_literals() {
+        assert_eq!(
+            select("object.metadata", "namespace"),
+            "object.metadata.namespace"
+        );
+        assert_eq!(select("o", "in"), "o['in']");
+        assert_eq!(
+            select("object.metadata", "labels"),
+            "object.metadata.labels"
+        );
+        assert_eq!(
+            has("l", "app.kubernetes.io/name"),
+            "'app.kubernetes.io/name' in l"
+        );
+        assert_eq!(has("o", "spec"), "has(o.spec)");
+        assert_eq!(quote("it's \\"), "'it\\'s \\\\'");
+    }
+
+    #[test]
+    fn wildcards() {
+        assert_eq!(wildcard_test("x", "*"), "true");
+        assert_eq!(wildcard_test("x", "a.b"), "x == 'a.b'");
+        assert_eq!(wildcard_test("x", "*:latest"), "x.matches('^.*:latest$')");
+        assert_eq!(wildcard_regex("a?.b"), "^a.\\.b$");
+    }
+
+    #[test]
+    fn connectives() {
+        assert_eq!(and(&[]), "true");
+        assert_eq!(and(&["a".into(), "true".into()]), "a");
+        assert_eq!(and(&["a || b".into(), "c".into()]), "(a || b) && c");
+        assert_eq!(not("(a || b)"), "!(a || b)");
+        assert_eq!(paren("(a) || (b)"), "((a) || (b))");
+    }
+}

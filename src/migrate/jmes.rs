@@ -1,0 +1,678 @@
+//! Kyverno's `{{ }}` JMESPath, the part of it that has a faithful CEL spelling: paths from
+//! `request.object`, `request.oldObject`, `request.operation`/`namespace`/`name`/`userInfo`,
+//! the foreach `element` and the rule's context variables; projections and filters over
+//! lists; literals, comparisons, `&&`, `||` (a default), `!`; `length`, `to_string`,
+//! `contains`, `starts_with`, `ends_with`. Anything else is refused with its reason.
+//!
+//! JMESPath gives `null` for a missing field where CEL fails, so every path carries its
+//! presence tests (`guards`): a comparison sees `null` where the path is missing, and a
+//! condition whose key is missing is false (Kyverno: a null key meets no operator).
+
+use ::jmespath::ast::{Ast, Comparator};
+
+use crate::source::Span;
+
+use super::Blocked;
+use super::cel_text::{and, has, paren, quote, select};
+
+/// A translated expression: its CEL text, the presence tests it needs, and whether it is a
+/// list.
+#[derive(Clone, Debug)]
+pub(crate) struct Tr {
+    pub(crate) guards: Vec<String>,
+    pub(crate) expr: String,
+    pub(crate) list: bool,
+    /// A boolean (a comparison, `&&`, `!`, a predicate function).
+    pub(crate) boolean: bool,
+    /// A flattened projection of lists (`a[].b[]`), which CEL can only test element by
+    /// element; `expr` is then [`FLATTENED`].
+    pub(crate) nest: Option<Box<Nest>>,
+}
+
+/// `outer[].inner[]`: the lists `inner` (an expression of `var`) of the elements of `outer`.
+#[derive(Clone, Debug)]
+pub(crate) struct Nest {
+    pub(crate) outer: String,
+    pub(crate) var: String,
+    pub(crate) inner: Tr,
+}
+
+/// The text of a flattened list used where only a value would do; an expression holding it
+/// is refused.
+const FLATTENED: &str = "<flattened list>";
+
+impl Tr {
+    fn plain(expr: String) -> Self {
+        Tr {
+            nest: None,
+            guards: Vec::new(),
+            expr,
+            list: false,
+            boolean: false,
+        }
+    }
+
+    /// Some element satisfies `pred` (a CEL expression of `var`).
+    pub(crate) fn exists(&self, var: &str, pred: &str) -> String {
+        match &self.nest {
+            Some(n) => format!(
+                "{}.exists({}, {})",
+                n.outer,
+                n.var,
+                and(&[
+                    and(&n.inner.guards),
+                    format!("{}.exists({var}, {pred})", paren(&n.inner.expr))
+                ])
+            ),
+            None => format!("{}.exists({var}, {pred})", paren(&self.expr)),
+        }
+    }
+
+    /// Every element satisfies `pred`.
+    pub(crate) fn all(&self, var: &str, pred: &str) -> String {
+        match &self.nest {
+            Some(n) => format!(
+                "{}.all({}, {})",
+                n.outer,
+                n.var,
+                super::cel_text::or(&[
+                    super::cel_text::not(&and(&n.inner.guards)),
+                    format!("{}.all({var}, {pred})", paren(&n.inner.expr))
+                ])
+            ),
+            None => format!("{}.all({var}, {pred})", paren(&self.expr)),
+        }
+    }
+
+    /// `item` is an element.
+    pub(crate) fn has_item(&self, item: &str) -> String {
+        match &self.nest {
+            Some(_) => self.exists("y", &format!("y == {}", paren(item))),
+            None => format!("{} in {}", paren(item), paren(&self.folded())),
+        }
+    }
+
+    /// The number of elements.
+    pub(crate) fn size(&self) -> String {
+        match &self.nest {
+            Some(n) => format!(
+                "{}.map({}, {} ? size({}) : 0).sum()",
+                n.outer,
+                n.var,
+                and(&n.inner.guards),
+                n.inner.expr
+            ),
+            None => format!("size({})", self.expr),
+        }
+    }
+
+    fn boolean(expr: String) -> Self {
+        Tr {
+            boolean: true,
+            ..Tr::plain(expr)
+        }
+    }
+
+    /// As a JMESPath truth value: a boolean as it is; anything else true when present (an
+    /// empty string, list or map is false).
+    pub(crate) fn truthy(&self) -> String {
+        if self.boolean {
+            return and(&[and(&self.guards), self.expr.clone()]);
+        }
+        let nonempty = if self.list {
+            format!("size({}) > 0", self.expr)
+        } else {
+            format!("{} != null", self.expr)
+        };
+        and(&[and(&self.guards), nonempty])
+    }
+
+    /// The expression with its guards folded in: `null` where a path is missing.
+    pub(crate) fn folded(&self) -> String {
+        self.folded_or("null")
+    }
+
+    /// The expression, or `default` where a path is missing.
+    pub(crate) fn folded_or(&self, default: &str) -> String {
+        if self.guards.is_empty() {
+            return self.expr.clone();
+        }
+        // JMESPath reads an explicit null as missing; with a default other than null the
+        // difference shows.
+        let mut guards = self.guards.clone();
+        if default != "null" {
+            guards.push(format!("{} != null", self.expr));
+        }
+        format!("({} ? {} : {default})", and(&guards), self.expr)
+    }
+}
+
+/// What names mean in the rule being converted.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Translator {
+    /// The foreach element's CEL name, inside a foreach.
+    pub(crate) element: Option<String>,
+    /// The rule's context variables (converted to `variables.NAME`).
+    pub(crate) variables: Vec<String>,
+    /// The expressions substituted into the pattern being translated: Kyverno resolves them
+    /// all before the walk, so a missing one is an error whatever the walk would find.
+    pub(crate) substituted: std::cell::RefCell<Vec<String>>,
+}
+
+impl Translator {
+    /// `e` evaluated only after every substitution of the pattern resolved (a missing one
+    /// is an error, as in Kyverno); the list is emptied.
+    pub(crate) fn after_substitutions(&self, e: String) -> String {
+        let subs = std::mem::take(&mut *self.substituted.borrow_mut());
+        if subs.is_empty() {
+            return e;
+        }
+        format!("size([{}]) >= 0 ? {} : false", subs.join(", "), paren(&e))
+    }
+}
+
+impl Translator {
+    /// One JMESPath expression (the text between `{{` and `}}`).
+    pub(crate) fn expr(&self, text: &str, span: Span) -> Result<Tr, Blocked> {
+        let ast = ::jmespath::parse(text.trim()).map_err(|e| {
+            Blocked::new(span, format!("the JMESPath `{text}` does not parse: {e}"))
+        })?;
+        let tr = self
+            .ast(&ast, None)
+            .map_err(|reason| Blocked::new(span, format!("`{}`: {reason}", text.trim())))?;
+        if tr.nest.is_none()
+            && (tr.expr.contains(FLATTENED) || tr.guards.iter().any(|g| g.contains(FLATTENED)))
+        {
+            return Err(Blocked::new(
+                span,
+                format!(
+                    "`{}`: a flattened list of lists is used as a value; standard CEL has no flatten",
+                    text.trim()
+                ),
+            ));
+        }
+        Ok(tr)
+    }
+
+    /// A string holding `{{ }}`: one expression alone is its value (folded), text around
+    /// them is a string concatenation.
+    pub(crate) fn template(&self, s: &str, span: Span) -> Result<String, Blocked> {
+        let pieces = split_template(s)
+            .ok_or_else(|| Blocked::new(span, format!("unbalanced `{{{{ }}}}` in `{s}`")))?;
+        if let [Piece::Expr(e)] = pieces.as_slice() {
+            return Ok(self.expr(e, span)?.folded());
+        }
+        let mut parts = Vec::new();
+        for p in pieces {
+            match p {
+                Piece::Text(t) => parts.push(quote(t)),
+                Piece::Expr(e) => {
+                    let tr = self.expr(e, span)?;
+                    parts.push(format!("string({})", tr.folded()));
+                }
+            }
+        }
+        Ok(parts.join(" + "))
+    }
+
+    /// [`Translator::template`] without presence guards: a missing path is an error, as
+    /// a failed substitution is in Kyverno (inside patterns).
+    pub(crate) fn template_unguarded(&self, s: &str, span: Span) -> Result<String, Blocked> {
+        let pieces = split_template(s)
+            .ok_or_else(|| Blocked::new(span, format!("unbalanced `{{{{ }}}}` in `{s}`")))?;
+        let mut parts = Vec::new();
+        for p in &pieces {
+            match p {
+                Piece::Text(t) => parts.push(quote(t)),
+                Piece::Expr(e) => {
+                    let tr = self.expr(e, span)?;
+                    if tr.nest.is_some() {
+                        return Err(Blocked::new(
+                            span,
+                            format!("`{e}`: a flattened list of lists is used as a value"),
+                        ));
+                    }
+                    self.substituted.borrow_mut().push(tr.expr.clone());
+                    parts.push(if pieces.len() == 1 {
+                        tr.expr
+                    } else {
+                        format!("string({})", tr.expr)
+                    });
+                }
+            }
+        }
+        Ok(parts.join(" + "))
+    }
+
+    /// A value of a condition or a pattern scalar: a template, or a literal.
+    pub(crate) fn operand(&self, node: &crate::yaml::Node) -> Result<Tr, Blocked> {
+        if let crate::yaml::Value::Str(s) = &node.value
+            && s.contains("{{")
+        {
+            let pieces = split_template(s).ok_or_else(|| {
+                Blocked::new(node.span, format!("unbalanced `{{{{ }}}}` in `{s}`"))
+            })?;
+            if let [Piece::Expr(e)] = pieces.as_slice() {
+                return self.expr(e, node.span);
+            }
+            return Ok(Tr::plain(self.template(s, node.span)?));
+        }
+        let json = node.to_json();
+        Ok(Tr {
+            nest: None,
+            guards: Vec::new(),
+            list: json.is_array(),
+            boolean: json.is_boolean(),
+            expr: literal(&json),
+        })
+    }
+
+    fn ast(&self, ast: &Ast, current: Option<&Tr>) -> Result<Tr, String> {
+        match ast {
+            Ast::Literal { value, .. } => {
+                let json = serde_json::to_value(&**value).map_err(|e| e.to_string())?;
+                Ok(Tr {
+                    nest: None,
+                    guards: Vec::new(),
+                    list: json.is_array(),
+                    boolean: json.is_boolean(),
+                    expr: literal(&json),
+                })
+            }
+            Ast::Identity { .. } => match current {
+                Some(c) => Ok(Tr {
+                    guards: Vec::new(),
+                    ..c.clone()
+                }),
+                None => Err("`@` outside a projection or pipe".to_owned()),
+            },
+            Ast::Field { .. } | Ast::Index { .. } => self.path(ast, current),
+            Ast::Subexpr { lhs, rhs, .. } => {
+                if path_only(ast) {
+                    return self.path(ast, current);
+                }
+                let l = self.ast(lhs, current)?;
+                let r = self.ast(rhs, Some(&l))?;
+                let mut guards = l.guards;
+                guards.extend(r.guards);
+                Ok(Tr { guards, ..r })
+            }
+            Ast::MultiList { elements, .. } => {
+                let items: Vec<String> = elements
+                    .iter()
+                    .map(|e| self.ast(e, current).map(|t| t.folded()))
+                    .collect::<Result<_, _>>()?;
+                Ok(Tr {
+                    nest: None,
+                    guards: Vec::new(),
+                    expr: format!("[{}]", items.join(", ")),
+                    list: true,
+                    boolean: false,
+                })
+            }
+            Ast::Flatten { node, .. } => self.flatten(node, current),
+            Ast::Projection { lhs, rhs, .. } => {
+                let base = self.ast(lhs, current)?;
+                if base.nest.is_some() {
+                    if matches!(rhs.as_ref(), Ast::Identity { .. }) {
+                        return Ok(base);
+                    }
+                    return Err(
+                        "a projection over a flattened list of lists is not translated".to_owned(),
+                    );
+                }
+                let var = format!("x{}", depth(current));
+                let elem = Tr::plain(var.clone());
+                let (filter, then) = match rhs.as_ref() {
+                    Ast::Condition {
+                        predicate, then, ..
+                    } => (Some(self.ast(predicate, Some(&elem))?), then.as_ref()),
+                    other => (None, other),
+                };
+                let mut expr = paren(&base.expr);
+                if let Some(f) = filter {
+                    expr = format!("{expr}.filter({var}, {})", f.truthy());
+                }
+                if !matches!(then, Ast::Identity { .. }) {
+                    let t = self.ast(then, Some(&elem))?;
+                    if t.list {
+                        return Err(
+                            "a projection onto lists needs flattening, which standard CEL lacks"
+                                .to_owned(),
+                        );
+                    }
+                    if !t.guards.is_empty() {
+                        expr = format!("{expr}.filter({var}, {})", and(&t.guards));
+                    }
+                    expr = format!("{expr}.map({var}, {})", t.expr);
+                }
+                Ok(Tr {
+                    nest: None,
+                    guards: base.guards,
+                    expr,
+                    list: true,
+                    boolean: false,
+                })
+            }
+            Ast::Comparison {
+                comparator,
+                lhs,
+                rhs,
+                ..
+            } => {
+                let l = self.ast(lhs, current)?;
+                let r = self.ast(rhs, current)?;
+                let op = match comparator {
+                    Comparator::Equal => "==",
+                    Comparator::NotEqual => "!=",
+                    Comparator::LessThan => "<",
+                    Comparator::LessThanEqual => "<=",
+                    Comparator::GreaterThan => ">",
+                    Comparator::GreaterThanEqual => ">=",
+                };
+                Ok(Tr::boolean(format!(
+                    "{} {op} {}",
+                    paren(&l.folded()),
+                    paren(&r.folded())
+                )))
+            }
+            Ast::And { lhs, rhs, .. } => {
+                let l = self.ast(lhs, current)?;
+                let r = self.ast(rhs, current)?;
+                Ok(Tr::boolean(and(&[l.truthy(), r.truthy()])))
+            }
+            Ast::Or { lhs, rhs, .. } => {
+                let l = self.ast(lhs, current)?;
+                let r = self.ast(rhs, current)?;
+                if l.boolean && r.boolean {
+                    return Ok(Tr::boolean(super::cel_text::or(&[l.truthy(), r.truthy()])));
+                }
+                // A flattened list is empty where its paths are missing already.
+                if l.nest.is_some() && r.list && r.expr == "[]" {
+                    return Ok(l);
+                }
+                // `a || default`: the default where `a` is missing.
+                Ok(Tr {
+                    nest: None,
+                    guards: Vec::new(),
+                    list: l.list && r.list,
+                    boolean: false,
+                    expr: l.folded_or(&paren(&r.folded())),
+                })
+            }
+            Ast::Not { node, .. } => {
+                let n = self.ast(node, current)?;
+                Ok(Tr::boolean(super::cel_text::not(&n.truthy())))
+            }
+            Ast::Function { name, args, .. } => self.function(name, args, current),
+            _ => Err("this JMESPath form has no translation here".to_owned()),
+        }
+    }
+
+    /// `x[]`: a list of lists written as a list (`[a, b][]`) is their concatenation; a path
+    /// to a list of objects is that list.
+    fn flatten(&self, node: &Ast, current: Option<&Tr>) -> Result<Tr, String> {
+        let (base, elements) = match node {
+            Ast::MultiList { elements, .. } => (current.cloned(), elements),
+            Ast::Subexpr { lhs, rhs, .. } => match rhs.as_ref() {
+                Ast::MultiList { elements, .. } => (Some(self.ast(lhs, current)?), elements),
+                _ => return self.flatten_path(node, current),
+            },
+            _ => return self.flatten_path(node, current),
+        };
+        let mut guards = Vec::new();
+        let mut parts = Vec::new();
+        for e in elements {
+            let t = self.ast(e, base.as_ref())?;
+            parts.push(t.folded_or("[]"));
+        }
+        if let Some(b) = base {
+            guards = b.guards;
+        }
+        Ok(Tr {
+            nest: None,
+            guards,
+            expr: parts.join(" + "),
+            list: true,
+            boolean: false,
+        })
+    }
+
+    fn flatten_path(&self, node: &Ast, current: Option<&Tr>) -> Result<Tr, String> {
+        if let Ast::Projection { lhs, rhs, .. } = node {
+            // `a[].b[]`: kept as the nesting it is, for the consumers that can test it
+            // element by element (membership, any, all, size); standard CEL has no flatten.
+            let base = self.ast(lhs, current)?;
+            let var = format!("x{}", depth(current));
+            let elem = Tr::plain(var.clone());
+            let (filter, then) = match rhs.as_ref() {
+                Ast::Condition {
+                    predicate, then, ..
+                } => (Some(self.ast(predicate, Some(&elem))?), then.as_ref()),
+                other => (None, other),
+            };
+            let mut outer = paren(&base.folded_or("[]"));
+            if let Some(f) = filter {
+                outer = format!("{outer}.filter({var}, {})", f.truthy());
+            }
+            let inner = self.ast(then, Some(&elem))?;
+            if inner.nest.is_some() {
+                return Err("flattening more than two levels of lists is not translated".to_owned());
+            }
+            return Ok(Tr {
+                guards: Vec::new(),
+                expr: FLATTENED.to_owned(),
+                list: true,
+                boolean: false,
+                nest: Some(Box::new(Nest { outer, var, inner })),
+            });
+        }
+        if matches!(node, Ast::Flatten { .. }) {
+            return Err("flattening a flattened list is not translated".to_owned());
+        }
+        let t = self.ast(node, current)?;
+        Ok(Tr { list: true, ..t })
+    }
+
+    fn function(&self, name: &str, args: &[Ast], current: Option<&Tr>) -> Result<Tr, String> {
+        let a: Vec<Tr> = args
+            .iter()
+            .map(|x| self.ast(x, current))
+            .collect::<Result<_, _>>()?;
+        let guards: Vec<String> = a.iter().flat_map(|t| t.guards.clone()).collect();
+        let (expr, list, boolean) = match (name, a.as_slice()) {
+            ("length", [x]) => (x.size(), false, false),
+            // A list stays itself (a flattened one too).
+            ("to_array", [x]) if x.list => return Ok(x.clone()),
+            ("keys", [x]) => (format!("{}.map(k, k)", paren(&x.expr)), true, false),
+            ("to_string", [x]) => (format!("string({})", x.expr), false, false),
+            ("contains", [x, y]) if x.list => (x.has_item(&y.expr), false, true),
+            ("contains", [x, y]) if x.expr.starts_with('\'') => (
+                format!("{}.contains({})", paren(&x.expr), y.expr),
+                false,
+                true,
+            ),
+            // A list or a string, known only at run time.
+            ("contains", [x, y]) => (
+                format!(
+                    "type({x}) == list ? {y} in {x} : string({x}).contains({y})",
+                    x = paren(&x.expr),
+                    y = paren(&y.expr)
+                ),
+                false,
+                true,
+            ),
+            ("starts_with", [x, y]) => (
+                format!("{}.startsWith({})", paren(&x.expr), y.expr),
+                false,
+                true,
+            ),
+            ("ends_with", [x, y]) => (
+                format!("{}.endsWith({})", paren(&x.expr), y.expr),
+                false,
+                true,
+            ),
+            ("regex_match", [p, x]) => (
+                format!("string({}).matches({})", x.expr, p.expr),
+                false,
+                true,
+            ),
+            _ => return Err(format!("the function `{name}` has no translation here")),
+        };
+        Ok(Tr {
+            nest: None,
+            guards,
+            expr,
+            list,
+            boolean,
+        })
+    }
+
+    /// A chain of fields and indexes from a known root (or from `current`, inside a
+    /// projection or pipe).
+    fn path(&self, ast: &Ast, current: Option<&Tr>) -> Result<Tr, String> {
+        let mut steps = Vec::new();
+        flatten_path(ast, &mut steps)?;
+        let mut steps = steps.into_iter().peekable();
+        let (mut expr, mut guarded) = match current {
+            Some(c) => (c.expr.clone(), true),
+            None => {
+                let Some(Step::Field(first)) = steps.next() else {
+                    return Err("a path must start with a name".to_owned());
+                };
+                match first.as_str() {
+                    "request" => {
+                        let Some(Step::Field(second)) = steps.next() else {
+                            return Err("`request` alone has no translation".to_owned());
+                        };
+                        match second.as_str() {
+                            "object" => ("object".to_owned(), true),
+                            "oldObject" => ("oldObject".to_owned(), true),
+                            "operation" | "namespace" | "name" | "userInfo" | "kind" | "uid" => {
+                                (format!("request.{second}"), false)
+                            }
+                            other => {
+                                return Err(format!("`request.{other}` has no translation here"));
+                            }
+                        }
+                    }
+                    "element" if self.element.is_some() => {
+                        (self.element.clone().unwrap_or_default(), true)
+                    }
+                    v if self.variables.iter().any(|x| x == v) => (select("variables", v), true),
+                    other => return Err(format!("the variable `{other}` has no translation here")),
+                }
+            }
+        };
+        let mut guards = Vec::new();
+        for step in steps {
+            match step {
+                Step::Field(k) => {
+                    // `object.metadata` too: autogen rewrites it to a pod template's, which
+                    // may be missing.
+                    if guarded {
+                        guards.push(has(&expr, &k));
+                    }
+                    expr = select(&expr, &k);
+                }
+                Step::Index(i) if i >= 0 => {
+                    guards.push(format!("size({expr}) > {i}"));
+                    expr = format!("{expr}[{i}]");
+                }
+                Step::Index(_) => return Err("negative indexes are not translated".to_owned()),
+            }
+            guarded = true;
+        }
+        Ok(Tr {
+            nest: None,
+            guards,
+            expr,
+            list: false,
+            boolean: false,
+        })
+    }
+}
+
+/// How deep in projections `current` is (for distinct iteration variable names).
+fn depth(current: Option<&Tr>) -> usize {
+    current.map_or(0, |c| {
+        c.expr.matches(".map(").count() + c.expr.matches(".filter(").count() + 1
+    })
+}
+
+/// Whether `ast` is only fields and indexes.
+fn path_only(ast: &Ast) -> bool {
+    match ast {
+        Ast::Field { .. } | Ast::Index { .. } => true,
+        Ast::Subexpr { lhs, rhs, .. } => path_only(lhs) && path_only(rhs),
+        _ => false,
+    }
+}
+
+enum Step {
+    Field(String),
+    Index(i64),
+}
+
+fn flatten_path(ast: &Ast, out: &mut Vec<Step>) -> Result<(), String> {
+    match ast {
+        Ast::Identity { .. } => Ok(()),
+        Ast::Field { name, .. } => {
+            out.push(Step::Field(name.clone()));
+            Ok(())
+        }
+        Ast::Index { idx, .. } => {
+            out.push(Step::Index(i64::from(*idx)));
+            Ok(())
+        }
+        Ast::Subexpr { lhs, rhs, .. } => {
+            flatten_path(lhs, out)?;
+            flatten_path(rhs, out)
+        }
+        _ => Err("only field and index paths are translated here".to_owned()),
+    }
+}
+
+/// A JSON value as a CEL literal.
+pub(crate) fn literal(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "null".to_owned(),
+        serde_json::Value::Bool(b) => b.to_string(),
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::String(s) => quote(s),
+        serde_json::Value::Array(a) => {
+            format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", "))
+        }
+        serde_json::Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", quote(k), literal(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A piece of a `{{ }}` template.
+enum Piece<'a> {
+    Text(&'a str),
+    Expr(&'a str),
+}
+
+fn split_template(s: &str) -> Option<Vec<Piece<'_>>> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(start) = rest.find("{{") {
+        if start > 0 {
+            out.push(Piece::Text(&rest[..start]));
+        }
+        let after = &rest[start + 2..];
+        let end = after.find("}}")?;
+        out.push(Piece::Expr(after[..end].trim()));
+        rest = &after[end + 2..];
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest));
+    }
+    Some(out)
+}

@@ -1,0 +1,776 @@
+//! `kpol migrate`: a ClusterPolicy or Policy's validate rules rewritten as a ValidatingPolicy
+//! (NamespacedValidatingPolicy for a Policy), construct by construct (docs/MIGRATE.md).
+//!
+//! The conversion works on the policy's YAML tree, so every refusal points at the construct
+//! it is about. It never guesses: a rule with a construct that has no faithful CEL spelling
+//! is left out with a [`Unconverted`] saying why, and the rest of the policy is converted.
+
+mod cel_text;
+mod conditions;
+mod jmes;
+mod matching;
+mod mutate;
+mod pattern;
+
+#[cfg(test)]
+mod tests;
+
+use serde_json::{Value as J, json};
+
+use crate::source::Span;
+use crate::yaml::Node;
+
+use jmes::Translator;
+use pattern::{Mode, Patterns};
+
+/// Why a construct was not converted, and where it is.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Blocked {
+    pub(crate) span: Span,
+    pub(crate) reason: String,
+}
+
+impl Blocked {
+    pub(crate) fn new(span: Span, reason: String) -> Self {
+        Blocked { span, reason }
+    }
+}
+
+/// A rule left unconverted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unconverted {
+    pub rule: String,
+    pub span: Span,
+    pub reason: String,
+}
+
+/// The result of converting one policy document.
+#[derive(Clone, Debug, Default)]
+pub struct Migration {
+    /// The source policy's name.
+    pub name: String,
+    /// The source's kind (ClusterPolicy or Policy).
+    pub source_kind: String,
+    /// The converted policies, as JSON values (`apiVersion` … `spec`).
+    pub policies: Vec<J>,
+    /// Facts the reader must know about the conversion (each becomes a header comment).
+    pub notes: Vec<String>,
+    pub unconverted: Vec<Unconverted>,
+}
+
+const API_VERSION: &str = "policies.kyverno.io/v1";
+
+/// The converted form of one rule.
+#[derive(Clone, Debug)]
+struct RuleCel {
+    name: String,
+    matching: matching::Matching,
+    preconditions: Option<String>,
+    variables: Vec<(String, String)>,
+    validations: Vec<J>,
+    /// MutatingPolicy `ApplyConfiguration` expressions (a mutate rule).
+    mutations: Vec<String>,
+    actions: Vec<String>,
+}
+
+/// Converts one ClusterPolicy/Policy document; `None` when it is another kind.
+pub fn migrate_policy(root: &Node) -> Option<Migration> {
+    let kind = root.get("kind").and_then(Node::as_str)?;
+    let namespaced = match kind {
+        "ClusterPolicy" => false,
+        "Policy" => true,
+        _ => return None,
+    };
+    if !root
+        .get("apiVersion")
+        .and_then(Node::as_str)
+        .is_some_and(|v| v.starts_with("kyverno.io/"))
+    {
+        return None;
+    }
+    let name = root
+        .get_path(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut out = Migration {
+        name: name.clone(),
+        source_kind: kind.to_owned(),
+        ..Migration::default()
+    };
+    let null = Node::null();
+    let spec = root.get("spec").unwrap_or(&null);
+    let policy_action = spec
+        .get("validationFailureAction")
+        .and_then(Node::as_str)
+        .unwrap_or("Audit");
+    let mut converted = Vec::new();
+    for rule in spec.get("rules").and_then(Node::as_seq).unwrap_or(&[]) {
+        let rule_name = rule
+            .get("name")
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let body = ["validate", "mutate", "generate", "verifyImages"]
+            .into_iter()
+            .find(|k| rule.get(k).is_some());
+        match body {
+            Some("validate") => match validate_rule(rule, policy_action, &mut out.notes) {
+                Ok(r) => converted.push(r),
+                Err(b) => out.unconverted.push(Unconverted {
+                    rule: rule_name,
+                    span: b.span,
+                    reason: b.reason,
+                }),
+            },
+            Some("mutate") => match mutate_rule(rule, &mut out.notes) {
+                Ok(r) => converted.push(r),
+                Err(b) => out.unconverted.push(Unconverted {
+                    rule: rule_name,
+                    span: b.span,
+                    reason: b.reason,
+                }),
+            },
+            Some(other) => out.unconverted.push(Unconverted {
+                rule: rule_name,
+                span: rule.get(other).map_or(rule.span, |n| n.span),
+                reason: format!(
+                    "`{other}` rules are not converted yet (validate and mutate rules are)"
+                ),
+            }),
+            None => out.unconverted.push(Unconverted {
+                rule: rule_name,
+                span: rule.span,
+                reason: "the rule has no validate, mutate, generate or verifyImages body"
+                    .to_owned(),
+            }),
+        }
+    }
+    if converted.is_empty() {
+        return Some(out);
+    }
+    let (mutating, validating): (Vec<RuleCel>, Vec<RuleCel>) =
+        converted.into_iter().partition(|r| !r.mutations.is_empty());
+    let mut groups = Vec::new();
+    if !validating.is_empty() {
+        groups.extend(group(validating, &mut out.notes));
+    }
+    if !mutating.is_empty() {
+        groups.extend(group(mutating, &mut out.notes));
+    }
+    let single = groups.len() == 1;
+    for rules in groups {
+        let pname = if single {
+            name.clone()
+        } else {
+            format!("{name}-{}", rules[0].name)
+        };
+        out.policies
+            .push(assemble(root, spec, &pname, namespaced, &rules));
+    }
+    Some(out)
+}
+
+/// Rules that share matching and actions go into one policy; where their preconditions
+/// differ, each rule's become a guard on its own validations.
+fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
+    let first = &rules[0];
+    let same = rules
+        .iter()
+        .all(|r| r.matching == first.matching && r.actions == first.actions);
+    if !same {
+        notes.push(
+            "the rules match different resources or have different failure actions: one policy per rule, named POLICY-RULE".to_owned(),
+        );
+        return rules.into_iter().map(|r| vec![r]).collect();
+    }
+    let same_pre = rules.iter().all(|r| r.preconditions == first.preconditions);
+    if same_pre {
+        return vec![rules];
+    }
+    notes.push(
+        "the rules' preconditions differ: each became a guard on its rule's validations or mutations, so where a rule's preconditions do not hold the policy passes (or patches nothing) where Kyverno skipped the rule".to_owned(),
+    );
+    let guarded = rules
+        .into_iter()
+        .map(|mut r| {
+            if let Some(pre) = r.preconditions.take() {
+                for m in &mut r.mutations {
+                    *m = format!(
+                        "{} ? {} : Object{{}}",
+                        cel_text::paren(&pre),
+                        cel_text::paren(m)
+                    );
+                }
+                for v in &mut r.validations {
+                    if let Some(e) = v.get("expression").and_then(J::as_str) {
+                        let e = cel_text::or(&[cel_text::not(&pre), e.to_owned()]);
+                        v["expression"] = J::String(e);
+                    }
+                }
+            }
+            r
+        })
+        .collect();
+    vec![guarded]
+}
+
+fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[RuleCel]) -> J {
+    let first = &rules[0];
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("name".to_owned(), J::String(name.to_owned()));
+    if namespaced
+        && let Some(ns) = root
+            .get_path(&["metadata", "namespace"])
+            .and_then(Node::as_str)
+    {
+        metadata.insert("namespace".to_owned(), J::String(ns.to_owned()));
+    }
+    for key in ["labels", "annotations"] {
+        if let Some(n) = root.get_path(&["metadata", key])
+            && !n.is_null()
+        {
+            metadata.insert(key.to_owned(), n.to_json());
+        }
+    }
+    let mutating = !first.mutations.is_empty();
+    let mut s = serde_json::Map::new();
+    if !mutating {
+        s.insert("validationActions".to_owned(), json!(first.actions));
+    }
+    if let Some(b) = spec.get("background").and_then(Node::as_bool) {
+        s.insert(
+            "evaluation".to_owned(),
+            json!({"background": {"enabled": b}}),
+        );
+    }
+    s.insert(
+        "matchConstraints".to_owned(),
+        first.matching.constraints.clone(),
+    );
+    let mut conds: Vec<J> = Vec::new();
+    for (i, c) in first.matching.conditions.iter().enumerate() {
+        conds.push(json!({"name": format!("match-{}", i + 1), "expression": c}));
+    }
+    if let Some(p) = &first.preconditions {
+        conds.push(json!({"name": "preconditions", "expression": p}));
+    }
+    if !conds.is_empty() {
+        s.insert("matchConditions".to_owned(), J::Array(conds));
+    }
+    let mut vars: Vec<J> = Vec::new();
+    let mut seen = Vec::new();
+    for r in rules {
+        for (n, e) in &r.variables {
+            if !seen.contains(n) {
+                seen.push(n.clone());
+                vars.push(json!({"name": n, "expression": e}));
+            }
+        }
+    }
+    if !vars.is_empty() {
+        s.insert("variables".to_owned(), J::Array(vars));
+    }
+    if let Some(controllers) = root
+        .get_path(&[
+            "metadata",
+            "annotations",
+            "pod-policies.kyverno.io/autogen-controllers",
+        ])
+        .and_then(Node::as_str)
+    {
+        let list: Vec<String> = if controllers == "none" {
+            Vec::new()
+        } else {
+            controllers
+                .split(',')
+                .map(|c| c.trim().to_ascii_lowercase() + "s")
+                .collect()
+        };
+        s.insert(
+            "autogen".to_owned(),
+            json!({"podControllers": {"controllers": list}}),
+        );
+    }
+    let kind = if mutating {
+        let mutations: Vec<J> = rules
+            .iter()
+            .flat_map(|r| r.mutations.iter())
+            .map(|e| json!({"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": e}}))
+            .collect();
+        s.insert("mutations".to_owned(), J::Array(mutations));
+        if namespaced {
+            "NamespacedMutatingPolicy"
+        } else {
+            "MutatingPolicy"
+        }
+    } else {
+        let validations: Vec<J> = rules.iter().flat_map(|r| r.validations.clone()).collect();
+        s.insert("validations".to_owned(), J::Array(validations));
+        if namespaced {
+            "NamespacedValidatingPolicy"
+        } else {
+            "ValidatingPolicy"
+        }
+    };
+    json!({
+        "apiVersion": API_VERSION,
+        "kind": kind,
+        "metadata": metadata,
+        "spec": s,
+    })
+}
+
+fn validate_rule(
+    rule: &Node,
+    policy_action: &str,
+    notes: &mut Vec<String>,
+) -> Result<RuleCel, Blocked> {
+    let name = rule
+        .get("name")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let null = Node::null();
+    let validate = rule.get("validate").unwrap_or(&null);
+    let action = validate
+        .get("failureAction")
+        .and_then(Node::as_str)
+        .unwrap_or(policy_action);
+    let actions = match action.to_ascii_lowercase().as_str() {
+        "enforce" => vec!["Deny".to_owned()],
+        _ => vec!["Audit".to_owned()],
+    };
+    for key in ["failureActionOverrides", "validationFailureActionOverrides"] {
+        if let Some(n) = validate.get(key) {
+            return Err(Blocked::new(
+                n.span,
+                format!("`{key}` (per-namespace actions) has no ValidatingPolicy equivalent"),
+            ));
+        }
+    }
+    let (matching, jmes, mut variables, mut preconditions) = common(rule, &name, notes)?;
+    let message = validate.get("message");
+    let mut some = None;
+    let validations = validations(
+        validate,
+        message,
+        &jmes,
+        notes,
+        &name,
+        &mut variables,
+        &mut some,
+    )?;
+    if let Some(s) = some {
+        preconditions = Some(match preconditions {
+            Some(p) => cel_text::and(&[p, s]),
+            None => s,
+        });
+    }
+    Ok(RuleCel {
+        name,
+        matching,
+        preconditions,
+        variables,
+        validations,
+        mutations: Vec::new(),
+        actions,
+    })
+}
+
+fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked> {
+    let name = rule
+        .get("name")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let null = Node::null();
+    let mutate = rule.get("mutate").unwrap_or(&null);
+    for key in [
+        "patchesJson6902",
+        "foreach",
+        "targets",
+        "mutateExistingOnPolicyUpdate",
+    ] {
+        if let Some(n) = mutate.get(key) {
+            return Err(Blocked::new(
+                n.span,
+                format!("`mutate.{key}` is not converted yet"),
+            ));
+        }
+    }
+    let (matching, jmes, variables, preconditions) = common(rule, &name, notes)?;
+    let Some(patch) = mutate.get("patchStrategicMerge") else {
+        return Err(Blocked::new(
+            mutate.span,
+            "a mutate rule without `patchStrategicMerge` is not converted".to_owned(),
+        ));
+    };
+    let mutations = mutate::strategic_merge(patch, &jmes)?;
+    if mutations.is_empty() {
+        return Err(Blocked::new(patch.span, "the overlay is empty".to_owned()));
+    }
+    Ok(RuleCel {
+        name,
+        matching,
+        preconditions,
+        variables,
+        validations: Vec::new(),
+        mutations,
+        actions: Vec::new(),
+    })
+}
+
+type Common = (
+    matching::Matching,
+    Translator,
+    Vec<(String, String)>,
+    Option<String>,
+);
+
+/// What every rule kind shares: matching, context variables, preconditions.
+fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Blocked> {
+    let matching = matching::convert(rule)?;
+    if !matching.guessed.is_empty() {
+        notes.push(format!(
+            "rule {name}: {} no built-in kind; its resource name is the English plural, any group and version",
+            matching.guessed.join(", ")
+        ));
+    }
+    let mut jmes = Translator::default();
+    let mut variables = Vec::new();
+    for entry in rule.get("context").and_then(Node::as_seq).unwrap_or(&[]) {
+        let vname = entry.get("name").and_then(Node::as_str).unwrap_or_default();
+        let Some(var) = entry.get("variable") else {
+            return Err(Blocked::new(
+                entry.span,
+                format!(
+                    "the context entry `{vname}` (an API call, ConfigMap, image registry or global context) needs a cluster or a mock; only `variable` entries are converted"
+                ),
+            ));
+        };
+        let expr = if let Some(v) = var.get("value") {
+            if var.get("jmesPath").is_some() {
+                return Err(Blocked::new(
+                    var.span,
+                    "a `variable` with both `value` and `jmesPath` is not translated".to_owned(),
+                ));
+            }
+            jmes.operand(v)?.folded()
+        } else if let Some(p) = var.get("jmesPath").and_then(Node::as_str) {
+            let tr = jmes.expr(p, var.span)?;
+            match var.get("default") {
+                Some(d) => tr.folded_or(&jmes::literal(&d.to_json())),
+                None => tr.folded(),
+            }
+        } else {
+            return Err(Blocked::new(var.span, "an empty `variable`".to_owned()));
+        };
+        variables.push((vname.to_owned(), expr));
+        jmes.variables.push(vname.to_owned());
+    }
+    let preconditions = match rule.get("preconditions") {
+        Some(p) => Some(conditions::block(p, &jmes)?),
+        None => None,
+    };
+    Ok((matching, jmes, variables, preconditions))
+}
+
+/// The rule's message as `message`, or `messageExpression` when it uses variables.
+fn message_fields(
+    message: Option<&Node>,
+    jmes: &Translator,
+) -> Result<serde_json::Map<String, J>, Blocked> {
+    let mut m = serde_json::Map::new();
+    if let Some(n) = message
+        && let Some(s) = n.as_str()
+    {
+        if s.contains("{{") {
+            m.insert(
+                "messageExpression".to_owned(),
+                J::String(jmes.template(s, n.span)?),
+            );
+        } else {
+            m.insert("message".to_owned(), J::String(s.to_owned()));
+        }
+    }
+    Ok(m)
+}
+
+fn validations(
+    validate: &Node,
+    message: Option<&Node>,
+    jmes: &Translator,
+    notes: &mut Vec<String>,
+    rule: &str,
+    variables: &mut Vec<(String, String)>,
+    foreach_some: &mut Option<String>,
+) -> Result<Vec<J>, Blocked> {
+    let one = |expr: String, msg: &serde_json::Map<String, J>| {
+        let mut v = serde_json::Map::new();
+        v.insert("expression".to_owned(), J::String(expr));
+        v.extend(msg.clone());
+        J::Object(v)
+    };
+    let msg = message_fields(message, jmes)?;
+    if let Some(p) = validate.get("pattern") {
+        let mut pats = Patterns::new(jmes);
+        let lenient = pats.translate(p, "object", Mode::Lenient)?;
+        let lenient = jmes.after_substitutions(lenient);
+        if pattern::has_skips(p) {
+            // Kyverno skips where the pattern neither passes nor fails: that is a match
+            // condition, and the validation is the strict form.
+            let strict = pats.translate(p, "object", Mode::Strict)?;
+            let strict = jmes.after_substitutions(strict);
+            *foreach_some = Some(cel_text::or(&[strict.clone(), cel_text::not(&lenient)]));
+            return Ok(vec![one(strict, &msg)]);
+        }
+        return Ok(vec![one(lenient, &msg)]);
+    }
+    if let Some(list) = validate.get("anyPattern") {
+        let items = list.as_seq().unwrap_or(&[]);
+        if items.iter().any(pattern::has_skips) {
+            // Kyverno skips when every pattern skips.
+            let mut pats = Patterns::new(jmes);
+            let mut strict = Vec::new();
+            let mut skipped = Vec::new();
+            for p in items {
+                let s = pats.translate(p, "object", Mode::Strict)?;
+                let l = pats.translate(p, "object", Mode::Lenient)?;
+                skipped.push(cel_text::and(&[l, cel_text::not(&s)]));
+                strict.push(s);
+            }
+            *foreach_some = Some(cel_text::not(&cel_text::and(&skipped)));
+            return Ok(vec![one(cel_text::or(&strict), &msg)]);
+        }
+        return Ok(vec![one(
+            any_pattern(list, "object", jmes, notes, rule)?,
+            &msg,
+        )]);
+    }
+    if let Some(deny) = validate.get("deny") {
+        let null = Node::null();
+        let conds = deny.get("conditions").unwrap_or(&null);
+        return Ok(vec![one(
+            cel_text::not(&conditions::block(conds, jmes)?),
+            &msg,
+        )]);
+    }
+    if let Some(fe) = validate.get("foreach") {
+        let mut out = Vec::new();
+        let mut some = Vec::new();
+        for each in fe.as_seq().unwrap_or(&[]) {
+            let (v, s) = foreach(each, jmes, notes, rule)?;
+            out.push(one(v, &msg));
+            some.push(s);
+        }
+        // Kyverno skips a foreach rule that met no element (`applyCount == 0`).
+        *foreach_some = Some(cel_text::or(&some));
+        return Ok(out);
+    }
+    if let Some(cel) = validate.get("cel") {
+        for key in ["paramKind", "paramRef", "generate"] {
+            if let Some(n) = cel.get(key) {
+                return Err(Blocked::new(
+                    n.span,
+                    format!("`validate.cel.{key}` is not converted"),
+                ));
+            }
+        }
+        for v in cel.get("variables").and_then(Node::as_seq).unwrap_or(&[]) {
+            let (Some(n), Some(e)) = (
+                v.get("name").and_then(Node::as_str),
+                v.get("expression").and_then(Node::as_str),
+            ) else {
+                return Err(Blocked::new(
+                    v.span,
+                    "a CEL variable needs `name` and `expression`".to_owned(),
+                ));
+            };
+            variables.push((n.to_owned(), e.to_owned()));
+        }
+        let mut out = Vec::new();
+        for e in cel.get("expressions").and_then(Node::as_seq).unwrap_or(&[]) {
+            out.push(e.to_json());
+        }
+        return Ok(out);
+    }
+    if let Some(n) = validate.get("podSecurity") {
+        return Err(Blocked::new(
+            n.span,
+            "`podSecurity` (the Pod Security Standards checks) has no CEL library to convert to"
+                .to_owned(),
+        ));
+    }
+    Err(Blocked::new(
+        validate.span,
+        "the validate rule has no pattern, anyPattern, deny, foreach or cel".to_owned(),
+    ))
+}
+
+fn skip_note(notes: &mut Vec<String>, rule: &str) {
+    let n = format!(
+        "rule {rule}: where a conditional or global anchor does not hold Kyverno skips the rule; the converted policy passes"
+    );
+    if !notes.contains(&n) {
+        notes.push(n);
+    }
+}
+
+/// `anyPattern`: some pattern passes, or (Kyverno's skip) every pattern skips.
+fn any_pattern(
+    list: &Node,
+    v: &str,
+    jmes: &Translator,
+    notes: &mut Vec<String>,
+    rule: &str,
+) -> Result<String, Blocked> {
+    let items = list.as_seq().unwrap_or(&[]);
+    let mut pats = Patterns::new(jmes);
+    let mut strict = Vec::new();
+    let mut skipped = Vec::new();
+    let skips = items.iter().any(pattern::has_skips);
+    for p in items {
+        strict.push(pats.translate(p, v, Mode::Strict)?);
+        if skips {
+            let l = pats.translate(p, v, Mode::Lenient)?;
+            let s = strict.last().cloned().unwrap_or_default();
+            skipped.push(cel_text::and(&[l, cel_text::not(&s)]));
+        }
+    }
+    if skips {
+        skip_note(notes, rule);
+        strict.push(cel_text::and(&skipped));
+    }
+    Ok(cel_text::or(&strict))
+}
+
+/// One `foreach` entry: every element of its list meets its pattern, anyPattern or deny.
+fn foreach(
+    each: &Node,
+    outer: &Translator,
+    notes: &mut Vec<String>,
+    rule: &str,
+) -> Result<(String, String), Blocked> {
+    for key in ["context", "foreach", "elementScope"] {
+        if let Some(n) = each.get(key) {
+            return Err(Blocked::new(
+                n.span,
+                format!("`{key}` inside a foreach is not translated"),
+            ));
+        }
+    }
+    let Some(list) = each.get("list").and_then(Node::as_str) else {
+        return Err(Blocked::new(
+            each.span,
+            "a foreach needs a `list`".to_owned(),
+        ));
+    };
+    let span = each.get("list").map_or(each.span, |n| n.span);
+    let tr = outer.expr(list, span)?;
+    let items = tr.folded_or("[]");
+    let mut jmes = outer.clone();
+    jmes.element = Some("element".to_owned());
+    let body = if let Some(p) = each.get("pattern") {
+        if pattern::has_skips(p) {
+            skip_note(notes, rule);
+        }
+        let e = Patterns::new(&jmes).translate(p, "element", Mode::Lenient)?;
+        jmes.after_substitutions(e)
+    } else if let Some(ap) = each.get("anyPattern") {
+        any_pattern(ap, "element", &jmes, notes, rule)?
+    } else if let Some(deny) = each.get("deny") {
+        let null = Node::null();
+        let conds = deny.get("conditions").unwrap_or(&null);
+        cel_text::not(&conditions::block(conds, &jmes)?)
+    } else {
+        return Err(Blocked::new(
+            each.span,
+            "a foreach needs a pattern, anyPattern or deny".to_owned(),
+        ));
+    };
+    let pre = match each.get("preconditions") {
+        Some(p) => Some(conditions::block(p, &jmes)?),
+        None => None,
+    };
+    let body = match &pre {
+        Some(p) => cel_text::or(&[cel_text::not(p), body]),
+        None => body,
+    };
+    // The elements that count (Kyverno skips the rule when none does).
+    let some = match (&pre, tr.nest.is_some()) {
+        (Some(p), _) => tr.exists("element", p),
+        (None, true) => tr.exists("element", "true"),
+        (None, false) => format!("size({items}) > 0"),
+    };
+    if tr.nest.is_some() {
+        return Ok((tr.all("element", &body), some));
+    }
+    Ok((
+        format!("{}.all(element, {body})", cel_text::paren(&items)),
+        some,
+    ))
+}
+
+/// Writes converted policies as YAML, each with a header naming its source.
+pub fn to_yaml(m: &Migration, source: &str, line: u32) -> String {
+    let mut out = String::new();
+    for (i, p) in m.policies.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&format!(
+            "# Converted by kpol migrate from {} {} ({source}:{line}).\n",
+            m.source_kind, m.name
+        ));
+        for n in &m.notes {
+            out.push_str(&format!("# Note: {n}.\n"));
+        }
+        for u in &m.unconverted {
+            out.push_str(&format!(
+                "# Not converted: rule {}: {}.\n",
+                u.rule, u.reason
+            ));
+        }
+        out.push_str(&emit(p));
+    }
+    out
+}
+
+fn emit(v: &J) -> String {
+    let style = crate::yaml::emit::Style {
+        sort_keys: false,
+        key: &scalar_text,
+        scalar: &scalar_value,
+    };
+    crate::yaml::emit::block(v, &style)
+}
+
+fn scalar_value(v: &J) -> String {
+    match v {
+        J::Null => "null".to_owned(),
+        J::Bool(b) => b.to_string(),
+        J::Number(n) => n.to_string(),
+        J::String(s) => scalar_text(s),
+        J::Array(_) => "[]".to_owned(),
+        J::Object(_) => "{}".to_owned(),
+    }
+}
+
+/// A string plain when it reads back as itself, else double-quoted.
+fn scalar_text(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || " -_./()".contains(c))
+        && s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !s.ends_with(' ')
+        && !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
+        );
+    if plain {
+        s.to_owned()
+    } else {
+        crate::yaml::double_quoted(s)
+    }
+}

@@ -1,0 +1,318 @@
+//! A mutate rule's `patchStrategicMerge` as MutatingPolicy `ApplyConfiguration` mutations.
+//!
+//! The overlay becomes one `Object{…}` literal: a map whose keys are all identifiers is the
+//! typed `Object.path{…}`, any other map (labels, annotations) a CEL map literal, a list of
+//! maps a list of `Object.path{…}` elements. A subtree under an add-if-not-present anchor
+//! `+(key)` becomes a mutation of its own that applies only where the key is missing. `{{ }}`
+//! values are translated as in validate rules. Conditional, equality, existence and global
+//! anchors, `patchesJson6902` and `foreach` are refused.
+
+use crate::pattern::{AnchorKind, parse_anchor};
+use crate::yaml::{Map, Node, Value};
+
+use super::Blocked;
+use super::cel_text::{and, has, quote, select};
+use super::jmes::{Translator, literal};
+
+/// The mutations (CEL `ApplyConfiguration` expressions) of one `patchStrategicMerge`.
+pub(crate) fn strategic_merge(patch: &Node, jmes: &Translator) -> Result<Vec<String>, Blocked> {
+    let Value::Map(m) = &patch.value else {
+        return Err(Blocked::new(
+            patch.span,
+            "`patchStrategicMerge` must be a map".to_owned(),
+        ));
+    };
+    let mut adds: Vec<Add> = Vec::new();
+    let body = object(m, "Object", "object", &mut adds, jmes, &[])?;
+    let mut out = Vec::new();
+    if let Some(b) = body {
+        out.push(b);
+    }
+    for a in adds {
+        let present = and(&a.presence);
+        if a.when {
+            out.push(format!("{} ? {} : Object{{}}", present, a.object));
+        } else {
+            // Only where the anchored key is missing (or a parent of it is).
+            out.push(format!("{} ? Object{{}} : {}", present, a.object));
+        }
+    }
+    Ok(out)
+}
+
+/// One `+(key)` subtree, as its own `Object{…}` and the presence tests of its key.
+struct Add {
+    presence: Vec<String>,
+    object: String,
+    /// Applies where `presence` holds (a list element condition), rather than where it
+    /// does not (`+()`).
+    when: bool,
+}
+
+/// The typed literal for map `m` at type `ty` (`Object.spec…`) and CEL path `at`; `None`
+/// when every key is an add-if-not-present anchor (collected into `adds`). `parents` are
+/// the (type, path, key) steps above, used to rebuild the path to an anchored key.
+fn object(
+    m: &Map,
+    ty: &str,
+    at: &str,
+    adds: &mut Vec<Add>,
+    jmes: &Translator,
+    parents: &[(String, String)],
+) -> Result<Option<String>, Blocked> {
+    let typed = m.keys().all(|k| {
+        let k = parse_anchor(k).map_or(k, |a| a.key);
+        is_field(k)
+    });
+    let mut fields = Vec::new();
+    for e in m.entries() {
+        let (key, add) = match parse_anchor(&e.key) {
+            None => (e.key.as_str(), false),
+            Some(a) if a.kind == AnchorKind::AddIfNotPresent => (a.key, true),
+            Some(_) => {
+                return Err(Blocked::new(
+                    e.key_span,
+                    format!(
+                        "the anchor `{}` in a mutate overlay (a condition on the resource) is not translated",
+                        e.key
+                    ),
+                ));
+            }
+        };
+        let child_ty = format!("{ty}.{key}");
+        let child_at = select(at, key);
+        let mut path = parents.to_vec();
+        path.push((key.to_owned(), child_ty.clone()));
+        if add {
+            let v = value(
+                &e.value,
+                &child_ty,
+                &child_at,
+                &mut Vec::new(),
+                jmes,
+                &path,
+                true,
+            )?;
+            let mut presence = Vec::new();
+            let mut cur = "object".to_owned();
+            for (k, _) in &path {
+                presence.push(has(&cur, k));
+                cur = select(&cur, k);
+            }
+            adds.push(Add {
+                presence,
+                object: wrap(&path, v),
+                when: false,
+            });
+            continue;
+        }
+        if let Some(v) = value(&e.value, &child_ty, &child_at, adds, jmes, &path, false)? {
+            let k = if typed { key.to_owned() } else { quote(key) };
+            fields.push(format!("{k}: {v}"));
+        }
+    }
+    if fields.is_empty() && !m.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(if typed {
+        format!("{ty}{{{}}}", fields.join(", "))
+    } else {
+        format!("{{{}}}", fields.join(", "))
+    }))
+}
+
+/// A value of the overlay; `inside_add` refuses nested anchors under `+()`.
+fn value(
+    n: &Node,
+    ty: &str,
+    at: &str,
+    adds: &mut Vec<Add>,
+    jmes: &Translator,
+    path: &[(String, String)],
+    inside_add: bool,
+) -> Result<Option<String>, Blocked> {
+    match &n.value {
+        Value::Map(m) => {
+            let mut nested = Vec::new();
+            let v = object(m, ty, at, &mut nested, jmes, path)?;
+            if !nested.is_empty() {
+                if inside_add {
+                    return Err(Blocked::new(
+                        n.span,
+                        "an anchor nested under `+()` is not translated".to_owned(),
+                    ));
+                }
+                adds.extend(nested);
+            }
+            Ok(v)
+        }
+        Value::Seq(items) => {
+            if let [only] = items.as_slice()
+                && let Value::Map(m) = &only.value
+                && m.keys()
+                    .any(|k| parse_anchor(k).is_some_and(|a| a.kind == AnchorKind::Condition))
+            {
+                if inside_add {
+                    return Err(Blocked::new(
+                        n.span,
+                        "an anchor nested under `+()` is not translated".to_owned(),
+                    ));
+                }
+                adds.push(conditional_elements(m, only, ty, path, jmes)?);
+                return Ok(None);
+            }
+            let mut out = Vec::new();
+            for item in items {
+                match &item.value {
+                    Value::Map(m) => {
+                        let mut nested = Vec::new();
+                        let v = object(m, ty, "x", &mut nested, jmes, &[])?;
+                        if !nested.is_empty() {
+                            return Err(Blocked::new(
+                                item.span,
+                                "anchors inside list elements of a mutate overlay are not translated".to_owned(),
+                            ));
+                        }
+                        out.push(v.unwrap_or_else(|| format!("{ty}{{}}")));
+                    }
+                    _ => out.push(scalar(item, jmes)?),
+                }
+            }
+            Ok(Some(format!("[{}]", out.join(", "))))
+        }
+        _ => Ok(Some(scalar(n, jmes)?)),
+    }
+}
+
+/// `[{(name): "*", k: v}]`: every element of the resource's list that meets the conditions
+/// gets the rest merged, as the list's elements keyed by `name` (the merge key of the pod
+/// lists: containers, volumes, env); a mutation of its own, applied when some element meets
+/// them.
+fn conditional_elements(
+    m: &Map,
+    at: &Node,
+    ty: &str,
+    path: &[(String, String)],
+    jmes: &Translator,
+) -> Result<Add, Blocked> {
+    let var = "x";
+    let mut conds = Vec::new();
+    let mut rest = Map::new();
+    for e in m.entries() {
+        match parse_anchor(&e.key) {
+            Some(a) if a.kind == AnchorKind::Condition => {
+                let Value::Str(p) = &e.value.value else {
+                    return Err(Blocked::new(
+                        e.value.span,
+                        "a list element condition on a non-string value is not translated"
+                            .to_owned(),
+                    ));
+                };
+                let field = select(var, a.key);
+                let test = super::pattern::string_pattern(p, &field)
+                    .map_err(|r| Blocked::new(e.value.span, r))?;
+                conds.push((a.key.to_owned(), and(&[has(var, a.key), test])));
+            }
+            Some(_) => {
+                return Err(Blocked::new(
+                    e.key_span,
+                    format!(
+                        "the anchor `{}` in a list element of a mutate overlay is not translated",
+                        e.key
+                    ),
+                ));
+            }
+            None => rest.insert(e.key.clone(), e.key_span, e.value.clone()),
+        }
+    }
+    if !conds.iter().any(|(k, _)| k == "name") {
+        return Err(Blocked::new(
+            at.span,
+            "a list element condition that is not on `name` (the merge key) is not translated"
+                .to_owned(),
+        ));
+    }
+    let mut nested = Vec::new();
+    let body = object(&rest, ty, var, &mut nested, jmes, &[])?;
+    if !nested.is_empty() {
+        return Err(Blocked::new(
+            at.span,
+            "anchors nested in a conditional list element are not translated".to_owned(),
+        ));
+    }
+    let body = body.unwrap_or_else(|| format!("{ty}{{}}"));
+    let prefix = format!("{ty}{{");
+    let element = match body.strip_prefix(&prefix) {
+        Some("}") => format!("{prefix}name: {var}.name}}"),
+        Some(fields) => format!("{prefix}name: {var}.name, {fields}"),
+        None => {
+            return Err(Blocked::new(
+                at.span,
+                "a list element with non-field keys is not translated".to_owned(),
+            ));
+        }
+    };
+    let mut presence = Vec::new();
+    let mut cur = "object".to_owned();
+    for (k, _) in path {
+        presence.push(has(&cur, k));
+        cur = select(&cur, k);
+    }
+    let cond = and(&conds.into_iter().map(|(_, c)| c).collect::<Vec<_>>());
+    presence.push(format!("{cur}.exists({var}, {cond})"));
+    let list = format!("{cur}.filter({var}, {cond}).map({var}, {element})");
+    Ok(Add {
+        presence,
+        object: wrap(path, Some(list)),
+        when: true,
+    })
+}
+
+fn scalar(n: &Node, jmes: &Translator) -> Result<String, Blocked> {
+    if let Value::Str(s) = &n.value
+        && s.contains("{{")
+    {
+        return jmes.template(s, n.span);
+    }
+    if let Value::Str(s) = &n.value
+        && s.contains("$(")
+    {
+        return Err(Blocked::new(
+            n.span,
+            "a `$(...)` reference has no CEL translation here".to_owned(),
+        ));
+    }
+    Ok(literal(&n.to_json()))
+}
+
+/// `value` placed at `path` (keys from the root) as an `Object{…}`.
+fn wrap(path: &[(String, String)], value: Option<String>) -> String {
+    let mut inner = value.unwrap_or_else(|| "{}".to_owned());
+    for i in (0..path.len()).rev() {
+        let (key, _) = &path[i];
+        let parent_ty = if i == 0 {
+            "Object".to_owned()
+        } else {
+            path[i - 1].1.clone()
+        };
+        let k = if is_field(key) {
+            key.clone()
+        } else {
+            quote(key)
+        };
+        inner = if is_field(key) {
+            format!("{parent_ty}{{{k}: {inner}}}")
+        } else {
+            format!("{{{k}: {inner}}}")
+        };
+    }
+    inner
+}
+
+/// Whether `k` can name a field of a typed object literal.
+fn is_field(k: &str) -> bool {
+    let mut c = k.chars();
+    c.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}

@@ -1,0 +1,543 @@
+//! Unit tests of the conversion, one per construct: the CEL each construct becomes, the
+//! refusals with their location, and that converted policies load without diagnostics and
+//! give the original's verdicts on small resources.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::engine::Engine;
+use crate::report::Status;
+use crate::request::Request;
+use crate::source::SourceFile;
+use crate::yaml::{Limits, parse_documents};
+
+fn policy(rules: &str) -> String {
+    format!(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: p\n  annotations:\n    a: b\nspec:\n  validationFailureAction: Enforce\n  rules:\n{rules}"
+    )
+}
+
+fn migrate(text: &str) -> Migration {
+    let docs = parse_documents(text, Limits::default()).expect("yaml");
+    migrate_policy(&docs[0].root).expect("a ClusterPolicy")
+}
+
+fn only_expression(m: &Migration) -> String {
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let v = &m.policies[0]["spec"]["validations"];
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
+    v[0]["expression"].as_str().expect("expression").to_owned()
+}
+
+fn pattern_rule(pattern: &str) -> String {
+    policy(&format!(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      pattern:\n{pattern}"
+    ))
+}
+
+fn load(text: &str) -> Vec<crate::policy::Policy> {
+    let source = Arc::new(SourceFile::new("t.yaml", text.to_owned()));
+    let docs = parse_documents(text, Limits::default()).expect("yaml");
+    let loaded = crate::kinds::load_policies(&source, docs);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    assert!(loaded.invalid.is_empty());
+    loaded.policies
+}
+
+fn resource(text: &str) -> crate::resource::Resource {
+    let source = Arc::new(SourceFile::new("r.yaml", text.to_owned()));
+    let m = crate::manifest::read_manifests(&source, Limits::default());
+    m.resources.into_iter().next().expect("a resource")
+}
+
+/// The verdict of the only policy of `policies` on `res`, rules folded (fail, pass, skip).
+fn verdict(policies: Vec<crate::policy::Policy>, res: &str) -> &'static str {
+    let engine = Engine::new(policies);
+    let rs = engine.validate(&resource(res), &Request::default());
+    let statuses: Vec<Status> = rs
+        .iter()
+        .flat_map(|r| r.rules.iter().map(|x| x.status))
+        .collect();
+    if statuses.contains(&Status::Fail) {
+        "fail"
+    } else if statuses.contains(&Status::Error) {
+        "error"
+    } else if statuses.contains(&Status::Pass) {
+        "pass"
+    } else {
+        "skip"
+    }
+}
+
+/// Converts `original`, checks the result loads cleanly, and that both give the same
+/// verdict on each resource (returned in order).
+fn same_verdicts(original: &str, resources: &[&str]) -> Vec<&'static str> {
+    let m = migrate(original);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let mut out = Vec::new();
+    for r in resources {
+        let a = verdict(load(original), r);
+        let b = verdict(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+        out.push(a);
+    }
+    out
+}
+
+const POD_LATEST: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: nginx:latest\n";
+const POD_TAGGED: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels:\n    app: x\nspec:\n  containers:\n  - name: c\n    image: nginx:1.2\n    securityContext:\n      runAsNonRoot: true\n";
+
+#[test]
+fn envelope_carries_metadata_actions_and_kinds() {
+    let m = migrate(&pattern_rule("        metadata:\n          name: \"?*\"\n"));
+    let p = &m.policies[0];
+    assert_eq!(p["kind"], "ValidatingPolicy");
+    assert_eq!(p["metadata"]["annotations"]["a"], "b");
+    assert_eq!(p["spec"]["validationActions"][0], "Deny");
+    let rr = &p["spec"]["matchConstraints"]["resourceRules"][0];
+    assert_eq!(rr["apiGroups"][0], "");
+    assert_eq!(rr["resources"][0], "pods");
+    assert_eq!(rr["operations"], serde_json::json!(["CREATE", "UPDATE"]));
+    assert!(
+        to_yaml(&m, "f.yaml", 3)
+            .starts_with("# Converted by kpol migrate from ClusterPolicy p (f.yaml:3).")
+    );
+}
+
+#[test]
+fn policy_becomes_namespaced_validating_policy() {
+    let text = pattern_rule("        metadata:\n          name: \"?*\"\n")
+        .replace("kind: ClusterPolicy", "kind: Policy")
+        .replace("  name: p\n", "  name: p\n  namespace: team\n");
+    let m = migrate(&text);
+    assert_eq!(m.policies[0]["kind"], "NamespacedValidatingPolicy");
+    assert_eq!(m.policies[0]["metadata"]["namespace"], "team");
+}
+
+#[test]
+fn wildcards_and_negated_wildcards() {
+    let m = migrate(&pattern_rule(
+        "        spec:\n          containers:\n          - image: \"!*:latest\"\n",
+    ));
+    let e = only_expression(&m);
+    assert!(
+        e.contains("!string(containers1.image).matches('^.*:latest$')"),
+        "{e}"
+    );
+    assert_eq!(
+        same_verdicts(
+            &pattern_rule(
+                "        spec:\n          containers:\n          - image: \"!*:latest\"\n"
+            ),
+            &[POD_LATEST, POD_TAGGED]
+        ),
+        ["fail", "pass"]
+    );
+}
+
+#[test]
+fn equality_and_negation_anchors() {
+    let e = only_expression(&migrate(&pattern_rule(
+        "        spec:\n          =(hostNetwork): false\n          X(hostPID): \"*\"\n",
+    )));
+    assert!(
+        e.contains("(!has(object.spec.hostNetwork) || (object.spec.hostNetwork == false))"),
+        "{e}"
+    );
+    assert!(e.contains("!has(object.spec.hostPID)"), "{e}");
+}
+
+#[test]
+fn conditional_anchor_skips_as_kyverno_does() {
+    let text = pattern_rule(
+        "        spec:\n          containers:\n          - (name): \"c\"\n            securityContext:\n              runAsNonRoot: true\n",
+    );
+    let m = migrate(&text);
+    // The validation is the strict form; where the pattern would skip, a match condition
+    // keeps the policy out, as Kyverno skips the rule.
+    let e = only_expression(&m);
+    assert!(e.contains("(!(has(containers2.name) && ((containers2.name != null) && (string(containers2.name) == 'c')))) ||"), "{e}");
+    assert_eq!(
+        m.policies[0]["spec"]["matchConditions"][0]["name"],
+        "preconditions"
+    );
+    let other = POD_LATEST.replace("name: c\n", "name: other\n");
+    let root = POD_LATEST.replace(
+        "name: c\n",
+        "name: c\n    securityContext:\n      runAsNonRoot: false\n",
+    );
+    assert_eq!(
+        same_verdicts(&text, &[&other, POD_TAGGED, &root]),
+        ["skip", "pass", "fail"]
+    );
+}
+
+#[test]
+fn existence_anchor_is_exists() {
+    let e = only_expression(&migrate(&pattern_rule(
+        "        spec:\n          ^(containers):\n          - name: c\n",
+    )));
+    assert!(
+        e.contains("object.spec.containers.exists(containers"),
+        "{e}"
+    );
+}
+
+#[test]
+fn global_anchor_skips_as_kyverno_does() {
+    let text = pattern_rule(
+        "        spec:\n          <(hostNetwork): true\n          dnsPolicy: ClusterFirstWithHostNet\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(
+        e.contains("(!has(object.spec.hostNetwork) || (object.spec.hostNetwork == true))"),
+        "{e}"
+    );
+    let host = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  hostNetwork: true\n  containers:\n  - name: c\n    image: x\n";
+    let host_ok = host.replace(
+        "  hostNetwork: true\n",
+        "  hostNetwork: true\n  dnsPolicy: ClusterFirstWithHostNet\n",
+    );
+    let no_host = host.replace("true", "false");
+    assert_eq!(
+        same_verdicts(&text, &[host, &host_ok, &no_host]),
+        ["fail", "pass", "skip"]
+    );
+}
+
+#[test]
+fn numbers_ranges_and_durations() {
+    assert_eq!(
+        pattern::string_pattern(">0", "v").as_deref(),
+        Ok("int(v) > 0")
+    );
+    assert_eq!(
+        pattern::string_pattern("1-10", "v").as_deref(),
+        Ok("int(v) >= 1 && int(v) <= 10")
+    );
+    assert_eq!(
+        pattern::string_pattern("1024!-65535", "v").as_deref(),
+        Ok("int(v) < 1024 || int(v) > 65535")
+    );
+    assert_eq!(
+        pattern::string_pattern("<1h", "v").as_deref(),
+        Ok("duration(string(v)) < duration('1h')")
+    );
+    assert_eq!(
+        pattern::string_pattern("a | b", "v").as_deref(),
+        Ok("(string(v) == 'a | b') || ((string(v) == 'a') || (string(v) == 'b'))")
+    );
+    // Quantities with suffixes need a CEL library kpol's CEL lacks: refused, never guessed.
+    assert!(pattern::string_pattern("<=2Gi", "v").is_err());
+}
+
+#[test]
+fn missing_key_meets_pattern_as_null() {
+    // `<=1` holds for a missing field (Kyverno reads it as 0); `?*` does not.
+    let e = only_expression(&migrate(&pattern_rule(
+        "        spec:\n          =(x): \"?*\"\n          z: \"<=1\"\n",
+    )));
+    assert!(
+        e.contains(
+            "(!has(object.spec.z) || ((object.spec.z == null) || (int(object.spec.z) <= 1)))"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains(
+            "(!has(object.spec.x) || ((object.spec.x != null) && (string(object.spec.x) != '')))"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn metadata_wildcard_keys() {
+    let e = only_expression(&migrate(&pattern_rule(
+        "        metadata:\n          =(annotations):\n            X(fluxcd.io/*): \"*\"\n",
+    )));
+    assert!(
+        e.contains("!(object.metadata.annotations.exists(k, k.matches('^fluxcd\\\\.io/.*$')))"),
+        "{e}"
+    );
+}
+
+#[test]
+fn preconditions_become_match_conditions() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Job]\n    preconditions:\n      any:\n      - key: \"{{ request.object.metadata.ownerReferences[0].kind || '' }}\"\n        operator: NotEquals\n        value: CronJob\n    validate:\n      message: m\n      deny: {}\n",
+    );
+    let m = migrate(&text);
+    let mc = &m.policies[0]["spec"]["matchConditions"][0];
+    assert_eq!(mc["name"], "preconditions");
+    assert!(
+        mc["expression"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("ownerReferences[0].kind"),
+        "{mc}"
+    );
+    assert_eq!(only_expression(&m), "false");
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec: {}\n";
+    let owned = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  ownerReferences:\n  - kind: CronJob\n    name: c\n    apiVersion: batch/v1\n    uid: u\nspec: {}\n";
+    assert_eq!(same_verdicts(&text, &[job, owned]), ["fail", "skip"]);
+}
+
+#[test]
+fn deny_conditions_with_in_operators() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ClusterRole]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.rules[].verbs[] }}\"\n            operator: AnyIn\n            value: [escalate, bind]\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(
+        e.contains(".exists(x0, has(x0.verbs) && (x0.verbs.exists(k,"),
+        "{e}"
+    );
+    let bad = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules:\n- apiGroups: ['']\n  resources: [pods]\n  verbs: [get, bind]\n";
+    let good = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules:\n- apiGroups: ['']\n  resources: [pods]\n  verbs: [get]\n";
+    assert_eq!(same_verdicts(&text, &[bad, good]), ["fail", "pass"]);
+}
+
+#[test]
+fn foreach_with_element_and_skip_on_no_element() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      foreach:\n      - list: request.object.spec.containers\n        pattern:\n          image: \"*:*\"\n",
+    );
+    let m = migrate(&text);
+    assert!(
+        m.policies[0]["spec"]["matchConditions"][0]["expression"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("size(")
+    );
+    let untagged = POD_LATEST.replace("nginx:latest", "nginx");
+    let no_containers = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec: {}\n";
+    assert_eq!(
+        same_verdicts(&text, &[&untagged, POD_TAGGED, no_containers]),
+        ["fail", "pass", "skip"]
+    );
+}
+
+#[test]
+fn context_variables_and_message_expressions() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: app\n      variable:\n        jmesPath: request.object.metadata.labels.app\n        default: none\n    validate:\n      message: \"app {{ app }} is not allowed\"\n      deny:\n        conditions:\n        - key: \"{{ app }}\"\n          operator: Equals\n          value: x\n",
+    );
+    let m = migrate(&text);
+    let spec = &m.policies[0]["spec"];
+    assert_eq!(spec["variables"][0]["name"], "app");
+    assert!(
+        spec["variables"][0]["expression"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with(": 'none')")
+    );
+    assert_eq!(
+        spec["validations"][0]["messageExpression"],
+        "'app ' + string(variables.app) + ' is not allowed'"
+    );
+    assert_eq!(
+        same_verdicts(&text, &[POD_TAGGED, POD_LATEST]),
+        ["fail", "pass"]
+    );
+}
+
+#[test]
+fn match_names_namespaces_and_exclude() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n          names: [\"a*\"]\n    exclude:\n      any:\n      - resources:\n          namespaces: [kube-system]\n    validate:\n      message: m\n      pattern:\n        metadata:\n          labels:\n            app: \"?*\"\n",
+    );
+    let m = migrate(&text);
+    let conds = &m.policies[0]["spec"]["matchConditions"];
+    assert_eq!(
+        conds[0]["expression"],
+        "object.metadata.name.matches('^a.*$')"
+    );
+    assert_eq!(
+        conds[1]["expression"],
+        "!(request.namespace == 'kube-system')"
+    );
+    assert_eq!(
+        same_verdicts(&text, &[POD_LATEST, POD_TAGGED]),
+        ["fail", "pass"]
+    );
+}
+
+#[test]
+fn bare_kinds_match_every_group() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Service, apps/v1/Deployment]\n    validate:\n      message: m\n      pattern:\n        metadata:\n          name: \"?*\"\n",
+    );
+    let rr = &migrate(&text).policies[0]["spec"]["matchConstraints"]["resourceRules"];
+    assert_eq!(rr[0]["apiGroups"][0], "*");
+    assert_eq!(rr[0]["resources"][0], "services");
+    assert_eq!(rr[1]["apiGroups"][0], "apps");
+    assert_eq!(rr[1]["resources"][0], "deployments");
+}
+
+#[test]
+fn validate_cel_carries_over() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      cel:\n        variables:\n        - name: nm\n          expression: object.metadata.name\n        expressions:\n        - expression: variables.nm != 'bad'\n          message: bad name\n",
+    );
+    let m = migrate(&text);
+    assert_eq!(
+        m.policies[0]["spec"]["validations"][0]["expression"],
+        "variables.nm != 'bad'"
+    );
+    assert_eq!(m.policies[0]["spec"]["variables"][0]["name"], "nm");
+}
+
+#[test]
+fn audit_action_and_autogen_annotation() {
+    let text = pattern_rule("        metadata:\n          name: \"?*\"\n")
+        .replace(
+            "validationFailureAction: Enforce",
+            "validationFailureAction: Audit",
+        )
+        .replace(
+            "    a: b\n",
+            "    a: b\n    pod-policies.kyverno.io/autogen-controllers: Deployment,Job\n",
+        );
+    let m = migrate(&text);
+    assert_eq!(m.policies[0]["spec"]["validationActions"][0], "Audit");
+    assert_eq!(
+        m.policies[0]["spec"]["autogen"]["podControllers"]["controllers"],
+        serde_json::json!(["deployments", "jobs"])
+    );
+}
+
+#[test]
+fn refusals_point_at_the_construct() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: cm\n      configMap:\n        name: x\n        namespace: y\n    validate:\n      message: m\n      deny: {}\n",
+    );
+    let m = migrate(&text);
+    assert!(m.policies.is_empty());
+    let u = &m.unconverted[0];
+    assert_eq!(u.rule, "r");
+    assert!(
+        u.reason.contains("only `variable` entries are converted"),
+        "{}",
+        u.reason
+    );
+    let src = SourceFile::new("t", text.clone());
+    let at = src.line_col(u.span.start);
+    assert_eq!((at.line, at.column), (16, 7));
+
+    let quantity = migrate(&pattern_rule(
+        "        spec:\n          containers:\n          - resources:\n              limits:\n                memory: \"<=2Gi\"\n",
+    ));
+    assert!(
+        quantity.unconverted[0].reason.contains("quantity"),
+        "{:?}",
+        quantity.unconverted
+    );
+    let pss = migrate(&policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      podSecurity:\n        level: baseline\n        version: latest\n",
+    ));
+    assert!(pss.unconverted[0].reason.contains("podSecurity"));
+}
+
+#[test]
+fn mutate_overlay_becomes_apply_configuration() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            +(team): core\n            app.kubernetes.io/part-of: shop\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let p = &m.policies[0];
+    assert_eq!(p["kind"], "MutatingPolicy");
+    let muts = p["spec"]["mutations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        muts[0]["applyConfiguration"]["expression"],
+        "Object{metadata: Object.metadata{labels: {'app.kubernetes.io/part-of': 'shop'}}}"
+    );
+    assert_eq!(
+        muts[1]["applyConfiguration"]["expression"],
+        "has(object.metadata) && has(object.metadata.labels) && has(object.metadata.labels.team) ? Object{} : Object{metadata: Object.metadata{labels: Object.metadata.labels{team: 'core'}}}"
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert_eq!(load(&yaml).len(), 1);
+}
+
+#[test]
+fn unconverted_bodies_are_said() {
+    let m = migrate(&policy(
+        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      kind: ConfigMap\n      name: x\n      namespace: y\n      data: {}\n",
+    ));
+    assert!(m.policies.is_empty());
+    assert!(
+        m.unconverted[0]
+            .reason
+            .contains("`generate` rules are not converted yet")
+    );
+}
+
+#[test]
+fn counts_against_digit_strings() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n        - key: \"{{ length(request.object.spec.containers) }}\"\n          operator: GreaterThan\n          value: \"1\"\n",
+    );
+    let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: y\n";
+    assert_eq!(same_verdicts(&text, &[two, POD_TAGGED]), ["fail", "pass"]);
+    // Against any other key a digit string may be a quantity: refused.
+    let other = text.replace(
+        "length(request.object.spec.containers)",
+        "request.object.spec.priority",
+    );
+    assert!(migrate(&other).unconverted[0].reason.contains("quantity"));
+}
+
+#[test]
+fn mutate_list_element_conditions_select_by_name() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          containers:\n          - (name): \"*\"\n            imagePullPolicy: Always\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let e = &m.policies[0]["spec"]["mutations"][0]["applyConfiguration"]["expression"];
+    assert!(
+        e.as_str()
+            .unwrap_or_default()
+            .contains(".map(x, Object.spec.containers{name: x.name, imagePullPolicy: 'Always'})"),
+        "{e}"
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let engine = Engine::new(load(&yaml));
+    let out = engine
+        .mutated(&resource(POD_LATEST), &Request::default())
+        .map(|r| r.root.to_json());
+    assert_eq!(
+        out.as_ref()
+            .and_then(|v| v["spec"]["containers"][0]["imagePullPolicy"].as_str()),
+        Some("Always"),
+        "{out:?}"
+    );
+    // A condition on another key than the merge key is refused.
+    let other = text.replace("(name)", "(image)");
+    assert!(migrate(&other).unconverted[0].reason.contains("merge key"));
+}
+
+#[test]
+fn pattern_substitutions_resolve_before_the_walk() {
+    // Kyverno substitutes `{{ }}` before walking the pattern: a missing path is an error even
+    // where the walk would fail earlier.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      foreach:\n      - list: request.object.spec.containers\n        pattern:\n          resources:\n            requests:\n              cpu: \"?*\"\n            limits:\n              cpu: \"{{ element.resources.requests.cpu }}\"\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(
+        e.contains(".all(element, size([element.resources.requests.cpu]) >= 0 ? "),
+        "{e}"
+    );
+    let equal = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n    resources:\n      requests:\n        cpu: 1\n      limits:\n        cpu: 1\n";
+    assert_eq!(
+        same_verdicts(&text, &[equal, POD_LATEST]),
+        ["pass", "error"]
+    );
+}
