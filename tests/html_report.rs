@@ -432,3 +432,86 @@ fn chromium_renders_the_summary_and_no_injected_element() {
         png.len()
     );
 }
+
+/// A Pod failing `no-latest`, as `more pods.yaml` writes them.
+fn latest_pod(name: &str, annotations: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ns-new\n  \
+         labels: {{team: t}}\n{annotations}spec:\n  containers:\n    - name: app\n      image: nginx:latest\n"
+    )
+}
+
+/// `--baseline`: the page (of the run, and `kpol report` of its JSON) says the findings
+/// listed are the new ones and counts what the baseline took and, with `--baseline-strict`,
+/// what is gone from it; the skip card counts the suppressed results.
+#[test]
+fn a_baseline_run_says_what_is_new_baselined_and_gone() {
+    let dir = workspace("baseline");
+    let o = kpol(&[CHECK, &["--write-baseline", "base.json"]].concat(), &dir);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let recorded = summary(&dir);
+    let recorded = recorded["fail"].as_u64().unwrap()
+        + recorded["warn"].as_u64().unwrap()
+        + recorded["error"].as_u64().unwrap();
+    assert!(recorded > GENERATED as u64);
+    // Two new failures, one suppressed; three generated Pods fixed (gone from the baseline).
+    let new = [
+        latest_pod("new-a", ""),
+        latest_pod("new-b", ""),
+        latest_pod(
+            "quiet",
+            "  annotations:\n    kpol.io/ignore: \"no-latest -- vendor image\"\n",
+        ),
+    ]
+    .concat();
+    std::fs::write(dir.join("resources/new.yaml"), new).unwrap();
+    let more = dir.join("resources/more pods.yaml");
+    let text = std::fs::read_to_string(&more).unwrap();
+    let fixed = text.replacen("nginx:latest", "nginx:1.27", 3);
+    std::fs::write(&more, fixed).unwrap();
+
+    let args = ["--baseline", "base.json", "--baseline-strict"];
+    check(
+        &dir,
+        &[&args[..], &["--format", "json", "-o", "run.json"]].concat(),
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let s = &doc["summary"];
+    assert_eq!(s["fail"], 2, "{s}");
+    assert_eq!(s["baselined"], recorded - 3, "{s}");
+    assert_eq!(s["baselineStale"], 3, "{s}");
+    assert_eq!(s["suppressed"], 1, "{s}");
+    check(
+        &dir,
+        &[&args[..], &["--format", "html", "-o", "run.html"]].concat(),
+    );
+    let o = kpol(&["report", "run.json", "-o", "report.html"], &dir);
+    assert_eq!(o.status.code(), Some(0));
+    let direct = std::fs::read_to_string(dir.join("run.html")).unwrap();
+    let saved = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        direct == saved,
+        "kpol report run.json differs from --format html"
+    );
+    assert_eq!(text_of(&direct, "n-fail"), "2");
+    assert_eq!(text_of(&direct, "n-baselined"), (recorded - 3).to_string());
+    assert_eq!(text_of(&direct, "n-baseline-stale"), "3");
+    assert_eq!(text_of(&direct, "n-suppressed"), "1");
+    assert_eq!(text_of(&direct, "n-skip"), s["skip"].to_string());
+    assert!(direct.contains("<h2>New findings</h2>"));
+    assert!(direct.contains(&format!(
+        "the findings listed are the <b>new</b> ones, not recorded in the baseline; {} recorded \
+         findings are left out and fail nothing; 3 recorded findings are gone",
+        recorded - 3
+    )));
+    // Without --baseline the same page shows no baseline.
+    check(&dir, &["--format", "html", "-o", "plain.html"]);
+    let plain = std::fs::read_to_string(dir.join("plain.html")).unwrap();
+    assert!(!plain.contains("n-baselined") && plain.contains("<h2>Findings</h2>"));
+}

@@ -94,6 +94,20 @@ fn sarif_with_findings_validates_and_github_can_use_it() {
     assert!(!sarif_validator().is_valid(&broken));
 }
 
+/// A shard's log (`--shard`, its `properties.kpolShard` for `kpol merge`) validates too.
+#[test]
+fn sarif_of_a_shard_validates() {
+    let o = run(with(DIRTY, &["--format", "sarif", "--shard", "1/2"]));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    assert_valid_sarif(&doc);
+    let shard = &doc["runs"][0]["properties"]["kpolShard"];
+    assert_eq!(
+        (&shard["index"], &shard["count"]),
+        (&Value::from(1), &Value::from(2))
+    );
+    assert!(shard["summary"]["pass"].is_u64(), "{shard}");
+}
+
 // Suppressed results (docs/SUPPRESSIONS.md) keep their place in SARIF with `suppressions`,
 // and the document still validates.
 #[test]

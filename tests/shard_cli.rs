@@ -8,8 +8,12 @@ mod common;
 use common::kpol;
 
 fn merged_equals_unsharded(args: &[&str], n: usize) -> i32 {
+    merged_equals_unsharded_in(args, n, "json")
+}
+
+fn merged_equals_unsharded_in(args: &[&str], n: usize, format: &str) -> i32 {
     let dir = tempfile::tempdir().unwrap();
-    let mut full_args = vec!["check", "--no-config", "--format", "json"];
+    let mut full_args = vec!["check", "--no-config", "--format", format];
     full_args.extend_from_slice(args);
     let full = kpol(&full_args);
     let mut files = Vec::new();
@@ -20,8 +24,14 @@ fn merged_equals_unsharded(args: &[&str], n: usize) -> i32 {
         shard_args.extend(["--shard", spec.as_str()]);
         let o = kpol(&shard_args);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(v["shard"]["index"], i, "{spec}");
-        let path = dir.path().join(format!("shard-{i}.json"));
+        let shard = if format == "sarif" {
+            &v["runs"][0]["properties"]["kpolShard"]
+        } else {
+            &v["shard"]
+        };
+        assert_eq!(shard["index"], i, "{spec}");
+        assert_eq!(shard["count"], n, "{spec}");
+        let path = dir.path().join(format!("shard-{i}.{format}"));
         std::fs::write(&path, &o.stdout).unwrap();
         files.push(path.display().to_string());
     }
@@ -34,7 +44,7 @@ fn merged_equals_unsharded(args: &[&str], n: usize) -> i32 {
     );
     assert_eq!(merged.status.code(), full.status.code());
     // `-o FILE` writes the same bytes.
-    let out = dir.path().join("merged.json");
+    let out = dir.path().join(format!("merged.{format}"));
     let out_s = out.display().to_string();
     merge_args.extend(["-o", out_s.as_str()]);
     let to_file = kpol(&merge_args);
@@ -70,6 +80,70 @@ fn shards_merge_to_the_unsharded_exit_code() {
     ];
     assert_eq!(merged_equals_unsharded(&args, 2), 1);
     assert_eq!(merged_equals_unsharded(&args, 5), 1);
+}
+
+/// The SARIF logs of 2 and 3 shards merge to the unsharded log, byte for byte: findings,
+/// an input that is not YAML and an invalid policy (results of kpol's own rules, and
+/// notifications every shard repeats), rules renumbered, `executionSuccessful` false.
+#[test]
+fn sarif_shards_merge_to_the_unsharded_log() {
+    let args = [
+        "testdata/report/resources",
+        "-p",
+        "testdata/report/policies",
+    ];
+    for n in [2, 3] {
+        assert_eq!(
+            merged_equals_unsharded_in(&args, n, "sarif"),
+            2,
+            "{n} shards"
+        );
+    }
+    let args = [
+        "-p",
+        "policies/disallow-latest-tag.yaml",
+        "-p",
+        "testdata/report/policies",
+        "testdata/check/mixed",
+        "testdata/report/resources/pod.yaml",
+    ];
+    for n in [2, 3] {
+        merged_equals_unsharded_in(&args, n, "sarif");
+    }
+}
+
+/// JSON reports and SARIF logs are not merged together (exit 2).
+#[test]
+fn merge_refuses_mixed_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = [
+        "check",
+        "--no-config",
+        "-p",
+        "policies/disallow-latest-tag.yaml",
+        "testdata/check/mixed",
+    ];
+    let mut paths = Vec::new();
+    for (i, format) in [(1, "json"), (2, "sarif")] {
+        let spec = format!("{i}/2");
+        let mut args = base.to_vec();
+        args.extend(["--format", format, "--shard", spec.as_str()]);
+        let p = dir.path().join(format!("{i}.{format}"));
+        std::fs::write(&p, kpol(&args).stdout).unwrap();
+        paths.push(p.display().to_string());
+    }
+    let o = kpol(&["merge", paths[0].as_str(), paths[1].as_str()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not all one format"));
+    assert!(o.stdout.is_empty());
+    // An unsharded SARIF log is refused as the JSON one is.
+    let plain = dir.path().join("plain.sarif");
+    let mut args = base.to_vec();
+    args.extend(["--format", "sarif"]);
+    std::fs::write(&plain, kpol(&args).stdout).unwrap();
+    let o = kpol(&["merge", plain.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("without `properties.kpolShard`"));
 }
 
 /// A shard missing, a report that is not a shard, a bad `--shard`: exit 2 with a reason.

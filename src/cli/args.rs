@@ -45,8 +45,8 @@ pub enum Command {
     /// `kyverno apply`'s argument order for `kpol check`: policies positional, resources with
     /// `-r`, `-p` for a policy report (docs/CI.md).
     Apply(ApplyArgs),
-    /// Join the JSON reports of `kpol check --shard I/N --format json` runs into the report,
-    /// and the exit code, of the unsharded run.
+    /// Join the JSON reports (or SARIF logs) of `kpol check --shard I/N --format json|sarif`
+    /// runs into the report, and the exit code, of the unsharded run.
     Merge(MergeArgs),
     /// Explain a finding in terms of the policy's YAML: the pattern node, deny condition or
     /// CEL expression that failed, the resource's value there, what would pass
@@ -90,8 +90,9 @@ pub struct ReportArgs {
 #[derive(Debug, clap::Args)]
 #[command(after_help = CHECK_EXIT_HELP)]
 pub struct MergeArgs {
-    /// The shards' JSON reports (`kpol check --shard I/N --format json`), every shard once,
-    /// in any order.
+    /// The shards' JSON reports (`kpol check --shard I/N --format json`) or SARIF logs
+    /// (`--format sarif`; told apart by content, all of one format), every shard once, in
+    /// any order.
     #[arg(required = true, value_name = "FILE")]
     pub reports: Vec<PathBuf>,
 

@@ -1,5 +1,6 @@
-//! `kpol merge`: the JSON reports of `kpol check --shard I/N --format json` runs joined into
-//! the report of the unsharded run, with its exit code.
+//! `kpol merge`: the JSON reports of `kpol check --shard I/N --format json` runs (or their
+//! SARIF logs, `--format sarif`: [`sarif`]) joined into the report of the unsharded run, with
+//! its exit code.
 //!
 //! A shard checks a run of consecutive sorted inputs (`Shard::range`), so the shards' results
 //! and per-input diagnostics, taken in shard order, are the unsharded order. Every shard
@@ -14,6 +15,13 @@ use serde_json::{Map, Value};
 use super::args::MergeArgs;
 use super::exit;
 
+mod sarif;
+
+/// Whether a document is a SARIF log (`$schema` or `runs`) rather than kpol's JSON.
+fn is_sarif(doc: &Value) -> bool {
+    doc.get("$schema").is_some() || doc.get("runs").is_some()
+}
+
 pub fn run(args: MergeArgs) -> u8 {
     let mut shards = Vec::new();
     for path in &args.reports {
@@ -25,13 +33,45 @@ pub fn run(args: MergeArgs) -> u8 {
             Err(e) => return fail(&format!("{}: {e}", path.display())),
         }
     }
-    let merged = match merge(shards) {
-        Ok(m) => m,
-        Err(e) => return fail(&e),
+    let sarif_inputs = shards.iter().filter(|d| is_sarif(d)).count();
+    if sarif_inputs > 0 && sarif_inputs < shards.len() {
+        return fail(
+            "the reports are not all one format: give the JSON reports or the SARIF logs of the shards",
+        );
+    }
+    let (merged, incomplete) = if sarif_inputs > 0 {
+        match sarif::merge(shards, super::render::sarif::GITHUB_RESULT_LIMIT) {
+            Ok((log, summary, successful)) => {
+                let doc = serde_json::json!({ "summary": summary });
+                let code = exit_code(&doc, !successful, &args);
+                return write(&log, &args).unwrap_or(code);
+            }
+            Err(e) => return fail(&e),
+        }
+    } else {
+        match merge(shards) {
+            Ok(m) => {
+                let errors = m
+                    .get("diagnostics")
+                    .and_then(Value::as_array)
+                    .is_some_and(|ds| {
+                        ds.iter()
+                            .any(|d| d.get("severity") == Some(&Value::from("error")))
+                    });
+                (m, errors)
+            }
+            Err(e) => return fail(&e),
+        }
     };
-    let text = match serde_json::to_string_pretty(&merged) {
+    let code = exit_code(&merged, incomplete, &args);
+    write(&merged, &args).unwrap_or(code)
+}
+
+/// Writes the merged document; `Some(exit code)` when it cannot be.
+fn write(merged: &Value, args: &MergeArgs) -> Option<u8> {
+    let text = match serde_json::to_string_pretty(merged) {
         Ok(t) => t + "\n",
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => return Some(fail(&e.to_string())),
     };
     let written = match &args.output {
         // As `kpol check -o`: a symbolic link at FILE is refused.
@@ -42,9 +82,9 @@ pub fn run(args: MergeArgs) -> u8 {
     if let Err(e) = written
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        return fail(&format!("cannot write output: {e}"));
+        return Some(fail(&format!("cannot write output: {e}")));
     }
-    exit_code(&merged, &args)
+    None
 }
 
 fn fail(message: &str) -> u8 {
@@ -74,6 +114,37 @@ fn merge(mut shards: Vec<Value>) -> Result<Value, String> {
             return Err("a report without `shard`: run kpol check with --shard I/N".to_owned());
         }
     }
+    in_shard_order(&mut shards, shard_of)?;
+    let head = leading_diagnostics(&shards);
+    let mut results = Vec::new();
+    let mut diagnostics: Vec<Value> = Vec::new();
+    for (i, s) in shards.iter().enumerate() {
+        if let Some(r) = s.get("results").and_then(Value::as_array) {
+            results.extend(r.iter().cloned());
+        }
+        let ds = s.get("diagnostics").and_then(Value::as_array);
+        let skip = if i == 0 { 0 } else { head };
+        diagnostics.extend(ds.into_iter().flatten().skip(skip).cloned());
+    }
+    let first = shards.first().ok_or("no report")?;
+    let summary = merged_summary(&shards)?;
+    let mut doc = Map::new();
+    doc.insert("version".to_owned(), Value::from(1));
+    doc.insert("results".to_owned(), Value::Array(results));
+    doc.insert("diagnostics".to_owned(), Value::Array(diagnostics));
+    doc.insert("summary".to_owned(), Value::Object(summary));
+    // The policies are the run's, the same in every shard.
+    if let Some(policies) = first.get("policies") {
+        doc.insert("policies".to_owned(), policies.clone());
+    }
+    Ok(Value::Object(doc))
+}
+
+/// Sorts the shards by index; an error unless they are 1/N … N/N, each once.
+fn in_shard_order(
+    shards: &mut [Value],
+    shard_of: impl Fn(&Value) -> Option<(u64, u64)>,
+) -> Result<(), String> {
     shards.sort_by_key(|s| shard_of(s).unwrap_or((0, 0)));
     let n = shards.len() as u64;
     for (i, s) in shards.iter().enumerate() {
@@ -86,17 +157,11 @@ fn merge(mut shards: Vec<Value>) -> Result<Value, String> {
             }
         }
     }
-    let head = leading_diagnostics(&shards);
-    let mut results = Vec::new();
-    let mut diagnostics: Vec<Value> = Vec::new();
-    for (i, s) in shards.iter().enumerate() {
-        if let Some(r) = s.get("results").and_then(Value::as_array) {
-            results.extend(r.iter().cloned());
-        }
-        let ds = s.get("diagnostics").and_then(Value::as_array);
-        let skip = if i == 0 { 0 } else { head };
-        diagnostics.extend(ds.into_iter().flatten().skip(skip).cloned());
-    }
+    Ok(())
+}
+
+/// The unsharded run's summary from the shards' (each document's `summary`).
+fn merged_summary(shards: &[Value]) -> Result<Map<String, Value>, String> {
     let first = shards.first().ok_or("no report")?;
     let mut summary = Map::new();
     for key in ["pass", "fail", "warn", "error", "skip", "inputErrors"] {
@@ -116,16 +181,20 @@ fn merge(mut shards: Vec<Value>) -> Result<Value, String> {
         }
         summary.insert(key.to_owned(), Value::from(count(first, key)));
     }
-    let mut doc = Map::new();
-    doc.insert("version".to_owned(), Value::from(1));
-    doc.insert("results".to_owned(), Value::Array(results));
-    doc.insert("diagnostics".to_owned(), Value::Array(diagnostics));
-    doc.insert("summary".to_owned(), Value::Object(summary));
-    // The policies are the run's, the same in every shard.
-    if let Some(policies) = first.get("policies") {
-        doc.insert("policies".to_owned(), policies.clone());
+    Ok(summary)
+}
+
+/// How many items every list starts with alike (the run-wide ones every shard repeats).
+fn common_prefix(lists: &[&[Value]]) -> usize {
+    let Some(first) = lists.first() else {
+        return 0;
+    };
+    if lists.len() < 2 {
+        return 0;
     }
-    Ok(Value::Object(doc))
+    (0..first.len())
+        .take_while(|&i| lists.iter().all(|l| l.get(i) == first.get(i)))
+        .count()
 }
 
 /// How many diagnostics every shard starts with alike: the run-wide ones. A per-input
@@ -139,26 +208,12 @@ fn leading_diagnostics(shards: &[Value]) -> usize {
                 .map_or(&[][..], Vec::as_slice)
         })
         .collect();
-    let Some(first) = lists.first() else {
-        return 0;
-    };
-    if lists.len() < 2 {
-        return 0;
-    }
-    (0..first.len())
-        .take_while(|&i| lists.iter().all(|l| l.get(i) == first.get(i)))
-        .count()
+    common_prefix(&lists)
 }
 
-/// The unsharded run's exit code, from the merged report (Kyverno's order, as `kpol check`).
-fn exit_code(doc: &Value, args: &MergeArgs) -> u8 {
-    let errors = doc
-        .get("diagnostics")
-        .and_then(Value::as_array)
-        .is_some_and(|ds| {
-            ds.iter()
-                .any(|d| d.get("severity") == Some(&Value::from("error")))
-        });
+/// The unsharded run's exit code, from the merged summary and whether an error made the
+/// run incomplete (Kyverno's order, as `kpol check`).
+fn exit_code(doc: &Value, errors: bool, args: &MergeArgs) -> u8 {
     let incomplete = errors
         || ["inputErrors", "policyErrors", "otherErrors"]
             .iter()

@@ -29,9 +29,9 @@ const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 pub const GITHUB_RESULT_LIMIT: usize = 5000;
 
 /// The rule of an input that could not be read or parsed (I/O, encoding, YAML, limits).
-const INPUT_ERROR: &str = "kpol/input-error";
+pub(crate) const INPUT_ERROR: &str = "kpol/input-error";
 /// The rule of a policy that is not valid or not supported.
-const INVALID_POLICY: &str = "kpol/invalid-policy";
+pub(crate) const INVALID_POLICY: &str = "kpol/invalid-policy";
 
 #[derive(Serialize)]
 struct Log {
@@ -48,6 +48,23 @@ struct Run {
     invocations: [Invocation; 1],
     results: Vec<SarifResult>,
     column_kind: &'static str,
+    /// `--shard I/N` only: which part of the inputs this log covers and its summary counts,
+    /// for `kpol merge` (which leaves it out: the unsharded log has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<RunProps>,
+}
+
+#[derive(Serialize)]
+struct RunProps {
+    #[serde(rename = "kpolShard")]
+    shard: ShardProps,
+}
+
+#[derive(Serialize)]
+struct ShardProps {
+    index: usize,
+    count: usize,
+    summary: crate::cli::check::Summary,
 }
 
 #[derive(Serialize)]
@@ -218,7 +235,7 @@ impl super::Render for Sarif {
     }
 }
 
-fn over_limit(results: usize, limit: usize) -> String {
+pub(crate) fn over_limit(results: usize, limit: usize) -> String {
     format!(
         "kpol: warning: the SARIF report has {results} results; GitHub code scanning shows at \
          most {limit} of a run"
@@ -352,6 +369,13 @@ fn log(report: &CheckReport, cx: &Context) -> Log {
             }],
             results,
             column_kind: "unicodeCodePoints",
+            properties: report.shard.map(|sh| RunProps {
+                shard: ShardProps {
+                    index: sh.index,
+                    count: sh.count,
+                    summary: report.summary,
+                },
+            }),
         }],
     }
 }

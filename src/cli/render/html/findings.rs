@@ -57,8 +57,13 @@ fn resource_cells(m: &mut Markup, page: &Page, row: &Row, base: Option<&std::pat
 }
 
 pub(super) fn findings(m: &mut Markup, page: &Page, base: Option<&std::path::Path>) {
-    m.raw("<section id=\"findings\"><h2>Findings</h2>\n");
-    m.raw("<p class=\"note\">Every fail, warn and error result (");
+    if page.baseline().is_some() {
+        m.raw("<section id=\"findings\"><h2>New findings</h2>\n");
+        m.raw("<p class=\"note\">Every fail, warn and error result the baseline does not record (");
+    } else {
+        m.raw("<section id=\"findings\"><h2>Findings</h2>\n");
+        m.raw("<p class=\"note\">Every fail, warn and error result (");
+    }
     m.num(page.rows.len());
     m.raw("). Click a column heading to sort; a policy, namespace or kind above filters the table.</p>\n");
     m.raw("<p class=\"print-note\">Printed: the findings shown on screen (the current page and filter).</p>\n");

@@ -146,9 +146,46 @@ fn header(m: &mut Markup, page: &Page) {
         m.num(n);
         m.raw("</span><span class=\"l\">");
         m.text(label);
+        if id == "n-skip" && s.suppressed > 0 {
+            m.raw(" (<span id=\"n-suppressed\">");
+            m.num(s.suppressed);
+            m.raw("</span> suppressed)");
+        }
         m.raw("</span></div>\n");
     }
+    if let Some((baselined, stale)) = page.baseline() {
+        m.raw("<div class=\"card baseline\"><span class=\"n\" id=\"n-baselined\">");
+        m.num(baselined);
+        m.raw("</span><span class=\"l\">baselined: recorded, not listed</span></div>\n");
+        if stale > 0 {
+            m.raw("<div class=\"card fail\"><span class=\"n\" id=\"n-baseline-stale\">");
+            m.num(stale);
+            m.raw("</span><span class=\"l\">gone from the baseline</span></div>\n");
+        }
+    }
     m.raw("</section>\n");
+    if let Some((baselined, stale)) = page.baseline() {
+        m.raw("<p class=\"baseline-note\" id=\"baseline\">Baseline: the findings listed are the <b>new</b> ones, \
+               not recorded in the baseline; ");
+        m.num(baselined);
+        m.raw(if baselined == 1 {
+            " recorded finding is"
+        } else {
+            " recorded findings are"
+        });
+        m.raw(" left out and fail nothing");
+        if stale > 0 {
+            m.raw("; ");
+            m.num(stale);
+            m.raw(if stale == 1 {
+                " recorded finding is"
+            } else {
+                " recorded findings are"
+            });
+            m.raw(" gone (<code>--baseline-strict</code> fails the run: rewrite it with <code>--write-baseline</code>)");
+        }
+        m.raw(".</p>\n");
+    }
     let problems = s.problems();
     if !problems.is_empty() {
         m.raw("<p class=\"problems\" id=\"incomplete\">Incomplete run: ");

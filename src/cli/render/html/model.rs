@@ -351,6 +351,15 @@ fn meta(
 }
 
 impl Page {
+    /// `--baseline`: (findings the baseline recorded, so left out; recorded findings gone,
+    /// counted under `--baseline-strict`), when the run's summary counts either. A baseline
+    /// that matched nothing and lost nothing leaves no trace in a saved result, so the page
+    /// then shows the findings as a run without one.
+    pub fn baseline(&self) -> Option<(usize, usize)> {
+        let s = &self.summary;
+        (s.baselined > 0 || s.baseline_stale > 0).then_some((s.baselined, s.baseline_stale))
+    }
+
     /// The page of a `kpol check` run.
     pub fn from_report(report: &CheckReport) -> Self {
         let metas = report.policies.iter().map(|p| {
@@ -544,6 +553,40 @@ mod tests {
         let high = &page.severities["high"];
         assert_eq!((high.policies, high.failing_resources), (1, 2));
         assert_eq!(page.severities[""].failing_resources, 1);
+    }
+
+    /// A saved result of a `--baseline` run: its counts reach the page, and the page says
+    /// the findings are the new ones; without them, no baseline is shown.
+    #[test]
+    fn a_baseline_run_shows_what_was_baselined_and_what_is_gone() {
+        let doc = |summary: &str| {
+            format!(
+                r#"{{"version": 1, "results": [{}], "summary": {{"fail": 1{summary}}}}}"#,
+                result("p1", "fail", "Audit", "a", "ns1")
+            )
+        };
+        let page = Page::from_json(&doc(""), 0).unwrap();
+        assert_eq!(page.baseline(), None);
+        let html = super::super::write_page(&page, None);
+        assert!(!html.contains("id=\"n-baselined\""));
+        assert!(html.contains("<h2>Findings</h2>"));
+        let page = Page::from_json(
+            &doc(r#", "skip": 4, "suppressed": 3, "baselined": 7, "baselineStale": 2"#),
+            0,
+        )
+        .unwrap();
+        assert_eq!(page.baseline(), Some((7, 2)));
+        assert_eq!(page.summary.suppressed, 3);
+        let html = super::super::write_page(&page, None);
+        assert!(html.contains("<h2>New findings</h2>"));
+        assert!(html.contains(r#"<span class="n" id="n-baselined">7</span>"#));
+        assert!(html.contains(r#"<span class="n" id="n-baseline-stale">2</span>"#));
+        assert!(html.contains(r#"(<span id="n-suppressed">3</span> suppressed)"#));
+        assert!(html.contains("7 recorded findings are left out"));
+        assert!(html.contains("2 recorded findings are gone"));
+        // Stale entries alone (every recorded finding fixed) still say a baseline was used.
+        let page = Page::from_json(&doc(r#", "baselineStale": 1"#), 0).unwrap();
+        assert_eq!(page.baseline(), Some((0, 1)));
     }
 
     #[test]
