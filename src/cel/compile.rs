@@ -330,34 +330,23 @@ fn instrument(e: &mut IdedExpr, next_id: &mut u64) {
 }
 
 /// The policy-file position of a syntax error in the expression written at `span`: the
-/// expression's own line and column mapped into the file by finding the text around the error
-/// in the node's source (exact for plain, quoted and literal-block scalars; folded scalars map
-/// to the line holding that text).
+/// expression's own line and column, as a byte of `text`, mapped to the byte of the file that
+/// wrote it ([`crate::yaml::value_offset_in_source`]); the start of the node where the two do
+/// not line up.
 pub fn error_position(source: &SourceFile, span: Span, text: &str, e: &SyntaxError) -> LineCol {
-    let start = source.line_col(span.start);
-    let line_text = text.lines().nth(e.line.saturating_sub(1)).unwrap_or("");
-    let col = e.column.min(line_text.len());
-    let col = (0..=col)
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(e.line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let line_text = text[line_start..].split('\n').next().unwrap_or("");
+    let col = (0..=e.column.min(line_text.len()))
         .rev()
         .find(|c| line_text.is_char_boundary(*c))
         .unwrap_or(0);
-    let tail = &line_text[col..];
-    let needle: String = tail.chars().take_while(|c| !c.is_whitespace()).collect();
-    let written = source.slice(span);
-    // Search from the start of the expression's line `e.line` in the written text.
-    let found = if needle.is_empty() {
-        None
-    } else {
-        let head: String = line_text[..col].trim_start().chars().collect();
-        let probe = format!("{head}{needle}");
-        written
-            .find(&probe)
-            .map(|at| at + head.len())
-            .or_else(|| written.find(&needle))
-    };
-    match found {
-        Some(at) => source.line_col(span.start + u32::try_from(at).unwrap_or(0)),
-        None => start,
+    match crate::yaml::value_offset_in_source(source.slice(span), text, line_start + col) {
+        Some(at) => source.line_col(span.start + crate::source::to_u32(at)),
+        None => source.line_col(span.start),
     }
 }
 
