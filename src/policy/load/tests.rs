@@ -294,7 +294,7 @@ fn every_independent_problem_is_reported_at_its_place() {
     for (d, (at, what)) in d.iter().zip([
         ("pol.yaml:10:16", "spec.rules[0].validate.message"),
         ("pol.yaml:19:23", "entered value of `operator` is invalid"),
-        ("pol.yaml:24:16", "JMESPath expression"),
+        ("pol.yaml:24:53", "JMESPath expression"),
         ("pol.yaml:27:12", "spec.rules[3].match"),
     ]) {
         assert!(d.starts_with(&format!("{at} ")) && d.contains(what), "{d}");
