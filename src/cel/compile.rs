@@ -331,7 +331,7 @@ fn instrument(e: &mut IdedExpr, next_id: &mut u64) {
 
 /// The policy-file position of a syntax error in the expression written at `span`: the
 /// expression's own line and column, as a byte of `text`, mapped to the byte of the file that
-/// wrote it ([`crate::yaml::value_offset_in_source`]); the start of the node where the two do
+/// wrote it ([`crate::yaml::position_in_scalar`]); the start of the node where the two do
 /// not line up.
 pub fn error_position(source: &SourceFile, span: Span, text: &str, e: &SyntaxError) -> LineCol {
     let line_start: usize = text
@@ -344,10 +344,8 @@ pub fn error_position(source: &SourceFile, span: Span, text: &str, e: &SyntaxErr
         .rev()
         .find(|c| line_text.is_char_boundary(*c))
         .unwrap_or(0);
-    match crate::yaml::value_offset_in_source(source.slice(span), text, line_start + col) {
-        Some(at) => source.line_col(span.start + crate::source::to_u32(at)),
-        None => source.line_col(span.start),
-    }
+    crate::yaml::position_in_scalar(source, span, text, line_start + col)
+        .unwrap_or_else(|| source.line_col(span.start))
 }
 
 /// The diagnostic for a syntax error in the expression written at `span` in `source`.

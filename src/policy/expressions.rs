@@ -6,9 +6,9 @@
 
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::jmespath::{Error, Expr};
-use crate::source::{LineCol, Source, Span, to_u32};
+use crate::source::{Source, Span};
 use crate::variables::expressions;
-use crate::yaml::{Node, Value, value_offset_in_source};
+use crate::yaml::{Node, Value, position_in_scalar};
 
 use super::{Policy, RuleBody};
 
@@ -59,7 +59,9 @@ fn check_rules<'a>(
                         other => other.to_string().lines().next().unwrap_or("").to_owned(),
                     };
                     let mut loc = Location::at(source, span);
-                    if let Some(pos) = offset.and_then(|o| error_position(source, span, text, o)) {
+                    if let Some(pos) =
+                        offset.and_then(|o| position_in_scalar(source, span, text, o))
+                    {
                         loc.start = Some(pos);
                     }
                     out.push(Diagnostic::error(
@@ -75,13 +77,6 @@ fn check_rules<'a>(
         });
     }
     out
-}
-
-/// The file position of byte `offset` of the string `text` written at `span`; `None` where
-/// the written text does not line up with the string (then the diagnostic stays at its start).
-fn error_position(source: &Source, span: Span, text: &str, offset: usize) -> Option<LineCol> {
-    let at = value_offset_in_source(source.slice(span), text, offset)?;
-    Some(source.line_col(span.start + to_u32(at)))
 }
 
 /// An expression as quoted in a message: a hostile one can be 64 KiB long.

@@ -14,4 +14,4 @@ pub use load::{Document, Limits, Reading, RunBudget, YamlError, parse_documents,
 pub use node::{Entry, Map, Node, Value};
 pub use quote::double_quoted;
 pub(crate) use resolve::resolve_plain;
-pub use scalar::value_offset_in_source;
+pub use scalar::position_in_scalar;

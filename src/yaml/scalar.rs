@@ -10,10 +10,12 @@
 //! (a value that did not come from this text, such as an alias copied from elsewhere), there
 //! is no answer and the caller points at the scalar's start.
 
+use crate::source::{LineCol, SourceFile, Span, to_u32};
+
 /// The byte offset in `written` (the scalar's text as in the file, quotes and block header
 /// included) of the byte at `offset` in `value` (its parsed value); `None` when the two do not
 /// line up. An `offset` at the end of `value` maps to just past its last character.
-pub fn value_offset_in_source(written: &str, value: &str, offset: usize) -> Option<usize> {
+pub(crate) fn value_offset_in_source(written: &str, value: &str, offset: usize) -> Option<usize> {
     if offset > value.len() || !value.is_char_boundary(offset) {
         return None;
     }
@@ -32,6 +34,18 @@ pub fn value_offset_in_source(written: &str, value: &str, offset: usize) -> Opti
         src = next;
     }
     (offset == value.len()).then_some(src)
+}
+
+/// The file position of byte `offset` of the string `value` that the node at `span` of
+/// `source` holds; `None` where the written text does not line up with it.
+pub fn position_in_scalar(
+    source: &SourceFile,
+    span: Span,
+    value: &str,
+    offset: usize,
+) -> Option<LineCol> {
+    let at = value_offset_in_source(source.slice(span), value, offset)?;
+    Some(source.line_col(span.start + to_u32(at)))
 }
 
 /// Finds the written form of the value character `want` at or after `src`: layout whitespace
