@@ -1,7 +1,9 @@
 //! JMESPath in a policy, checked when the policy is loaded: every `{{ }}` variable, every
 //! `foreach` `list` and every context `variable.jmesPath` is compiled once, so an expression
-//! that does not parse or calls an unknown function is reported at its line and column before
-//! any resource is read. The policy is still evaluated: the rule then gives the error result
+//! that does not parse or calls an unknown function is reported before any resource is read: a
+//! syntax error at the character the parser stopped at (the `{{`'s place in the string, plus
+//! the error's in the expression, mapped through the scalar's quoting by
+//! [`crate::yaml::position_in_scalar`]), an unknown function at the string that calls it. The policy is still evaluated: the rule then gives the error result
 //! Kyverno gives at admission.
 
 use crate::diagnostic::{Code, Diagnostic, Location};
