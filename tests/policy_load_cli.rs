@@ -42,7 +42,8 @@ fn a_policy_with_four_mistakes_reports_four_diagnostics() {
         [
             format!("{f}:10:16"),
             format!("{f}:19:23"),
-            format!("{f}:24:16"),
+            // Just past the `[` the expression ends with.
+            format!("{f}:24:53"),
             format!("{f}:27:12"),
         ],
         "{text}"
@@ -62,8 +63,45 @@ fn a_policy_with_four_mistakes_reports_four_diagnostics() {
     );
 }
 
+/// A ClusterPolicy's bad JMESPath expressions (a context variable's `jmesPath`, a variable
+/// in a double-quoted message with escapes before it, one after `''` in a single-quoted key, one
+/// in a folded block) are each reported at the character the parser stopped at.
+#[test]
+fn bad_jmespath_is_reported_at_its_character() {
+    let f = "testdata/check/invalid/jmespath-bad-expressions.yaml";
+    let o = kpol(&["check", "-p", f, "testdata/check/invalid/pod.yaml"]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    let at = invalid_positions(&text);
+    assert_eq!(
+        at,
+        [
+            format!("{f}:16:58"),
+            format!("{f}:19:75"),
+            format!("{f}:23:32"),
+            format!("{f}:26:62"),
+        ],
+        "{text}"
+    );
+    // What is written there: the `]`, just past `team |` (the expression stops short), the
+    // `]` after `''web''`, the literal's backtick.
+    let policy = std::fs::read_to_string(f).unwrap();
+    let lines: Vec<&str> = policy.lines().collect();
+    let shown: Vec<&str> = at
+        .iter()
+        .map(|p| {
+            let mut it = p.rsplit(':');
+            let col: usize = it.next().unwrap().parse().unwrap();
+            let line: usize = it.next().unwrap().parse().unwrap();
+            &lines[line - 1][col - 1..col]
+        })
+        .collect();
+    assert_eq!(shown, ["]", " ", "]", "`"], "{text}");
+}
+
 /// A ValidatingPolicy with three bad expressions (a variable, its second validation, a
-/// message expression) reports each at its line:column.
+/// message expression) reports each at its line:column: just past its end, where each stops
+/// short.
 #[test]
 fn a_validating_policy_reports_each_bad_expression() {
     let o = kpol(&[
@@ -78,9 +116,9 @@ fn a_validating_policy_reports_each_bad_expression() {
     assert_eq!(
         invalid_positions(&text),
         [
-            format!("{f}:14:17"),
-            format!("{f}:18:17"),
-            format!("{f}:21:24"),
+            format!("{f}:14:41"),
+            format!("{f}:18:66"),
+            format!("{f}:21:33"),
         ],
         "{text}"
     );

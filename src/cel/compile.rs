@@ -330,35 +330,23 @@ fn instrument(e: &mut IdedExpr, next_id: &mut u64) {
 }
 
 /// The policy-file position of a syntax error in the expression written at `span`: the
-/// expression's own line and column mapped into the file by finding the text around the error
-/// in the node's source (exact for plain, quoted and literal-block scalars; folded scalars map
-/// to the line holding that text).
+/// expression's own line and column (in characters), as a byte of `text`, mapped to the byte of the file that
+/// wrote it ([`crate::yaml::position_in_scalar`]); the start of the node where the two do
+/// not line up.
 pub fn error_position(source: &SourceFile, span: Span, text: &str, e: &SyntaxError) -> LineCol {
-    let start = source.line_col(span.start);
-    let line_text = text.lines().nth(e.line.saturating_sub(1)).unwrap_or("");
-    let col = e.column.min(line_text.len());
-    let col = (0..=col)
-        .rev()
-        .find(|c| line_text.is_char_boundary(*c))
-        .unwrap_or(0);
-    let tail = &line_text[col..];
-    let needle: String = tail.chars().take_while(|c| !c.is_whitespace()).collect();
-    let written = source.slice(span);
-    // Search from the start of the expression's line `e.line` in the written text.
-    let found = if needle.is_empty() {
-        None
-    } else {
-        let head: String = line_text[..col].trim_start().chars().collect();
-        let probe = format!("{head}{needle}");
-        written
-            .find(&probe)
-            .map(|at| at + head.len())
-            .or_else(|| written.find(&needle))
-    };
-    match found {
-        Some(at) => source.line_col(span.start + u32::try_from(at).unwrap_or(0)),
-        None => start,
-    }
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(e.line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let line_text = text[line_start..].split('\n').next().unwrap_or("");
+    // The parser's columns count characters.
+    let col = line_text
+        .char_indices()
+        .nth(e.column)
+        .map_or(line_text.len(), |(i, _)| i);
+    crate::yaml::position_in_scalar(source, span, text, line_start + col)
+        .unwrap_or_else(|| source.line_col(span.start))
 }
 
 /// The diagnostic for a syntax error in the expression written at `span` in `source`.
@@ -400,6 +388,21 @@ mod tests {
         // Parentheses make no tree: parsed on the parser's thread, accepted.
         let (_, e) = compile(&("(".repeat(60) + "1" + &")".repeat(60)), Span::EMPTY);
         assert!(e.is_none(), "{e:?}");
+    }
+
+    /// The error's column counts characters: text that is not ASCII before it, a second line
+    /// and a quoted scalar's escapes do not move it.
+    #[test]
+    fn a_syntax_error_is_placed_at_its_character() {
+        let text = "k: \"'\\u00e9\u{e9}' == 1 &&\\n  'ü' ==)\"\n";
+        let source = SourceFile::new("p.yaml", text);
+        let docs = crate::yaml::parse_documents(text, Default::default()).unwrap();
+        let node = docs[0].root.get("k").unwrap();
+        let (_, e) = compile_node(node);
+        let e = e.unwrap();
+        let at = error_position(&source, node.span, node.as_str().unwrap(), &e);
+        let col = text.chars().position(|c| c == ')').unwrap() + 1;
+        assert_eq!((at.line, at.column as usize), (1, col), "{e:?}");
     }
 
     /// The deepest expression accepted evaluates on a 2 MiB stack (a rayon worker's) in any

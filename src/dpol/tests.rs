@@ -236,7 +236,7 @@ spec:
         at,
         [
             ("p.yaml:5:13".to_owned(), Code::InvalidPolicy),
-            ("p.yaml:10:27".to_owned(), Code::InvalidPolicy)
+            ("p.yaml:10:51".to_owned(), Code::InvalidPolicy)
         ],
         "{:?}",
         l.diagnostics

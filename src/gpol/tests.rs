@@ -415,7 +415,7 @@ fn compile_problems_are_located_and_evaluate_to_errors() {
     assert_eq!(
         at,
         [
-            "p.yaml:13:17",
+            "p.yaml:13:55",
             "p.yaml:14:5",
             "p.yaml:22:11",
             "p.yaml:24:20"

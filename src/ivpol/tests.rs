@@ -197,7 +197,7 @@ spec:
         .collect();
     assert_eq!(
         at,
-        ["p.yaml:9:5", "p.yaml:10:5", "p.yaml:12:17"],
+        ["p.yaml:9:5", "p.yaml:10:5", "p.yaml:12:38"],
         "{:?}",
         l.diagnostics
     );

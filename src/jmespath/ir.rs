@@ -43,7 +43,7 @@ pub(crate) enum Ir {
 
 pub(crate) fn lower(ast: &Ast, text: &str, depth: u32) -> Result<Ir, Error> {
     if depth > MAX_DEPTH {
-        return Err(Error::Syntax("expression nested too deeply".to_owned()));
+        return Err(Error::syntax("expression nested too deeply"));
     }
     let d = depth + 1;
     let b = |a: &Ast| lower(a, text, d).map(Box::new);

@@ -48,8 +48,12 @@ pub(crate) const MAX_DEPTH: u32 = 128;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
-    /// The expression does not parse.
-    Syntax(String),
+    /// The expression does not parse; `offset` is the byte in the expression where the parser
+    /// stopped (clamped to a character boundary), when it names one.
+    Syntax {
+        message: String,
+        offset: Option<usize>,
+    },
     /// A function name that neither JMESPath nor Kyverno defines.
     UnknownFunction(String),
     /// The fork's `NotFoundError`: a field missing from an object.
@@ -61,7 +65,7 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Syntax(m) | Error::Eval(m) => f.write_str(m),
+            Error::Syntax { message: m, .. } | Error::Eval(m) => f.write_str(m),
             Error::UnknownFunction(n) => write!(f, "unknown function: {n}"),
             Error::NotFound(k) => write!(f, "Unknown key \"{k}\" in path"),
         }
@@ -73,6 +77,22 @@ impl std::error::Error for Error {}
 impl Error {
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound(_))
+    }
+
+    /// A syntax error that names no place in the expression.
+    pub(crate) fn syntax(message: &str) -> Error {
+        Error::Syntax {
+            message: message.to_owned(),
+            offset: None,
+        }
+    }
+
+    /// Where in the expression a syntax error is, as a byte offset.
+    pub fn offset(&self) -> Option<usize> {
+        match self {
+            Error::Syntax { offset, .. } => *offset,
+            _ => None,
+        }
     }
 }
 
@@ -104,10 +124,13 @@ fn parse_kyverno(text: &str) -> Result<(::jmespath::ast::Ast, Cow<'_, str>), Err
                 || message.contains("found QuotedIdentifier("));
         if !at_key || !current.is_char_boundary(e.offset) || e.offset == 0 {
             // Report the error against the text as written.
-            return Err(Error::Syntax(match ::jmespath::parse(text) {
-                Err(first) => first.to_string(),
-                Ok(_) => message,
-            }));
+            return Err(match ::jmespath::parse(text) {
+                Err(first) => Error::Syntax {
+                    message: first.to_string(),
+                    offset: Some(char_floor(text, first.offset)),
+                },
+                Ok(_) => Error::syntax(&message),
+            });
         }
         let mut repaired = String::with_capacity(current.len() + 1);
         repaired.push_str(&current[..e.offset]);
@@ -115,16 +138,26 @@ fn parse_kyverno(text: &str) -> Result<(::jmespath::ast::Ast, Cow<'_, str>), Err
         repaired.push_str(&current[e.offset..]);
         current = Cow::Owned(repaired);
     }
-    Err(Error::Syntax("expression does not parse".to_owned()))
+    Err(Error::syntax("expression does not parse"))
+}
+
+/// `offset` moved back to a character boundary of `text` (the parser's offsets are bytes, and
+/// the end of the text is where an expression that stops short fails).
+fn char_floor(text: &str, offset: usize) -> usize {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 impl Expr {
     pub fn compile(text: &str) -> Result<Expr, Error> {
         if text.len() > MAX_EXPR_LEN {
-            return Err(Error::Syntax("expression too long".to_owned()));
+            return Err(Error::syntax("expression too long"));
         }
         if nesting(text) > MAX_NESTING || chain(text) > MAX_CHAIN {
-            return Err(Error::Syntax("expression nested too deeply".to_owned()));
+            return Err(Error::syntax("expression nested too deeply"));
         }
         let (ast, parsed) = parse_kyverno(text)?;
         let ir = ir::lower(&ast, &parsed, 0)?;

@@ -86,7 +86,7 @@ fn comparisons_follow_go_types() {
 
 #[test]
 fn compile_errors() {
-    assert!(matches!(Expr::compile("a.["), Err(Error::Syntax(_))));
+    assert!(matches!(Expr::compile("a.["), Err(Error::Syntax { .. })));
     assert_eq!(
         Expr::compile("nope(a)").unwrap_err(),
         Error::UnknownFunction("nope".to_owned())
@@ -97,6 +97,20 @@ fn compile_errors() {
     assert!(Expr::compile(&nots).is_err());
     let chain = vec!["a"; 3000].join(".");
     let _ = Expr::compile(&chain).map(|e| e.search(&data()).is_err());
+}
+
+/// A syntax error names the byte where the parser stopped; the end of the text when the
+/// expression stops short.
+#[test]
+fn syntax_errors_name_their_offset() {
+    let at = |t: &str| Expr::compile(t).unwrap_err().offset();
+    assert_eq!(at("a.["), Some(3));
+    assert_eq!(at("a.b || ]"), Some(7));
+    assert_eq!(at("\"é\".b ]"), Some(7));
+    assert_eq!(at("a[?x == `1`"), Some(11));
+    // Errors found before parsing name no place.
+    assert_eq!(at(&"(".repeat(500)), None);
+    assert_eq!(Expr::compile("nope(a)").unwrap_err().offset(), None);
 }
 
 #[test]

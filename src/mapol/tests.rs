@@ -264,7 +264,7 @@ spec:
         .filter(|d| d.code == Code::InvalidPolicy)
         .map(|d| d.position())
         .collect();
-    assert_eq!(at, ["p.yaml:6:16", "p.yaml:8:29"], "{:?}", l.diagnostics);
+    assert_eq!(at, ["p.yaml:6:16", "p.yaml:8:46"], "{:?}", l.diagnostics);
     // The policy loads and mutates nothing (the CLI drops the response).
     assert!(mutate(0, &l.policies[0], &resource(CM), &Request::default()).is_none());
 }

@@ -321,7 +321,7 @@ spec:
         .filter(|d| d.code == crate::diagnostic::Code::InvalidPolicy)
         .map(|d| d.position())
         .collect();
-    assert_eq!(at, ["p.yaml:9:16", "p.yaml:11:29"], "{:?}", l.diagnostics);
+    assert_eq!(at, ["p.yaml:9:16", "p.yaml:11:46"], "{:?}", l.diagnostics);
     assert!(
         l.diagnostics[0]
             .message

@@ -1,14 +1,16 @@
 //! JMESPath in a policy, checked when the policy is loaded: every `{{ }}` variable, every
 //! `foreach` `list` and every context `variable.jmesPath` is compiled once, so an expression
-//! that does not parse or calls an unknown function is reported at its line and column before
-//! any resource is read. The policy is still evaluated: the rule then gives the error result
+//! that does not parse or calls an unknown function is reported before any resource is read: a
+//! syntax error at the character the parser stopped at (the `{{`'s place in the string, plus
+//! the error's in the expression, mapped through the scalar's quoting by
+//! [`crate::yaml::position_in_scalar`]), an unknown function at the string that calls it. The policy is still evaluated: the rule then gives the error result
 //! Kyverno gives at admission.
 
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::jmespath::{Error, Expr};
 use crate::source::{Source, Span};
 use crate::variables::expressions;
-use crate::yaml::{Node, Value};
+use crate::yaml::{Node, Value, position_in_scalar};
 
 use super::{Policy, RuleBody};
 
@@ -46,24 +48,31 @@ fn check_rules<'a>(
     for (rule, raw) in rules {
         walk(raw, false, &mut |text, span, raw| {
             let exprs = if raw && !text.contains("{{") {
-                vec![text.to_owned()]
+                vec![(text.to_owned(), Some(0))]
             } else {
                 expressions(text)
             };
-            for e in exprs {
+            for (e, at) in exprs {
                 if let Err(err) = Expr::compile(&e) {
+                    let offset = err.offset().zip(at).map(|(o, at)| at + o);
                     let what = match err {
                         Error::UnknownFunction(f) => format!("unknown function {f}()"),
                         // The parser's message repeats the expression with a caret below.
                         other => other.to_string().lines().next().unwrap_or("").to_owned(),
                     };
+                    let mut loc = Location::at(source, span);
+                    if let Some(pos) =
+                        offset.and_then(|o| position_in_scalar(source, span, text, o))
+                    {
+                        loc.start = Some(pos);
+                    }
                     out.push(Diagnostic::error(
                         Code::InvalidPolicy,
                         format!(
                             "{policy}/{rule}: JMESPath expression `{}` is invalid: {what}",
                             shorten(&e)
                         ),
-                        Some(Location::at(source, span)),
+                        Some(loc),
                     ));
                 }
             }
@@ -151,18 +160,46 @@ spec:
         assert!(diags("request.object.spec.containers", "element.name").is_empty());
     }
 
-    /// An unknown function and a syntax error are each reported at their line.
+    /// A syntax error is reported at the character the parser stopped at; an unknown function
+    /// at the string that holds it.
     #[test]
-    fn bad_expressions_are_reported_at_their_line() {
+    fn bad_expressions_are_reported_where_they_go_wrong() {
         let d = diags(
             "request.object.spec.containers[",
             "no_such_fn(element.name)",
         );
         assert_eq!(d.len(), 2, "{d:?}");
-        assert!(d[0].starts_with("p.yaml:11:15"), "{d:?}");
+        // Just past the `[` (col 15 + 31): the expression ends there.
+        assert!(d[0].starts_with("p.yaml:11:46"), "{d:?}");
         assert!(
             d[1].starts_with("p.yaml:15:20") && d[1].contains("unknown function no_such_fn()"),
             "{d:?}"
+        );
+        // In a single-quoted key, after other text (`'{{ it''s {{ a || ] }} }}'`: the inner
+        // variable is the one parsed): at the `]`.
+        let d = diags("element", "it''s {{ a || ] }}");
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].starts_with("p.yaml:15:38"), "{d:?}");
+    }
+
+    /// Double-quoted escapes and a message written over several lines.
+    #[test]
+    fn quoted_and_folded_strings_map_exactly() {
+        let text = POLICY
+            .replace("LIST", "element")
+            .replace("KEY", "x")
+            .replace(
+                "message: 'ok {{ request.object.metadata.name }}'",
+                "message: \"\\t\\\"ok\\\" {{ a.b ]\n        }}\"",
+            );
+        let source = Arc::new(SourceFile::new("p.yaml", text.clone()));
+        let loaded = load_policies(&source, parse_documents(&text, Limits::default()).unwrap());
+        let d: Vec<_> = loaded.diagnostics.iter().map(|d| d.position()).collect();
+        let line = text.lines().nth(8).unwrap();
+        assert_eq!(
+            d,
+            vec![format!("p.yaml:9:{}", line.find(']').unwrap() + 1)],
+            "{line}"
         );
     }
 }

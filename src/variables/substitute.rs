@@ -287,15 +287,19 @@ fn resolve_expr(
 
 /// The JMESPath expressions of the variables a string holds on its first scan (for a nested
 /// variable, the inner ones: the outer expression only exists once they are resolved).
-/// Shallow markers are dropped; `{{@}}` is kept as `@`.
-pub fn expressions(text: &str) -> Vec<String> {
+/// Shallow markers are dropped; `{{@}}` is kept as `@`. Each comes with where it starts in `text` (a byte offset), when its text is written there as is
+/// (always, but for a variable with braces inside that dropping `{{`/`}}` changed).
+pub fn expressions(text: &str) -> Vec<(String, Option<usize>)> {
     let Some(re) = VARIABLE.as_ref() else {
         return Vec::new();
     };
     re.captures_iter(text)
         .filter_map(|c| c.get(2))
-        .map(|m| strip_braces(m.as_str()).0.into_owned())
-        .filter(|e| !e.is_empty())
+        .filter_map(|m| {
+            let e = strip_braces(m.as_str()).0.into_owned();
+            let at = m.as_str().find(e.as_str()).map(|i| m.start() + i);
+            (!e.is_empty()).then_some((e, at))
+        })
         .collect()
 }
 

@@ -8,8 +8,10 @@ mod load;
 mod node;
 mod quote;
 mod resolve;
+mod scalar;
 
 pub use load::{Document, Limits, Reading, RunBudget, YamlError, parse_documents, parse_reading};
 pub use node::{Entry, Map, Node, Value};
 pub use quote::double_quoted;
 pub(crate) use resolve::resolve_plain;
+pub use scalar::position_in_scalar;

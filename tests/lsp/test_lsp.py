@@ -289,6 +289,9 @@ async def test_a_policy_file_shows_its_jmespath_and_cel_errors_where_they_are(cl
     jp = by_line[line_of(text, "- key:")]
     assert jp.code == "invalid-policy" and "JMESPath" in jp.message
     assert jp.severity == types.DiagnosticSeverity.Error
+    # Just past `name |`, where the expression stops short.
+    jp_line = text.splitlines()[jp.range.start.line]
+    assert jp.range.start.character == jp_line.index("name |") + len("name |"), jp.range
     cel = by_line[line_of(text, "- expression:")]
     assert "CEL syntax error" in cel.message
     # At the `)` the parser stopped at.

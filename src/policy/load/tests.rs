@@ -294,7 +294,7 @@ fn every_independent_problem_is_reported_at_its_place() {
     for (d, (at, what)) in d.iter().zip([
         ("pol.yaml:10:16", "spec.rules[0].validate.message"),
         ("pol.yaml:19:23", "entered value of `operator` is invalid"),
-        ("pol.yaml:24:16", "JMESPath expression"),
+        ("pol.yaml:24:53", "JMESPath expression"),
         ("pol.yaml:27:12", "spec.rules[3].match"),
     ]) {
         assert!(d.starts_with(&format!("{at} ")) && d.contains(what), "{d}");
@@ -355,8 +355,8 @@ fn problems_within_one_rule_are_each_reported() {
     );
 }
 
-/// A ValidatingPolicy: each bad expression is a diagnostic at its line:column (the CEL
-/// compiler goes on past the first).
+/// A ValidatingPolicy: each bad expression is a diagnostic at its line:column, here just past
+/// its end, where each stops short (the CEL compiler goes on past the first).
 #[test]
 fn every_bad_cel_expression_is_reported() {
     let text = std::fs::read_to_string(concat!(
@@ -373,7 +373,7 @@ fn every_bad_cel_expression_is_reported() {
     assert_eq!(d.len(), 3, "{d:#?}");
     for (d, at) in d
         .iter()
-        .zip(["pol.yaml:14:17", "pol.yaml:18:17", "pol.yaml:21:24"])
+        .zip(["pol.yaml:14:41", "pol.yaml:18:66", "pol.yaml:21:33"])
     {
         assert!(d.starts_with(at) && d.contains("CEL syntax error"), "{d}");
     }
