@@ -740,37 +740,8 @@ pub fn to_yaml(m: &Migration, source: &str, line: u32) -> String {
 fn emit(v: &J) -> String {
     let style = crate::yaml::emit::Style {
         sort_keys: false,
-        key: &scalar_text,
-        scalar: &scalar_value,
+        key: &crate::yaml::emit::plain_or_quoted,
+        scalar: &crate::yaml::emit::json_scalar,
     };
     crate::yaml::emit::block(v, &style)
-}
-
-fn scalar_value(v: &J) -> String {
-    match v {
-        J::Null => "null".to_owned(),
-        J::Bool(b) => b.to_string(),
-        J::Number(n) => n.to_string(),
-        J::String(s) => scalar_text(s),
-        J::Array(_) => "[]".to_owned(),
-        J::Object(_) => "{}".to_owned(),
-    }
-}
-
-/// A string plain when it reads back as itself, else double-quoted.
-fn scalar_text(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || " -_./()".contains(c))
-        && s.starts_with(|c: char| c.is_ascii_alphabetic())
-        && !s.ends_with(' ')
-        && !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
-        );
-    if plain {
-        s.to_owned()
-    } else {
-        crate::yaml::double_quoted(s)
-    }
 }

@@ -89,3 +89,36 @@ fn after_key(v: &Value, level: usize, style: &Style<'_>, out: &mut String) {
         }
     }
 }
+
+/// A string as a plain scalar when it reads back as the same string (letters first, a small
+/// safe alphabet, not a YAML 1.1 boolean or null word), else double-quoted
+/// ([`double_quoted`](super::double_quoted)): the conservative spelling for keys and strings.
+pub fn plain_or_quoted(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || " -_./'()".contains(c))
+        && s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !s.ends_with(' ')
+        && !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
+        );
+    if plain {
+        s.to_owned()
+    } else {
+        super::double_quoted(s)
+    }
+}
+
+/// A scalar as JSON spells it (strings by [`plain_or_quoted`]); an empty container as `{}` or
+/// `[]`.
+pub fn json_scalar(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => plain_or_quoted(s),
+        Value::Array(_) => "[]".to_owned(),
+        Value::Object(_) => "{}".to_owned(),
+    }
+}
