@@ -271,9 +271,9 @@ fn tagged_copy_of_this_repository(dest: &Path) {
 /// optimisation is turned down through `CARGO_PROFILE_RELEASE_*` (what is built and how
 /// pre-commit installs and runs it are unchanged).
 ///
-/// That build takes minutes (6 min measured on two busy cores with a cold cache, 72 s warm), so the test
-/// runs only with `KPOL_PRE_COMMIT_INSTALL=1`, which `.ci/run` sets; under `CI` without it, it
-/// fails rather than pass unrun.
+/// That build takes minutes (6 min measured on two busy cores with a cold cache, 72 s warm),
+/// so the test runs only with `KPOL_PRE_COMMIT_INSTALL=1`, which `.ci/run` sets; under `CI`
+/// without it, it fails rather than pass unrun.
 #[test]
 fn published_hook_installs_from_a_tag_and_checks_200_files_in_one_run() {
     if std::env::var_os("KPOL_PRE_COMMIT_INSTALL").is_none() {
