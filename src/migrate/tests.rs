@@ -541,3 +541,62 @@ fn pattern_substitutions_resolve_before_the_walk() {
         ["pass", "error"]
     );
 }
+
+#[test]
+fn split_sort_and_join_functions() {
+    // split by a literal, then an index (null where it is out of range).
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.name | split(@, '-') | [1] }}\"\n            operator: Equals\n            value: bad\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(e.contains(".split('-')"), "{e}");
+    let named = |n: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {n}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+        )
+    };
+    let (bad, good, short) = (named("a-bad-1"), named("a-ok"), named("a"));
+    assert_eq!(
+        same_verdicts(&text, &[&bad, &good, &short]),
+        ["fail", "pass", "pass"]
+    );
+
+    // sort of a flattened list (through flatten()), compared as lists.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.spec.containers[].args[] | sort(@) }}\"\n            operator: NotEquals\n            value: [a, b]\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(e.contains(".flatten().sort()"), "{e}");
+    let args = |a: &str, b: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x\n    args: [{a}]\n  - name: d\n    image: x\n    args: [{b}]\n"
+        )
+    };
+    assert_eq!(
+        same_verdicts(&text, &[&args("b", "a"), &args("a", "c")]),
+        ["pass", "fail"]
+    );
+
+    // join of a projection by a literal.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ join(',', request.object.spec.containers[].name) }}\"\n            operator: Equals\n            value: c,d\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(e.contains(".join(',')"), "{e}");
+    assert_eq!(
+        same_verdicts(&text, &[&args("b", "a"), &bad]),
+        ["fail", "pass"]
+    );
+
+    // A separator that is not a literal is refused.
+    let m = migrate(&policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ split(request.object.metadata.name, request.object.metadata.namespace) }}\"\n            operator: Equals\n            value: x\n",
+    ));
+    assert!(
+        m.unconverted[0]
+            .reason
+            .contains("`split` has no translation"),
+        "{:?}",
+        m.unconverted
+    );
+}
