@@ -600,3 +600,80 @@ fn split_sort_and_join_functions() {
         m.unconverted
     );
 }
+
+/// The resource `res` as the only policy of `policies` leaves it, as JSON.
+fn mutated_json(policies: Vec<crate::policy::Policy>, res: &str) -> serde_json::Value {
+    let engine = Engine::new(policies);
+    let r = resource(res);
+    match engine.mutated(&r, &Request::default()) {
+        Some(m) => m.root.to_json(),
+        None => r.root.to_json(),
+    }
+}
+
+#[test]
+fn json6902_patches_become_json_patch_mutations() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchesJson6902: |-\n        - op: remove\n          path: /spec/priority\n        - op: add\n          path: /spec/tolerations/-\n          value: {key: k, effect: NoSchedule}\n        - op: add\n          path: /metadata/annotations/a~1b\n          value: x\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let muts = m.policies[0]["spec"]["mutations"].clone();
+    assert_eq!(muts.as_array().map(Vec::len), Some(3), "{muts}");
+    assert_eq!(muts[0]["patchType"], "JSONPatch");
+    let e = muts[2]["jsonPatch"]["expression"]
+        .as_str()
+        .unwrap_or_default();
+    // The escaped step stays as written in the path, unescaped in a built map.
+    assert!(e.contains("path: '/metadata/annotations/a~1b'"), "{e}");
+    assert!(e.contains("value: {'a/b': 'x'}"), "{e}");
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let pods = [
+        // No tolerations, no annotations, no priority: parents are created, remove is a no-op.
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n",
+        // Everything there: appended, set, removed.
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    z: y\nspec:\n  priority: 3\n  tolerations:\n  - key: t\n  containers:\n  - name: c\n    image: x\n",
+    ];
+    for p in pods {
+        let a = mutated_json(load(&text), p);
+        let b = mutated_json(load(&yaml), p);
+        assert_eq!(a, b, "on {p}\nconverted:\n{yaml}");
+        assert_eq!(
+            b["spec"]["tolerations"]
+                .as_array()
+                .map(|t| t.last().cloned()),
+            Some(Some(
+                serde_json::json!({"key": "k", "effect": "NoSchedule"})
+            ))
+        );
+        assert_eq!(b["metadata"]["annotations"]["a/b"], "x");
+        assert!(b["spec"].get("priority").is_none());
+    }
+
+    // Indexes above the last step, `move`, and variables are refused.
+    for (op, why) in [
+        (
+            "- op: add\n          path: /spec/containers/0/args/-\n          value: a",
+            "only map keys",
+        ),
+        (
+            "- op: move\n          from: /a\n          path: /b",
+            "`move` is not translated",
+        ),
+        (
+            "- op: add\n          path: /a\n          value: \"{{ request.object.x }}\"",
+            "variables",
+        ),
+    ] {
+        let m = migrate(&policy(&format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchesJson6902: |-\n        {op}\n"
+        )));
+        assert!(
+            m.unconverted
+                .first()
+                .is_some_and(|u| u.reason.contains(why)),
+            "{op}: {:?}",
+            m.unconverted
+        );
+    }
+}
