@@ -2,7 +2,8 @@
 //! `request.object`, `request.oldObject`, `request.operation`/`namespace`/`name`/`userInfo`,
 //! the foreach `element` and the rule's context variables; projections and filters over
 //! lists; literals, comparisons, `&&`, `||` (a default), `!`; `length`, `to_string`,
-//! `contains`, `starts_with`, `ends_with`. Anything else is refused with its reason.
+//! `contains`, `starts_with`, `ends_with`, `split` (by a literal), `join` (by a literal),
+//! `sort`. Anything else is refused with its reason.
 //!
 //! JMESPath gives `null` for a missing field where CEL fails, so every path carries its
 //! presence tests (`guards`): a comparison sees `null` where the path is missing, and a
@@ -89,6 +90,21 @@ impl Tr {
         match &self.nest {
             Some(_) => self.exists("y", &format!("y == {}", paren(item))),
             None => format!("{} in {}", paren(item), paren(&self.folded())),
+        }
+    }
+
+    /// The list as one CEL list: a flattened one through the lists library's `flatten()`
+    /// (Kyverno's CEL has it), the inner lists that are missing skipped as JMESPath does.
+    pub(crate) fn flat(&self) -> String {
+        match &self.nest {
+            Some(n) => format!(
+                "{}.map({}, {} ? {} : []).flatten()",
+                n.outer,
+                n.var,
+                and(&n.inner.guards),
+                paren(&n.inner.expr)
+            ),
+            None => paren(&self.expr),
         }
     }
 
@@ -512,6 +528,21 @@ impl Translator {
                 false,
                 true,
             ),
+            // Go's strings.Split and CEL's split agree for a non-empty separator (an empty
+            // one splits into code points in both, but only a literal is checked here).
+            ("split", [x, sep]) if x.nest.is_none() && !x.list && nonempty_string(&args[1]) => (
+                format!("{}.split({})", paren(&x.expr), sep.expr),
+                true,
+                false,
+            ),
+            // Both take a list of strings only (an error otherwise).
+            ("join", [glue, x]) if x.nest.is_none() && x.list && string_literal(&args[0]) => (
+                format!("{}.join({})", paren(&x.expr), glue.expr),
+                false,
+                false,
+            ),
+            // Both sort a list of numbers or of strings, and fail on anything else.
+            ("sort", [x]) if x.list => (format!("{}.sort()", x.flat()), true, false),
             ("regex_match", [p, x]) => (
                 format!("string({}).matches({})", x.expr, p.expr),
                 false,
@@ -634,6 +665,16 @@ fn flatten_path(ast: &Ast, out: &mut Vec<Step>) -> Result<(), String> {
 }
 
 /// A JSON value as a CEL literal.
+/// A JMESPath string literal (`'x'` or `` `"x"` ``).
+fn string_literal(ast: &Ast) -> bool {
+    matches!(ast, Ast::Literal { value, .. } if value.is_string())
+}
+
+/// A JMESPath string literal that is not empty.
+fn nonempty_string(ast: &Ast) -> bool {
+    matches!(ast, Ast::Literal { value, .. } if value.as_string().is_some_and(|s| !s.is_empty()))
+}
+
 pub(crate) fn literal(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Null => "null".to_owned(),

@@ -68,8 +68,8 @@ struct RuleCel {
     preconditions: Option<String>,
     variables: Vec<(String, String)>,
     validations: Vec<J>,
-    /// MutatingPolicy `ApplyConfiguration` expressions (a mutate rule).
-    mutations: Vec<String>,
+    /// MutatingPolicy mutations (a mutate rule).
+    mutations: Vec<mutate::Mutation>,
     actions: Vec<String>,
 }
 
@@ -196,10 +196,11 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
         .map(|mut r| {
             if let Some(pre) = r.preconditions.take() {
                 for m in &mut r.mutations {
-                    *m = format!(
-                        "{} ? {} : Object{{}}",
+                    let nothing = if m.json_patch { "[]" } else { "Object{}" };
+                    m.expr = format!(
+                        "{} ? {} : {nothing}",
                         cel_text::paren(&pre),
-                        cel_text::paren(m)
+                        cel_text::paren(&m.expr)
                     );
                 }
                 for v in &mut r.validations {
@@ -296,7 +297,13 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
         let mutations: Vec<J> = rules
             .iter()
             .flat_map(|r| r.mutations.iter())
-            .map(|e| json!({"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": e}}))
+            .map(|m| {
+                if m.json_patch {
+                    json!({"patchType": "JSONPatch", "jsonPatch": {"expression": m.expr}})
+                } else {
+                    json!({"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": m.expr}})
+                }
+            })
             .collect();
         s.insert("mutations".to_owned(), J::Array(mutations));
         if namespaced {
@@ -386,12 +393,7 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         .to_owned();
     let null = Node::null();
     let mutate = rule.get("mutate").unwrap_or(&null);
-    for key in [
-        "patchesJson6902",
-        "foreach",
-        "targets",
-        "mutateExistingOnPolicyUpdate",
-    ] {
+    for key in ["foreach", "targets", "mutateExistingOnPolicyUpdate"] {
         if let Some(n) = mutate.get(key) {
             return Err(Blocked::new(
                 n.span,
@@ -400,15 +402,32 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         }
     }
     let (matching, jmes, variables, preconditions) = common(rule, &name, notes)?;
-    let Some(patch) = mutate.get("patchStrategicMerge") else {
-        return Err(Blocked::new(
-            mutate.span,
-            "a mutate rule without `patchStrategicMerge` is not converted".to_owned(),
-        ));
+    let mutations = match (
+        mutate.get("patchStrategicMerge"),
+        mutate.get("patchesJson6902"),
+    ) {
+        (Some(patch), None) => mutate::strategic_merge(patch, &jmes)?
+            .into_iter()
+            .map(mutate::Mutation::apply)
+            .collect(),
+        (None, Some(patch)) => mutate::json6902(patch)?,
+        (Some(_), Some(p)) => {
+            return Err(Blocked::new(
+                p.span,
+                "a rule with both `patchStrategicMerge` and `patchesJson6902` is not converted"
+                    .to_owned(),
+            ));
+        }
+        (None, None) => {
+            return Err(Blocked::new(
+                mutate.span,
+                "a mutate rule without `patchStrategicMerge` or `patchesJson6902` is not converted"
+                    .to_owned(),
+            ));
+        }
     };
-    let mutations = mutate::strategic_merge(patch, &jmes)?;
     if mutations.is_empty() {
-        return Err(Blocked::new(patch.span, "the overlay is empty".to_owned()));
+        return Err(Blocked::new(mutate.span, "the overlay is empty".to_owned()));
     }
     Ok(RuleCel {
         name,

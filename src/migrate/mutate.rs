@@ -5,7 +5,8 @@
 //! maps a list of `Object.path{…}` elements. A subtree under an add-if-not-present anchor
 //! `+(key)` becomes a mutation of its own that applies only where the key is missing. `{{ }}`
 //! values are translated as in validate rules. Conditional, equality, existence and global
-//! anchors, `patchesJson6902` and `foreach` are refused.
+//! anchors and `foreach` are refused. A `patchesJson6902` becomes `JSONPatch` mutations
+//! ([`json6902`]).
 
 use crate::pattern::{AnchorKind, parse_anchor};
 use crate::yaml::{Map, Node, Value};
@@ -315,4 +316,168 @@ fn is_field(k: &str) -> bool {
     c.next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// One MutatingPolicy mutation: an `ApplyConfiguration` or a `JSONPatch` expression.
+#[derive(Clone, Debug)]
+pub(crate) struct Mutation {
+    pub(crate) json_patch: bool,
+    pub(crate) expr: String,
+}
+
+impl Mutation {
+    pub(crate) fn apply(expr: String) -> Self {
+        Mutation {
+            json_patch: false,
+            expr,
+        }
+    }
+}
+
+/// A `patchesJson6902` (a YAML or JSON list of operations) as one `JSONPatch` mutation per
+/// operation, each seeing the object as the operations before it left it. Kyverno applies
+/// the patch with missing paths allowed on `remove` (a no-op) and missing parents created
+/// on `add` (a map for a key, a list for `-` or an index); the CEL form spells both out.
+/// Translated: `add`, `remove`, `replace` with literal values, on paths whose parents are
+/// map keys; anything else is refused.
+pub(crate) fn json6902(patch: &Node) -> Result<Vec<Mutation>, Blocked> {
+    let refuse = |why: &str| Blocked::new(patch.span, format!("`patchesJson6902`: {why}"));
+    let Some(text) = patch.as_str() else {
+        return Err(refuse("must be a string"));
+    };
+    if text.contains("{{") {
+        return Err(refuse("variables in a JSON patch are not translated"));
+    }
+    let docs = crate::yaml::parse_documents(text, crate::yaml::Limits::default())
+        .map_err(|e| refuse(&format!("does not parse: {}", e.message)))?;
+    let [doc] = docs.as_slice() else {
+        return Err(refuse("must be one YAML document"));
+    };
+    let ops = doc.root.to_json();
+    let Some(ops) = ops.as_array() else {
+        return Err(refuse("must be a list of operations"));
+    };
+    ops.iter()
+        .map(|op| json6902_op(op).map_err(|e| refuse(&e)))
+        .collect()
+}
+
+fn json6902_op(op: &serde_json::Value) -> Result<Mutation, String> {
+    let kind = op.get("op").and_then(|o| o.as_str()).unwrap_or_default();
+    let Some(path) = op.get("path").and_then(|p| p.as_str()) else {
+        return Err("an operation without a string `path`".to_owned());
+    };
+    let Some(rest) = path.strip_prefix('/') else {
+        return Err(format!(
+            "the path `{path}` is not translated (it must start with `/`)"
+        ));
+    };
+    let raw: Vec<&str> = rest.split('/').collect();
+    let (last, parents) = raw.split_last().ok_or("an empty path")?;
+    for p in parents {
+        if p.is_empty() || *p == "-" || p.parse::<i64>().is_ok() {
+            return Err(format!(
+                "the path `{path}`: only map keys are translated above the last step"
+            ));
+        }
+    }
+    if last.is_empty() || last.starts_with('-') && *last != "-" {
+        return Err(format!("the path `{path}` is not translated"));
+    }
+    let keys: Vec<String> = parents.iter().map(|p| unescape(p)).collect();
+    let numeric = last.parse::<usize>().ok();
+    let patch = |op: &str, at: &str, value: Option<&str>| match value {
+        Some(v) => format!(
+            "JSONPatch{{op: {}, path: {}, value: {v}}}",
+            quote(op),
+            quote(at)
+        ),
+        None => format!("JSONPatch{{op: {}, path: {}}}", quote(op), quote(at)),
+    };
+    // The parents' presence (not null), each a test on its own map; a parent that is not a
+    // map goes on to the patch, which fails as Kyverno's does.
+    let mut sel = "object".to_owned();
+    let mut present = Vec::new();
+    for k in &keys {
+        let q = quote(k);
+        present.push(format!(
+            "(type({sel}) != map || ({q} in {sel} && {sel}[{q}] != null))"
+        ));
+        sel = format!("{sel}[{q}]");
+    }
+    let expr = match kind {
+        "remove" | "replace" if *last == "-" || numeric.is_some() => {
+            return Err(format!(
+                "`{kind}` at a list index (`{path}`) is not translated"
+            ));
+        }
+        "remove" => {
+            let q = quote(&unescape(last));
+            let mut all = present.clone();
+            all.push(format!("(type({sel}) != map || {q} in {sel})"));
+            format!("{} ? [{}] : []", and(&all), patch("remove", path, None))
+        }
+        "replace" => format!("[{}]", patch("replace", path, Some(&value_of(op)?))),
+        "add" => {
+            let v = value_of(op)?;
+            // Where the parents down to `j` are there and the next is missing, Kyverno
+            // creates the rest: the CEL form adds the built value at that next parent.
+            let mut e = format!("[{}]", patch("add", path, Some(&v)));
+            for j in (0..keys.len()).rev() {
+                let mut inner = container(last, &v);
+                for k in keys[j + 1..].iter().rev() {
+                    inner = format!("{{{}: {inner}}}", quote(k));
+                }
+                let at = format!("/{}", raw[..=j].join("/"));
+                e = format!(
+                    "{} ? {} : [{}]",
+                    and(&present[..=j]),
+                    paren_list(&e),
+                    patch("add", &at, Some(&inner))
+                );
+            }
+            e
+        }
+        other => return Err(format!("the operation `{other}` is not translated")),
+    };
+    Ok(Mutation {
+        json_patch: true,
+        expr,
+    })
+}
+
+/// The container Kyverno creates to hold `v` at step `last`: a list for `-` or an index
+/// (padded with nulls up to it), a map otherwise.
+fn container(last: &str, v: &str) -> String {
+    if last == "-" {
+        return format!("[{v}]");
+    }
+    match last.parse::<usize>() {
+        Ok(i) => {
+            let mut items = vec!["null".to_owned(); i];
+            items.push(v.to_owned());
+            format!("[{}]", items.join(", "))
+        }
+        Err(_) => format!("{{{}: {v}}}", quote(&unescape(last))),
+    }
+}
+
+fn paren_list(e: &str) -> String {
+    if e.starts_with('[') && e.ends_with(']') && !e.contains(" ? ") {
+        e.to_owned()
+    } else {
+        format!("({e})")
+    }
+}
+
+fn value_of(op: &serde_json::Value) -> Result<String, String> {
+    match op.get("value") {
+        Some(v) => Ok(literal(v)),
+        None => Err("an `add` or `replace` without a `value`".to_owned()),
+    }
+}
+
+/// A JSON pointer step unescaped (`~1` is `/`, `~0` is `~`).
+fn unescape(step: &str) -> String {
+    step.replace("~1", "/").replace("~0", "~")
 }

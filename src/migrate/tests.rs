@@ -541,3 +541,139 @@ fn pattern_substitutions_resolve_before_the_walk() {
         ["pass", "error"]
     );
 }
+
+#[test]
+fn split_sort_and_join_functions() {
+    // split by a literal, then an index (null where it is out of range).
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.name | split(@, '-') | [1] }}\"\n            operator: Equals\n            value: bad\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(e.contains(".split('-')"), "{e}");
+    let named = |n: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {n}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+        )
+    };
+    let (bad, good, short) = (named("a-bad-1"), named("a-ok"), named("a"));
+    assert_eq!(
+        same_verdicts(&text, &[&bad, &good, &short]),
+        ["fail", "pass", "pass"]
+    );
+
+    // sort of a flattened list (through flatten()), compared as lists.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.spec.containers[].args[] | sort(@) }}\"\n            operator: NotEquals\n            value: [a, b]\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(e.contains(".flatten().sort()"), "{e}");
+    let args = |a: &str, b: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x\n    args: [{a}]\n  - name: d\n    image: x\n    args: [{b}]\n"
+        )
+    };
+    assert_eq!(
+        same_verdicts(&text, &[&args("b", "a"), &args("a", "c")]),
+        ["pass", "fail"]
+    );
+
+    // join of a projection by a literal.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ join(',', request.object.spec.containers[].name) }}\"\n            operator: Equals\n            value: c,d\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(e.contains(".join(',')"), "{e}");
+    assert_eq!(
+        same_verdicts(&text, &[&args("b", "a"), &bad]),
+        ["fail", "pass"]
+    );
+
+    // A separator that is not a literal is refused.
+    let m = migrate(&policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ split(request.object.metadata.name, request.object.metadata.namespace) }}\"\n            operator: Equals\n            value: x\n",
+    ));
+    assert!(
+        m.unconverted[0]
+            .reason
+            .contains("`split` has no translation"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
+/// The resource `res` as the only policy of `policies` leaves it, as JSON.
+fn mutated_json(policies: Vec<crate::policy::Policy>, res: &str) -> serde_json::Value {
+    let engine = Engine::new(policies);
+    let r = resource(res);
+    match engine.mutated(&r, &Request::default()) {
+        Some(m) => m.root.to_json(),
+        None => r.root.to_json(),
+    }
+}
+
+#[test]
+fn json6902_patches_become_json_patch_mutations() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchesJson6902: |-\n        - op: remove\n          path: /spec/priority\n        - op: add\n          path: /spec/tolerations/-\n          value: {key: k, effect: NoSchedule}\n        - op: add\n          path: /metadata/annotations/a~1b\n          value: x\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let muts = m.policies[0]["spec"]["mutations"].clone();
+    assert_eq!(muts.as_array().map(Vec::len), Some(3), "{muts}");
+    assert_eq!(muts[0]["patchType"], "JSONPatch");
+    let e = muts[2]["jsonPatch"]["expression"]
+        .as_str()
+        .unwrap_or_default();
+    // The escaped step stays as written in the path, unescaped in a built map.
+    assert!(e.contains("path: '/metadata/annotations/a~1b'"), "{e}");
+    assert!(e.contains("value: {'a/b': 'x'}"), "{e}");
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let pods = [
+        // No tolerations, no annotations, no priority: parents are created, remove is a no-op.
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n",
+        // Everything there: appended, set, removed.
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    z: y\nspec:\n  priority: 3\n  tolerations:\n  - key: t\n  containers:\n  - name: c\n    image: x\n",
+    ];
+    for p in pods {
+        let a = mutated_json(load(&text), p);
+        let b = mutated_json(load(&yaml), p);
+        assert_eq!(a, b, "on {p}\nconverted:\n{yaml}");
+        assert_eq!(
+            b["spec"]["tolerations"]
+                .as_array()
+                .map(|t| t.last().cloned()),
+            Some(Some(
+                serde_json::json!({"key": "k", "effect": "NoSchedule"})
+            ))
+        );
+        assert_eq!(b["metadata"]["annotations"]["a/b"], "x");
+        assert!(b["spec"].get("priority").is_none());
+    }
+
+    // Indexes above the last step, `move`, and variables are refused.
+    for (op, why) in [
+        (
+            "- op: add\n          path: /spec/containers/0/args/-\n          value: a",
+            "only map keys",
+        ),
+        (
+            "- op: move\n          from: /a\n          path: /b",
+            "`move` is not translated",
+        ),
+        (
+            "- op: add\n          path: /a\n          value: \"{{ request.object.x }}\"",
+            "variables",
+        ),
+    ] {
+        let m = migrate(&policy(&format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchesJson6902: |-\n        {op}\n"
+        )));
+        assert!(
+            m.unconverted
+                .first()
+                .is_some_and(|u| u.reason.contains(why)),
+            "{op}: {:?}",
+            m.unconverted
+        );
+    }
+}
