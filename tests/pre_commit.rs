@@ -204,14 +204,22 @@ fn action_and_sample_workflow_are_well_formed() {
         if step.get("run").is_some() {
             assert_eq!(step["shell"], "bash", "{step}");
         } else {
-            assert!(step["uses"].as_str().unwrap().starts_with("actions/cache@"), "{step}");
+            assert!(
+                step["uses"].as_str().unwrap().starts_with("actions/cache@"),
+                "{step}"
+            );
         }
     }
     // The build is cached, keyed by the sources, and installed from the cache's directory.
     let cache = steps.iter().find(|s| s.get("uses").is_some()).unwrap();
     assert_eq!(cache["with"]["key"], "${{ steps.key.outputs.key }}");
     let install = steps.iter().find(|s| s["name"] == "Install kpol").unwrap();
-    assert!(install["run"].as_str().unwrap().contains("--root \"$KPOL_ROOT\""));
+    assert!(
+        install["run"]
+            .as_str()
+            .unwrap()
+            .contains("--root \"$KPOL_ROOT\"")
+    );
     assert!(action["outputs"]["exit-code"].is_object());
     let flow = read("docs/examples/github-workflow.yml");
     let steps = flow["jobs"]["kpol"]["steps"].as_array().unwrap();
