@@ -18,6 +18,8 @@ pub(crate) struct Matching {
     pub(crate) conditions: Vec<String>,
     /// Kinds that are no built-in kind (their resource names follow the English plural).
     pub(crate) guessed: Vec<String>,
+    /// The matched kinds as the rule names them (`Pod`, `apps/v1/Deployment`).
+    pub(crate) kinds: Vec<String>,
 }
 
 /// One resource filter, converted.
@@ -143,6 +145,7 @@ pub(crate) fn convert(rule: &Node) -> Result<Matching, Blocked> {
         constraints: J::Object(constraints),
         conditions,
         guessed,
+        kinds,
     })
 }
 

@@ -406,10 +406,7 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         mutate.get("patchStrategicMerge"),
         mutate.get("patchesJson6902"),
     ) {
-        (Some(patch), None) => mutate::strategic_merge(patch, &jmes)?
-            .into_iter()
-            .map(mutate::Mutation::apply)
-            .collect(),
+        (Some(patch), None) => mutate::strategic_merge(patch, &jmes, &matching.kinds)?,
         (None, Some(patch)) => mutate::json6902(patch)?,
         (Some(_), Some(p)) => {
             return Err(Blocked::new(

@@ -8,7 +8,11 @@
 //! anchors and `foreach` are refused. A `patchesJson6902` becomes `JSONPatch` mutations
 //! ([`json6902`]).
 
+use std::cell::RefCell;
+
+use crate::mutate::merge_keys::{ListStrategy, SchemaType};
 use crate::pattern::{AnchorKind, parse_anchor};
+use crate::smd::FieldShape;
 use crate::yaml::{Map, Node, Value};
 
 use super::Blocked;
@@ -16,7 +20,11 @@ use super::cel_text::{and, has, quote, select};
 use super::jmes::{Translator, literal};
 
 /// The mutations (CEL `ApplyConfiguration` expressions) of one `patchStrategicMerge`.
-pub(crate) fn strategic_merge(patch: &Node, jmes: &Translator) -> Result<Vec<String>, Blocked> {
+pub(crate) fn strategic_merge(
+    patch: &Node,
+    jmes: &Translator,
+    kinds: &[String],
+) -> Result<Vec<Mutation>, Blocked> {
     let Value::Map(m) = &patch.value else {
         return Err(Blocked::new(
             patch.span,
@@ -24,7 +32,15 @@ pub(crate) fn strategic_merge(patch: &Node, jmes: &Translator) -> Result<Vec<Str
         ));
     };
     let mut adds: Vec<Add> = Vec::new();
-    let body = object(m, "Object", "object", &mut adds, jmes, &[])?;
+    let cx = Cx {
+        jmes,
+        kinds: kinds
+            .iter()
+            .map(|k| k.rsplit('/').next().unwrap_or(k).to_owned())
+            .collect(),
+        patches: RefCell::new(Vec::new()),
+    };
+    let body = object(m, "Object", "object", &mut adds, &[], &cx)?;
     let mut out = Vec::new();
     if let Some(b) = body {
         out.push(b);
@@ -38,7 +54,209 @@ pub(crate) fn strategic_merge(patch: &Node, jmes: &Translator) -> Result<Vec<Str
             out.push(format!("{} ? Object{{}} : {}", present, a.object));
         }
     }
+    let mut out: Vec<Mutation> = out.into_iter().map(Mutation::apply).collect();
+    out.extend(cx.patches.into_inner());
     Ok(out)
+}
+
+/// What the walk of one overlay needs besides the translator: the matched kinds (to look
+/// fields up in the schema) and the `JSONPatch` mutations written for atomic maps.
+struct Cx<'a> {
+    jmes: &'a Translator,
+    kinds: Vec<String>,
+    patches: RefCell<Vec<Mutation>>,
+}
+
+impl Cx<'_> {
+    /// The schema shapes of the field the type name `ty` (`Object.spec.nodeSelector`) names,
+    /// in every matched kind that has it.
+    fn shapes(&self, ty: &str) -> Vec<FieldShape> {
+        let steps: Vec<&str> = ty.split('.').skip(1).collect();
+        self.kinds
+            .iter()
+            .flat_map(|k| crate::smd::field_shapes(k, &steps))
+            .collect()
+    }
+}
+
+/// A field the schema marks atomic (an atomic map, list or struct), set by the overlay at
+/// `path` (keys from the root; `None` inside a list element) to `n`. An ApplyConfiguration
+/// may not set it, so the subtree becomes `JSONPatch` mutations that do what Kyverno's
+/// strategic merge does: maps merge key by key (one `add` per scalar, missing parents
+/// created as the merge creates them), a list the merge replaces (no merge key in its
+/// schema) is added whole. Lists merged by keys, `null` (a deletion), `$patch` directives,
+/// anchors, and anything inside a list element are refused.
+fn atomic_field(
+    shapes: &[FieldShape],
+    n: &Node,
+    path: Option<&[(String, String)]>,
+    ty: &str,
+    cx: &Cx,
+) -> Result<bool, Blocked> {
+    let atomic = shapes.iter().any(|s| {
+        matches!(
+            s,
+            FieldShape::AtomicList
+                | FieldShape::AtomicStruct
+                | FieldShape::FreeMap { atomic: true, .. }
+        )
+    });
+    if !atomic {
+        return Ok(false);
+    }
+    let shown = ty.strip_prefix("Object.").unwrap_or(ty);
+    let Some(path) = path else {
+        return Err(Blocked::new(
+            n.span,
+            format!(
+                "`{shown}` is atomic in the Kubernetes schema (an ApplyConfiguration may not set it), and inside a list element it is not translated to a JSON patch"
+            ),
+        ));
+    };
+    let keys: Vec<String> = path.iter().map(|(k, _)| k.clone()).collect();
+    let mut types = Vec::new();
+    for kind in &cx.kinds {
+        for gv in crate::smd::builtin_api_versions(kind) {
+            let mut t = (SchemaType::root(&gv, kind), ListStrategy::Replace);
+            for k in &keys {
+                t = t.0.field(k);
+            }
+            types.push(t);
+        }
+    }
+    smp_json(&keys, n, &types, cx)?;
+    Ok(true)
+}
+
+/// `JSONPatch` mutations for the strategic merge of overlay `n` at `keys`; `types` are its
+/// strategic-merge schema positions in the matched kinds (see [`atomic_field`]).
+fn smp_json(
+    keys: &[String],
+    n: &Node,
+    types: &[(SchemaType, ListStrategy)],
+    cx: &Cx,
+) -> Result<(), Blocked> {
+    let at = keys.join(".");
+    let refuse = |span, why: &str| {
+        Blocked::new(
+            span,
+            format!(
+                "`{at}` is atomic in the Kubernetes schema (an ApplyConfiguration may not set it): {why}"
+            ),
+        )
+    };
+    let Some((last, parents)) = keys.split_last() else {
+        return Err(refuse(n.span, "the root is not translated"));
+    };
+    match &n.value {
+        Value::Map(m) => {
+            if m.is_empty() {
+                return Err(refuse(
+                    n.span,
+                    "an empty map in the overlay is not translated",
+                ));
+            }
+            for e in m.entries() {
+                if parse_anchor(&e.key).is_some() || e.key.starts_with('$') {
+                    return Err(refuse(
+                        e.key_span,
+                        &format!(
+                            "the key `{}` (an anchor or a directive) is not translated",
+                            e.key
+                        ),
+                    ));
+                }
+                let mut child = keys.to_vec();
+                child.push(e.key.clone());
+                let child_types: Vec<_> = types.iter().map(|(t, _)| t.field(&e.key)).collect();
+                smp_json(&child, &e.value, &child_types, cx)?;
+            }
+        }
+        Value::Seq(_) => {
+            if types.iter().any(|(_, s)| *s != ListStrategy::Replace) {
+                return Err(refuse(
+                    n.span,
+                    "the strategic merge merges this list by keys, which is not translated",
+                ));
+            }
+            if !plain(n) {
+                return Err(refuse(
+                    n.span,
+                    "a list with nulls, anchors, directives or variables is not translated",
+                ));
+            }
+            let v = literal(&n.to_json());
+            cx.patches.borrow_mut().push(json_add(parents, last, &v));
+        }
+        Value::Null => {
+            return Err(refuse(n.span, "a `null` (a deletion) is not translated"));
+        }
+        _ => {
+            let v = scalar(n, cx.jmes)?;
+            cx.patches.borrow_mut().push(json_add(parents, last, &v));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `n` holds no null, no anchored or `$` key and no `{{ }}` or `$( )` string: a
+/// value the strategic merge copies as it is.
+fn plain(n: &Node) -> bool {
+    match &n.value {
+        Value::Null => false,
+        Value::Str(s) => !s.contains("{{") && !s.contains("$("),
+        Value::Seq(items) => items.iter().all(plain),
+        Value::Map(m) => m
+            .entries()
+            .iter()
+            .all(|e| parse_anchor(&e.key).is_none() && !e.key.starts_with('$') && plain(&e.value)),
+        _ => true,
+    }
+}
+
+/// A `JSONPatch` `add` of CEL value `v` at key `last` under the map at `keys`, creating the
+/// missing parents as maps.
+fn json_add(keys: &[String], last: &str, v: &str) -> Mutation {
+    let pointer = |ks: &[String]| {
+        ks.iter()
+            .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+            .collect::<String>()
+    };
+    let patch = |at: &str, value: &str| {
+        format!(
+            "JSONPatch{{op: {}, path: {}, value: {value}}}",
+            quote("add"),
+            quote(at)
+        )
+    };
+    let mut all = keys.to_vec();
+    all.push(last.to_owned());
+    let mut sel = "object".to_owned();
+    let mut present = Vec::new();
+    for k in keys {
+        let q = quote(k);
+        present.push(format!(
+            "(type({sel}) != map || ({q} in {sel} && {sel}[{q}] != null))"
+        ));
+        sel = format!("{sel}[{q}]");
+    }
+    let mut e = format!("[{}]", patch(&pointer(&all), v));
+    for j in (0..keys.len()).rev() {
+        let mut inner = format!("{{{}: {v}}}", quote(last));
+        for k in keys[j + 1..].iter().rev() {
+            inner = format!("{{{}: {inner}}}", quote(k));
+        }
+        e = format!(
+            "{} ? {} : [{}]",
+            and(&present[..=j]),
+            paren_list(&e),
+            patch(&pointer(&keys[..=j]), &inner)
+        );
+    }
+    Mutation {
+        json_patch: true,
+        expr: e,
+    }
 }
 
 /// One `+(key)` subtree, as its own `Object{…}` and the presence tests of its key.
@@ -58,13 +276,18 @@ fn object(
     ty: &str,
     at: &str,
     adds: &mut Vec<Add>,
-    jmes: &Translator,
     parents: &[(String, String)],
+    cx: &Cx,
 ) -> Result<Option<String>, Blocked> {
-    let typed = m.keys().all(|k| {
-        let k = parse_anchor(k).map_or(k, |a| a.key);
-        is_field(k)
-    });
+    let free = cx
+        .shapes(ty)
+        .iter()
+        .any(|s| matches!(s, FieldShape::FreeMap { .. }));
+    let typed = !free
+        && m.keys().all(|k| {
+            let k = parse_anchor(k).map_or(k, |a| a.key);
+            is_field(k)
+        });
     let mut fields = Vec::new();
     for e in m.entries() {
         let (key, add) = match parse_anchor(&e.key) {
@@ -90,9 +313,9 @@ fn object(
                 &child_ty,
                 &child_at,
                 &mut Vec::new(),
-                jmes,
                 &path,
                 true,
+                cx,
             )?;
             let mut presence = Vec::new();
             let mut cur = "object".to_owned();
@@ -107,7 +330,22 @@ fn object(
             });
             continue;
         }
-        if let Some(v) = value(&e.value, &child_ty, &child_at, adds, jmes, &path, false)? {
+        let shapes = cx.shapes(&child_ty);
+        let rooted = path
+            .iter()
+            .map(|(k, _)| format!(".{k}"))
+            .collect::<String>()
+            == child_ty.strip_prefix("Object").unwrap_or_default();
+        if atomic_field(
+            &shapes,
+            &e.value,
+            rooted.then_some(path.as_slice()),
+            &child_ty,
+            cx,
+        )? {
+            continue;
+        }
+        if let Some(v) = value(&e.value, &child_ty, &child_at, adds, &path, false, cx)? {
             let k = if typed { key.to_owned() } else { quote(key) };
             fields.push(format!("{k}: {v}"));
         }
@@ -128,14 +366,14 @@ fn value(
     ty: &str,
     at: &str,
     adds: &mut Vec<Add>,
-    jmes: &Translator,
     path: &[(String, String)],
     inside_add: bool,
+    cx: &Cx,
 ) -> Result<Option<String>, Blocked> {
     match &n.value {
         Value::Map(m) => {
             let mut nested = Vec::new();
-            let v = object(m, ty, at, &mut nested, jmes, path)?;
+            let v = object(m, ty, at, &mut nested, path, cx)?;
             if !nested.is_empty() {
                 if inside_add {
                     return Err(Blocked::new(
@@ -159,7 +397,7 @@ fn value(
                         "an anchor nested under `+()` is not translated".to_owned(),
                     ));
                 }
-                adds.push(conditional_elements(m, only, ty, path, jmes)?);
+                adds.push(conditional_elements(m, only, ty, path, cx)?);
                 return Ok(None);
             }
             let mut out = Vec::new();
@@ -167,7 +405,7 @@ fn value(
                 match &item.value {
                     Value::Map(m) => {
                         let mut nested = Vec::new();
-                        let v = object(m, ty, "x", &mut nested, jmes, &[])?;
+                        let v = object(m, ty, "x", &mut nested, &[], cx)?;
                         if !nested.is_empty() {
                             return Err(Blocked::new(
                                 item.span,
@@ -176,12 +414,12 @@ fn value(
                         }
                         out.push(v.unwrap_or_else(|| format!("{ty}{{}}")));
                     }
-                    _ => out.push(scalar(item, jmes)?),
+                    _ => out.push(scalar(item, cx.jmes)?),
                 }
             }
             Ok(Some(format!("[{}]", out.join(", "))))
         }
-        _ => Ok(Some(scalar(n, jmes)?)),
+        _ => Ok(Some(scalar(n, cx.jmes)?)),
     }
 }
 
@@ -194,7 +432,7 @@ fn conditional_elements(
     at: &Node,
     ty: &str,
     path: &[(String, String)],
-    jmes: &Translator,
+    cx: &Cx,
 ) -> Result<Add, Blocked> {
     let var = "x";
     let mut conds = Vec::new();
@@ -234,7 +472,7 @@ fn conditional_elements(
         ));
     }
     let mut nested = Vec::new();
-    let body = object(&rest, ty, var, &mut nested, jmes, &[])?;
+    let body = object(&rest, ty, var, &mut nested, &[], cx)?;
     if !nested.is_empty() {
         return Err(Blocked::new(
             at.span,

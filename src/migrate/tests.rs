@@ -677,3 +677,72 @@ fn json6902_patches_become_json_patch_mutations() {
         );
     }
 }
+
+#[test]
+fn atomic_fields_become_json_patches_with_strategic_merge_semantics() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            team: a\n        spec:\n          priorityClassName: high\n          nodeSelector:\n            foo: bar\n            color: orange\n          dnsConfig:\n            options:\n            - name: ndots\n              value: \"1\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let muts = m.policies[0]["spec"]["mutations"].clone();
+    let arr = muts.as_array().cloned().unwrap_or_default();
+    // One ApplyConfiguration for the granular fields, one JSONPatch per atomic-map key and one
+    // for the replaced list.
+    assert_eq!(arr.len(), 4, "{muts}");
+    assert_eq!(arr[0]["patchType"], "ApplyConfiguration");
+    let apply = arr[0]["applyConfiguration"]["expression"]
+        .as_str()
+        .unwrap_or_default();
+    // A map of free keys is a map literal even when its keys look like identifiers.
+    assert!(apply.contains("labels: {'team': 'a'}"), "{apply}");
+    assert!(!apply.contains("nodeSelector"), "{apply}");
+    assert!(
+        arr[1..].iter().all(|m| m["patchType"] == "JSONPatch"),
+        "{muts}"
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let pods = [
+        // No spec fields at all: the parents are created.
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n",
+        // A node selector with another key and an overlapping one; options to replace.
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels:\n    k: w\nspec:\n  nodeSelector:\n    zone: z1\n    color: blue\n  dnsConfig:\n    nameservers: [1.1.1.1]\n    options:\n    - name: timeout\n      value: \"2\"\n  containers:\n  - name: c\n    image: x\n",
+    ];
+    for p in pods {
+        let a = mutated_json(load(&text), p);
+        let b = mutated_json(load(&yaml), p);
+        assert_eq!(a, b, "on {p}\nconverted:\n{yaml}");
+        assert_eq!(b["spec"]["nodeSelector"]["color"], "orange");
+        assert_eq!(b["spec"]["nodeSelector"]["foo"], "bar");
+        assert_eq!(
+            b["spec"]["dnsConfig"]["options"],
+            serde_json::json!([{"name": "ndots", "value": "1"}])
+        );
+    }
+    let kept = mutated_json(load(&yaml), pods[1]);
+    assert_eq!(kept["spec"]["nodeSelector"]["zone"], "z1");
+    assert_eq!(kept["metadata"]["labels"]["k"], "w");
+
+    // Atomic fields inside list elements, and deletions in an atomic map, are refused.
+    for (overlay, why) in [
+        (
+            "spec:\n          containers:\n          - name: c\n            envFrom:\n            - configMapRef:\n                name: m",
+            "inside a list element",
+        ),
+        (
+            "spec:\n          nodeSelector:\n            foo: null",
+            "a `null` (a deletion)",
+        ),
+    ] {
+        let m = migrate(&policy(&format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        {overlay}\n"
+        )));
+        assert!(
+            m.unconverted
+                .first()
+                .is_some_and(|u| u.reason.contains(why)),
+            "{overlay}: {:?}",
+            m.unconverted
+        );
+    }
+}

@@ -227,3 +227,83 @@ pub fn builtin_api_versions(kind: &str) -> Vec<String> {
         Err(_) => Vec::new(),
     }
 }
+
+/// What the Kubernetes 1.32 built-in schema says of one field, for a writer of patches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldShape {
+    /// A map of free keys (no declared fields); `atomic` when the schema marks it so,
+    /// `scalars` when its values are scalars.
+    FreeMap { atomic: bool, scalars: bool },
+    /// A list the schema replaces as a whole.
+    AtomicList,
+    /// A struct the schema replaces as a whole.
+    AtomicStruct,
+    /// Anything else (a granular struct or list, a scalar).
+    Other,
+}
+
+/// The shape of the field at `path` (keys from the root, list elements stepped through) in
+/// every built-in `apiVersion` of `kind` that has it; empty when no schema knows the path.
+pub fn field_shapes(kind: &str, path: &[&str]) -> Vec<FieldShape> {
+    let Ok(s) = &*schema::BUILTIN else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for gv in s.api_versions_of(kind) {
+        let Some(root) = s.kind(&gv, kind) else {
+            continue;
+        };
+        let mut tr = TypeRef::named(root);
+        let mut known = true;
+        for step in path {
+            let Some(mut view) = s.resolve(&tr) else {
+                known = false;
+                break;
+            };
+            if view.map.is_none()
+                && let Some(list) = view.list
+            {
+                match s.resolve(&list.elem) {
+                    Some(v) => view = v,
+                    None => {
+                        known = false;
+                        break;
+                    }
+                }
+            }
+            let next = view.map.and_then(|m| {
+                m.field(step)
+                    .map(|f| f.ty.clone())
+                    .or_else(|| m.elem.clone())
+            });
+            match next {
+                Some(t) => tr = t,
+                None => {
+                    known = false;
+                    break;
+                }
+            }
+        }
+        if !known {
+            continue;
+        }
+        let Some(view) = s.resolve(&tr) else {
+            continue;
+        };
+        let shape = match (view.map, view.list) {
+            (Some(m), _) if m.fields.is_empty() && m.elem.is_some() => FieldShape::FreeMap {
+                atomic: view.map_atomic,
+                scalars: m
+                    .elem
+                    .as_ref()
+                    .and_then(|e| s.resolve(e))
+                    .is_some_and(|e| e.scalar.is_some() && e.map.is_none() && e.list.is_none()),
+            },
+            (Some(_), _) if view.map_atomic => FieldShape::AtomicStruct,
+            (None, Some(_)) if view.list_atomic => FieldShape::AtomicList,
+            _ => FieldShape::Other,
+        };
+        out.push(shape);
+    }
+    out
+}
