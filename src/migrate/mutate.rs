@@ -128,6 +128,30 @@ fn atomic_field(
     Ok(true)
 }
 
+/// The first field at or below type name `ty` that overlay `n` sets and the schema marks
+/// atomic, shown without the `Object.` prefix.
+fn atomic_inside(cx: &Cx, ty: &str, n: &Node) -> Option<String> {
+    let atomic = cx.shapes(ty).iter().any(|s| {
+        matches!(
+            s,
+            FieldShape::AtomicList
+                | FieldShape::AtomicStruct
+                | FieldShape::FreeMap { atomic: true, .. }
+        )
+    });
+    if atomic {
+        return Some(ty.strip_prefix("Object.").unwrap_or(ty).to_owned());
+    }
+    match &n.value {
+        Value::Map(m) => m.entries().iter().find_map(|e| {
+            let k = parse_anchor(&e.key).map_or(e.key.as_str(), |a| a.key);
+            atomic_inside(cx, &format!("{ty}.{k}"), &e.value)
+        }),
+        Value::Seq(items) => items.iter().find_map(|i| atomic_inside(cx, ty, i)),
+        _ => None,
+    }
+}
+
 /// `JSONPatch` mutations for the strategic merge of overlay `n` at `keys`; `types` are its
 /// strategic-merge schema positions in the matched kinds (see [`atomic_field`]).
 fn smp_json(
@@ -308,6 +332,14 @@ fn object(
         let mut path = parents.to_vec();
         path.push((key.to_owned(), child_ty.clone()));
         if add {
+            if let Some(p) = atomic_inside(cx, &child_ty, &e.value) {
+                return Err(Blocked::new(
+                    e.value.span,
+                    format!(
+                        "`{p}` is atomic in the Kubernetes schema (an ApplyConfiguration may not set it), and under `+()` it is not translated to a JSON patch"
+                    ),
+                ));
+            }
             let v = value(
                 &e.value,
                 &child_ty,

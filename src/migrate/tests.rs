@@ -733,6 +733,10 @@ fn atomic_fields_become_json_patches_with_strategic_merge_semantics() {
             "spec:\n          nodeSelector:\n            foo: null",
             "a `null` (a deletion)",
         ),
+        (
+            "spec:\n          +(nodeSelector):\n            foo: bar",
+            "under `+()`",
+        ),
     ] {
         let m = migrate(&policy(&format!(
             "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        {overlay}\n"
