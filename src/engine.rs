@@ -321,6 +321,7 @@ impl Engine {
                     if !p.in_scope(&resource.namespace) {
                         return None;
                     }
+                    let _ns = crate::cel::context::PolicyNamespace::enter(p.namespace.as_deref());
                     crate::vpol::evaluate::evaluate(
                         cel,
                         variants,

@@ -55,6 +55,7 @@ pub fn evaluate(
         return None;
     }
     let _budget = crate::base::budget::Scope::enter();
+    let _ns = crate::cel::context::PolicyNamespace::enter(policy.namespace.as_deref());
     let respond = |status: Status, message: String| {
         let mut r = RuleResponse::new(&body.name, status, message);
         r.rule_type = RuleType::Deletion;

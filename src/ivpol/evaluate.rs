@@ -40,6 +40,7 @@ pub fn evaluate(
     if !policy.in_scope(&resource.namespace) {
         return None;
     }
+    let _ns = crate::cel::context::PolicyNamespace::enter(policy.namespace.as_deref());
     let _budget = crate::base::budget::Scope::enter();
     let mut last = None;
     for v in &body.variants {
