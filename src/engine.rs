@@ -321,6 +321,7 @@ impl Engine {
                     if !p.in_scope(&resource.namespace) {
                         return None;
                     }
+                    let _ns = crate::cel::context::PolicyNamespace::enter(p.namespace.as_deref());
                     crate::vpol::evaluate::evaluate(
                         cel,
                         variants,
@@ -355,6 +356,14 @@ impl Engine {
         let mut out = Vec::new();
         for (i, p) in self.policies.iter().enumerate() {
             let Some(cel) = crate::vpol::cel_policy(p) else {
+                // A JSON-mode ImageValidatingPolicy sees payloads too.
+                if let Some(mut r) = crate::ivpol::evaluate_payload(p, payload, &self.exceptions) {
+                    r.place(&payload.root);
+                    out.push(PolicyResponse {
+                        policy: i,
+                        rules: vec![r],
+                    });
+                }
                 continue;
             };
             let Some(mut rules) =

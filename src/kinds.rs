@@ -92,3 +92,13 @@ pub const LOADERS: &[KindLoader] = &[
 pub fn load_policies(source: &Source, docs: Vec<Document>) -> LoadedPolicies {
     crate::policy::load_policies_with(source, docs, LOADERS)
 }
+
+/// [`load_policies`], with the VAP and MAP bindings of the run's other policy files
+/// (`crate::policy::admission_bindings`).
+pub fn load_policies_bound(
+    source: &Source,
+    docs: Vec<Document>,
+    other_bindings: &[crate::yaml::Node],
+) -> LoadedPolicies {
+    crate::policy::load_policies_bound(source, docs, LOADERS, other_bindings)
+}

@@ -43,6 +43,33 @@ pub struct CelContext {
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<CelContext>>> = const { RefCell::new(None) };
+    static POLICY_NAMESPACE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// The namespace of the namespaced CEL policy being evaluated on this thread, while the guard
+/// lives. Kyverno gives a namespaced policy the namespaced form of the resource library
+/// (`kyverno/sdk:extensions/cel/libs/resource/lib.go` `namespacedEnv`): `resource.Get(apiVersion,
+/// resource, name)` and `resource.List(apiVersion, resource[, labels])` read the policy's own
+/// namespace, and the forms that take a namespace do not exist there.
+pub struct PolicyNamespace(Option<String>);
+
+impl PolicyNamespace {
+    /// Sets `namespace` (`None`: a cluster-wide policy) until the guard drops.
+    pub fn enter(namespace: Option<&str>) -> Self {
+        let namespace = namespace.map(str::to_owned);
+        Self(POLICY_NAMESPACE.with(|c| c.replace(namespace)))
+    }
+}
+
+impl Drop for PolicyNamespace {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        POLICY_NAMESPACE.with(|c| c.replace(previous));
+    }
+}
+
+fn policy_namespace() -> Option<String> {
+    POLICY_NAMESPACE.with(|c| c.borrow().clone())
 }
 
 /// Runs `f` with `ctx` as this thread's context data, restoring the previous one afterwards.
@@ -255,28 +282,52 @@ fn str_arg<'a>(f: &str, args: &'a [Value], i: usize) -> Result<&'a str, Executio
 
 type Handler = fn(&CelContext, &str, &[Value]) -> Result<Value, ExecutionError>;
 
+/// `resource.Get(apiVersion, resource, namespace, name)`; in a namespaced policy
+/// `resource.Get(apiVersion, resource, name)` in the policy's namespace. The other form of
+/// each is not declared where the policy is (a compile error upstream).
 fn resource_get(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
-    if a.len() != 4 {
-        return Err(ExecutionError::invalid_argument_count(4, a.len()));
-    }
-    let (v, r, ns, n) = (
-        str_arg(f, a, 0)?,
-        str_arg(f, a, 1)?,
-        str_arg(f, a, 2)?,
-        str_arg(f, a, 3)?,
-    );
-    cx.get(v, r, ns, n)
+    let (v, r, ns, n) = match (policy_namespace(), a.len()) {
+        (None, 4) => (
+            str_arg(f, a, 0)?,
+            str_arg(f, a, 1)?,
+            str_arg(f, a, 2)?.to_owned(),
+            str_arg(f, a, 3)?,
+        ),
+        (Some(own), 3) => (str_arg(f, a, 0)?, str_arg(f, a, 1)?, own, str_arg(f, a, 2)?),
+        (own, n) => return Err(no_overload(f, n, own.is_some())),
+    };
+    cx.get(v, r, &ns, n)
         .map_err(|e| ExecutionError::function_error(f, format!("failed to get resource: {e}")))
 }
 
-/// The label selector (a fourth argument) is ignored, as the fake provider ignores it.
+/// `resource.List(apiVersion, resource, namespace[, labels])`; in a namespaced policy
+/// `resource.List(apiVersion, resource[, labels])` in the policy's namespace. The label
+/// selector is ignored, as the fake provider ignores it.
 fn resource_list(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
-    if !(3..=4).contains(&a.len()) {
-        return Err(ExecutionError::invalid_argument_count(3, a.len()));
-    }
-    let (v, r, ns) = (str_arg(f, a, 0)?, str_arg(f, a, 1)?, str_arg(f, a, 2)?);
-    cx.list(v, r, ns)
+    let (v, r, ns) = match (policy_namespace(), a.len()) {
+        (None, 3 | 4) => (
+            str_arg(f, a, 0)?,
+            str_arg(f, a, 1)?,
+            str_arg(f, a, 2)?.to_owned(),
+        ),
+        (Some(own), 2 | 3) => (str_arg(f, a, 0)?, str_arg(f, a, 1)?, own),
+        (own, n) => return Err(no_overload(f, n, own.is_some())),
+    };
+    cx.list(v, r, &ns)
         .map_err(|e| ExecutionError::function_error(f, format!("failed to list resource: {e}")))
+}
+
+/// A call with an argument count the policy's form of the library does not declare.
+fn no_overload(f: &str, args: usize, namespaced: bool) -> ExecutionError {
+    let scope = if namespaced {
+        "a namespaced policy (its own namespace is implied)"
+    } else {
+        "a cluster-wide policy (the namespace is an argument)"
+    };
+    ExecutionError::function_error(
+        f,
+        format!("found no matching overload for '{f}' with {args} arguments in {scope}"),
+    )
 }
 
 fn image_metadata(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
@@ -405,5 +456,40 @@ mod tests {
         // The data is scoped: it is gone after `with_context` returns.
         let _ = run(Some(ctx()), "1");
         assert!(current().is_none());
+    }
+
+    // A namespaced policy's forms (`namespacedEnv` of Kyverno's resource library): Get with
+    // three arguments and List with two read the policy's namespace; the forms that name a
+    // namespace are not there, nor the namespaced forms in a cluster-wide policy.
+    #[test]
+    fn namespaced_policies_take_the_forms_without_namespace() {
+        let c = Some(ctx());
+        let in_ns = |expr: &str| {
+            let _ns = PolicyNamespace::enter(Some("ns"));
+            run(c.clone(), expr)
+        };
+        assert_eq!(
+            in_ns("resource.Get('apps/v1', 'deployments', 'd').spec.replicas"),
+            Ok(Value::Int(2))
+        );
+        assert_eq!(
+            in_ns("resource.list('apps/v1', 'deployments').items.size()"),
+            Ok(Value::Int(1))
+        );
+        assert_eq!(
+            in_ns("resource.List('apps/v1', 'deployments', {'app': 'x'}).items.size()"),
+            Ok(Value::Int(1))
+        );
+        let e = in_ns("resource.Get('apps/v1', 'deployments', 'ns', 'd')").unwrap_err();
+        assert!(
+            e.contains("no matching overload") && e.contains("namespaced policy"),
+            "{e}"
+        );
+        // The guard is scoped: a cluster-wide evaluation refuses the namespaced form.
+        let e = run(c, "resource.Get('apps/v1', 'deployments', 'd')").unwrap_err();
+        assert!(
+            e.contains("no matching overload") && e.contains("cluster-wide policy"),
+            "{e}"
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use kpol::diagnostic::{Code, Diagnostic, Location};
 use kpol::exception::PolicyException;
-use kpol::kinds::load_policies;
+use kpol::kinds::load_policies_bound;
 use kpol::policy::Policy;
 use kpol::source::{SourceFile, Span};
 use kpol::yaml::parse_documents;
@@ -56,6 +56,9 @@ pub struct PolicySet {
     pub diagnostics: Vec<Diagnostic>,
     /// The `kinds` entries of the PolicyExceptions: (exception name, kind, where).
     pub exception_kinds: Vec<(String, String, Location)>,
+    /// The other objects of the policy files (ConfigMaps…): the params of VAP/MAP bindings
+    /// and `validate.cel` rules in `kpol check`.
+    pub params: Vec<kpol::yaml::Node>,
 }
 
 /// The `kinds` entries of a PolicyException document (`known_kinds` checks them).
@@ -111,14 +114,32 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
         exceptions: Vec::new(),
         diagnostics,
         exception_kinds: Vec::new(),
+        params: Vec::new(),
     };
     let mut exceptions = kpol::exception::Loaded::default();
-    for (name, text) in texts {
-        load_text(
+    // A VAP or MAP binding binds its policy whichever policy file holds it: each file's
+    // bindings, for the loading of the others (a file that does not parse has none).
+    let bindings: Vec<Vec<kpol::yaml::Node>> = texts
+        .iter()
+        .map(|(_, text)| {
+            parse_documents(text, super::discover::input_limits())
+                .map(|docs| kpol::policy::admission_bindings(&docs))
+                .unwrap_or_default()
+        })
+        .collect();
+    for (i, (name, text)) in texts.into_iter().enumerate() {
+        let others: Vec<kpol::yaml::Node> = bindings
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .flat_map(|(_, b)| b.iter().cloned())
+            .collect();
+        load_text_bound(
             Arc::new(SourceFile::new(name, text)),
             super::discover::input_limits(),
             &mut set,
             &mut exceptions,
+            &others,
         );
     }
     set.diagnostics.extend(exceptions.diagnostics);
@@ -135,6 +156,17 @@ pub fn load_text(
     set: &mut PolicySet,
     exceptions: &mut kpol::exception::Loaded,
 ) {
+    load_text_bound(source, limits, set, exceptions, &[]);
+}
+
+/// [`load_text`], with the VAP/MAP bindings of the run's other policy files.
+fn load_text_bound(
+    source: Arc<SourceFile>,
+    limits: kpol::yaml::Limits,
+    set: &mut PolicySet,
+    exceptions: &mut kpol::exception::Loaded,
+    other_bindings: &[kpol::yaml::Node],
+) {
     let docs = match parse_documents(source.text(), limits) {
         Ok(d) => d,
         Err(e) => {
@@ -146,8 +178,9 @@ pub fn load_text(
             return;
         }
     };
-    let loaded = load_policies(&source, docs);
+    let loaded = load_policies_bound(&source, docs, other_bindings);
     set.diagnostics.extend(loaded.diagnostics);
+    set.params.extend(loaded.others);
     for e in &loaded.exceptions {
         set.exception_kinds.extend(exception_kinds(&source, e));
     }

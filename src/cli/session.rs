@@ -162,12 +162,19 @@ impl Session {
         let loaded = set.policies.len();
         set.policies.retain(|p| select(p, &mut policy_diagnostics));
         let engine = Engine::new(set.policies).with_exceptions(set.exceptions);
+        // The other objects of the policy files are the params bindings and `validate.cel`
+        // rules look up (docs/KINDS.md).
+        let params = std::sync::Arc::new(set.params);
         let request = super::check::build_request(
             spec.values.as_deref(),
             &spec.set,
             spec.userinfo.as_deref(),
             &spec.cluster_resources,
-        );
+        )
+        .map(|(mut r, w)| {
+            r.params = params;
+            (r, w)
+        });
         Ok(Self {
             max_bytes: spec.max_bytes,
             loaded,

@@ -13,6 +13,10 @@
 //! The CEL environment has `object`, `namespaceObject`, `variables` and the `resource.*`
 //! library; `oldObject` and `request` are declared but never bound (reading them is an
 //! error, as upstream).
+//!
+//! A JSON payload (no apiVersion, no kind; a test's `jsonPayloads`) is not matched at all:
+//! `Handle` skips the constraints and the namespace for an object without a type, so every
+//! DeletingPolicy evaluates its conditions on it, with `namespaceObject` null.
 
 use cel::Value;
 
@@ -41,15 +45,17 @@ pub fn evaluate(
     exceptions: &[PolicyException],
 ) -> Option<RuleResponse> {
     let body = deleting_policy(policy)?;
+    let payload = resource.api_version.is_empty() && resource.kind.is_empty();
     // The cleanup controller lists a namespaced policy's resources in its namespace only.
-    if !policy.in_scope(&resource.namespace) {
+    if !payload && !policy.in_scope(&resource.namespace) {
         return None;
     }
     // No matchConstraints: nothing is selected (`matchPolicy`).
-    if !body.constraints.as_ref()?.matches(resource, request) {
+    if !payload && !body.constraints.as_ref()?.matches(resource, request) {
         return None;
     }
     let _budget = crate::base::budget::Scope::enter();
+    let _ns = crate::cel::context::PolicyNamespace::enter(policy.namespace.as_deref());
     let respond = |status: Status, message: String| {
         let mut r = RuleResponse::new(&body.name, status, message);
         r.rule_type = RuleType::Deletion;
@@ -60,7 +66,12 @@ pub fn evaluate(
     }
     let mut act = Activation::new();
     act.set("object", to_cel(&resource.root));
-    act.set("namespaceObject", namespace_of(resource, request));
+    let namespace = if payload {
+        Value::Null
+    } else {
+        namespace_of(resource, request)
+    };
+    act.set("namespaceObject", namespace);
     act.bind_variables(body.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let applicable = exceptions
         .iter()

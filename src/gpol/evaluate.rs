@@ -60,6 +60,7 @@ pub fn generate(
     exceptions: &[PolicyException],
 ) -> Option<Generation> {
     let g = super::generating_policy(policy)?;
+    let _ns = crate::cel::context::PolicyNamespace::enter(policy.namespace.as_deref());
     let matched = g
         .constraints
         .as_ref()

@@ -37,9 +37,10 @@ pub fn evaluate(
     exceptions: &[PolicyException],
 ) -> Option<RuleResponse> {
     let body = image_validating_policy(policy)?;
-    if !policy.in_scope(&resource.namespace) {
+    if body.json_mode || !policy.in_scope(&resource.namespace) {
         return None;
     }
+    let _ns = crate::cel::context::PolicyNamespace::enter(policy.namespace.as_deref());
     let _budget = crate::base::budget::Scope::enter();
     let mut last = None;
     for v in &body.variants {
@@ -47,11 +48,46 @@ pub fn evaluate(
             .constraints
             .as_ref()
             .is_some_and(|c| c.matches(resource, request));
-        if hit && let Some(r) = evaluate_variant(body, v, resource, request, exceptions) {
+        if hit && let Some(r) = evaluate_variant(body, v, resource, Some(request), exceptions) {
             last = Some(r);
         }
     }
     let mut r = last?;
+    r.rule_type = RuleType::ImageVerify;
+    r.failure_action = body.action;
+    Some(r)
+}
+
+/// The response of a JSON-mode `policy` for a JSON payload (a test's `jsonPayloads`, `kpol
+/// check --json-payload`), as the CLI maps `evaluator/eval.go` `Evaluate` for JSON: `object`
+/// is the payload and the only variable; no constraints, no namespace, no autogen copy; only
+/// the `spec.images` extractors; a false match condition gives no response; a matching
+/// exception a `fail` without message (the CLI reads the empty result); an error is rule
+/// `evaluation` "failed to evaluate policy for JSON: …" (the CLI aborts the test on most of
+/// them; kpol keeps the error in the row); else pass "success" or the validation's failure,
+/// rule = the policy name. `None` for any other policy.
+pub fn evaluate_payload(
+    policy: &Policy,
+    payload: &Resource,
+    exceptions: &[PolicyException],
+) -> Option<RuleResponse> {
+    let body = image_validating_policy(policy)?;
+    if !body.json_mode {
+        return None;
+    }
+    let _budget = crate::base::budget::Scope::enter();
+    let _ns = crate::cel::context::PolicyNamespace::enter(policy.namespace.as_deref());
+    let v = body.variants.first()?;
+    let mut r = evaluate_variant(body, v, payload, None, exceptions)?;
+    if r.rule == "evaluation" {
+        r.message = r.message.replacen(
+            "failed to evaluate policy: ",
+            "failed to evaluate policy for JSON: ",
+            1,
+        );
+    } else if r.rule == "exception" {
+        r = response(&body.name, Status::Fail, "");
+    }
     r.rule_type = RuleType::ImageVerify;
     r.failure_action = body.action;
     Some(r)
@@ -69,11 +105,13 @@ fn evaluation_error(e: impl std::fmt::Display) -> RuleResponse {
     )
 }
 
+/// One variant on `resource`; `request` is `None` for a JSON payload, which sees only
+/// `object`.
 fn evaluate_variant(
     body: &ImageValidatingPolicy,
     v: &Variant,
     resource: &Resource,
-    request: &Request,
+    request: Option<&Request>,
     exceptions: &[PolicyException],
 ) -> Option<RuleResponse> {
     if let Some(why) = &body.broken {
@@ -81,15 +119,20 @@ fn evaluate_variant(
     }
     let mut act = Activation::new();
     let values = crate::cel::ResourceValues::new();
-    bind_admission(
-        &mut act,
-        resource,
-        request,
-        &values,
-        request.operation,
-        true,
-    );
-    act.set("namespaceObject", namespace_object(resource, request));
+    match request {
+        Some(request) => {
+            bind_admission(
+                &mut act,
+                resource,
+                request,
+                &values,
+                request.operation,
+                true,
+            );
+            act.set("namespaceObject", namespace_object(resource, request));
+        }
+        None => act.set("object", to_cel(&resource.root)),
+    }
     match conditions_hold(&act, &v.match_conditions, body.ignore_failures) {
         Ok(true) => {}
         Ok(false) => return None,

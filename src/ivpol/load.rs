@@ -89,6 +89,10 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
         variants,
         ignore_failures: spec.get("failurePolicy").and_then(Node::as_str) == Some("Ignore"),
         verify_digest: flag(&["validationConfigurations", "verifyDigest"]).unwrap_or(true),
+        json_mode: spec
+            .get_path(&["evaluation", "mode"])
+            .and_then(Node::as_str)
+            == Some("JSON"),
         action: FailureAction::from_validation_actions(actions.iter().map(String::as_str)),
         broken,
     };

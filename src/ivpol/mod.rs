@@ -12,6 +12,8 @@
 pub mod evaluate;
 pub mod load;
 #[cfg(test)]
+mod payload_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::base::glob::Glob;
@@ -19,7 +21,7 @@ use crate::cel::Program;
 use crate::policy::CelValidation;
 use crate::vpol::constraints::Constraints;
 
-pub use evaluate::evaluate;
+pub use evaluate::{evaluate, evaluate_payload};
 
 /// A compiled ImageValidatingPolicy / NamespacedImageValidatingPolicy.
 #[derive(Debug)]
@@ -35,6 +37,9 @@ pub struct ImageValidatingPolicy {
     pub ignore_failures: bool,
     /// `validationConfigurations.verifyDigest` (default true): an image without a digest fails.
     pub verify_digest: bool,
+    /// `evaluation.mode: JSON`: the policy sees JSON payloads only, never resources
+    /// (`evaluator/eval.go` `filterPolicies`).
+    pub json_mode: bool,
     /// `spec.validationActions` (default `[Deny]`).
     pub action: crate::report::FailureAction,
     /// Set when the policy does not compile: every matching evaluation is an error.

@@ -42,6 +42,7 @@ pub fn mutate(
     if !policy.in_scope(&resource.namespace) {
         return None;
     }
+    let _ns = crate::cel::context::PolicyNamespace::enter(policy.namespace.as_deref());
     let _budget = crate::base::budget::Scope::enter();
     let mut current = resource.clone();
     let mut rules = Vec::new();

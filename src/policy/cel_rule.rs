@@ -21,8 +21,8 @@ pub struct CelRule {
     pub audit_annotations: Vec<Program>,
     /// The rule's `celPreconditions` expressions, compiled once with the rule.
     pub preconditions: Vec<Program>,
-    /// `paramKind` and `paramRef` both set: the rule needs params.
-    pub uses_params: bool,
+    /// `(paramKind, paramRef)` when both are set: the rule is evaluated once per param.
+    pub params: Option<(Node, Node)>,
     /// Syntax errors: `(node, error)` for the policy loader's diagnostics.
     pub syntax_errors: Vec<(Node, SyntaxError)>,
 }
@@ -62,13 +62,16 @@ impl CelRule {
             .iter()
             .filter_map(|a| a.get("valueExpression").map(&mut program))
             .collect();
-        let uses_params = cel.get("paramKind").is_some() && cel.get("paramRef").is_some();
+        let params = match (cel.get("paramKind"), cel.get("paramRef")) {
+            (Some(k), Some(r)) if !k.is_null() && !r.is_null() => Some((k.clone(), r.clone())),
+            _ => None,
+        };
         Self {
             validations,
             variables,
             audit_annotations,
             preconditions: Vec::new(),
-            uses_params,
+            params,
             syntax_errors,
         }
     }

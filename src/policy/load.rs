@@ -24,6 +24,10 @@ pub struct LoadedPolicies {
     /// `PolicyException` documents (used by the exceptions layer).
     pub exceptions: Vec<Node>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The documents that are neither policies, bindings nor exceptions (ConfigMaps and other
+    /// objects among the policies): `kpol check`'s candidate params of VAP/MAP bindings and
+    /// `validate.cel` rules.
+    pub others: Vec<Node>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -90,7 +94,39 @@ pub fn load_policies_with(
     docs: Vec<Document>,
     loaders: &[KindLoader],
 ) -> LoadedPolicies {
+    load_policies_bound(source, docs, loaders, &[])
+}
+
+/// [`load_policies_with`], the VAP and MAP bindings of other files (`other_bindings`, from
+/// [`admission_bindings`]) attached too, after the file's own.
+pub fn load_policies_bound(
+    source: &Source,
+    docs: Vec<Document>,
+    loaders: &[KindLoader],
+    other_bindings: &[Node],
+) -> LoadedPolicies {
     let mut out = LoadedPolicies::default();
+    let (mut bindings, nodes): (Vec<Node>, Vec<Node>) =
+        documents(docs).into_iter().partition(is_binding);
+    bindings.extend(other_bindings.iter().cloned());
+    for node in nodes {
+        load_document(source, node, &bindings, loaders, &mut out);
+    }
+    out
+}
+
+/// The VAP and MAP bindings among `docs`, for the loading of other files (a binding may live
+/// apart from its policy). They keep no position: it would point into another file.
+pub fn admission_bindings(docs: &[Document]) -> Vec<Node> {
+    documents(docs.to_vec())
+        .into_iter()
+        .filter(is_binding)
+        .map(|n| Node::from_json(&n.to_json()))
+        .collect()
+}
+
+/// The documents of a file, `List`s expanded, integral floats made integers.
+fn documents(docs: Vec<Document>) -> Vec<Node> {
     let mut nodes = Vec::new();
     for doc in docs {
         for mut node in expand_lists(doc.root) {
@@ -98,27 +134,22 @@ pub fn load_policies_with(
             nodes.push(node);
         }
     }
-    // VAP and MAP bindings are attached to their policy (same file) by its loader.
-    let (bindings, nodes): (Vec<Node>, Vec<Node>) = nodes.into_iter().partition(|n| {
-        let api_version = n.get("apiVersion").and_then(Node::as_str);
-        match n.get("kind").and_then(Node::as_str) {
-            Some("ValidatingAdmissionPolicyBinding") => {
-                api_version == Some("admissionregistration.k8s.io/v1")
-            }
-            Some("MutatingAdmissionPolicyBinding") => matches!(
-                api_version,
-                Some(
-                    "admissionregistration.k8s.io/v1alpha1"
-                        | "admissionregistration.k8s.io/v1beta1"
-                )
-            ),
-            _ => false,
+    nodes
+}
+
+/// A VAP or MAP binding, which its policy's loader attaches.
+fn is_binding(n: &Node) -> bool {
+    let api_version = n.get("apiVersion").and_then(Node::as_str);
+    match n.get("kind").and_then(Node::as_str) {
+        Some("ValidatingAdmissionPolicyBinding") => {
+            api_version == Some("admissionregistration.k8s.io/v1")
         }
-    });
-    for node in nodes {
-        load_document(source, node, &bindings, loaders, &mut out);
+        Some("MutatingAdmissionPolicyBinding") => matches!(
+            api_version,
+            Some("admissionregistration.k8s.io/v1alpha1" | "admissionregistration.k8s.io/v1beta1")
+        ),
+        _ => false,
     }
-    out
 }
 
 /// Kyverno reads policies YAML → JSON → Go values, so a literal `8.0` arrives as the JSON
@@ -231,8 +262,8 @@ fn load_kind(
         }
         // Other documents (a Deployment among policies...) are ignored. The Kyverno CLI fails
         // the whole load with "policy type not supported" for known built-in kinds; kpol keeps
-        // going on purpose so mixed files stay usable.
-        _ => {}
+        // going on purpose so mixed files stay usable (and keeps them as candidate params).
+        _ => out.others.push(node),
     }
 }
 

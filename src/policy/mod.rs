@@ -16,7 +16,10 @@ mod validate;
 pub use build::build_rule;
 pub use cel_rule::{CelRule, Validation as CelValidation};
 pub(crate) use envelope::Envelope;
-pub use load::{InvalidPolicy, KindLoader, LoadedPolicies, UnsupportedPolicy, load_policies_with};
+pub use load::{
+    InvalidPolicy, KindLoader, LoadedPolicies, UnsupportedPolicy, admission_bindings,
+    load_policies_bound, load_policies_with,
+};
 pub use model::{
     Autogen, CelBody, Policy, PolicyBody, PolicyKind, Rule, RuleBody, RuleSet, Validate,
     ValidateCheck,

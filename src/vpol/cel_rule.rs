@@ -6,6 +6,7 @@ use cel::Value;
 
 use super::Validation;
 use super::evaluate::{OBJECT, OLD_OBJECT};
+use super::params::{ParamPool, ParamRef, collect};
 use crate::cel::convert::{map_of, string, to_cel};
 use crate::cel::{Activation, ResourceValues, Shared};
 pub use crate::policy::CelRule;
@@ -27,13 +28,6 @@ pub fn evaluate(
     values: &ResourceValues,
 ) -> (Status, String, Option<&'static str>) {
     let _budget = crate::base::budget::Scope::enter();
-    if rule.uses_params {
-        return (
-            Status::Error,
-            "kpol does not evaluate validate.cel params (paramKind/paramRef) yet".to_owned(),
-            Some("cel params"),
-        );
-    }
     let mut act = Activation::new();
     let obj = || values.shared(OBJECT, || to_cel(&resource.root));
     let op = request.operation;
@@ -76,28 +70,95 @@ pub fn evaluate(
         }
     });
     act.bind("namespaceObject", ns);
+    let Some((param_kind, param_ref)) = &rule.params else {
+        let (status, message) = validate(rule_name, rule_message, rule, &mut act);
+        return (status, message, None);
+    };
+    // With params (`validate_cel.go`): the rule runs once per param, the first result that is
+    // not a pass decides; none selected (and none required) is a pass.
+    let namespace = if resource.kind == "Namespace" {
+        ""
+    } else {
+        resource.namespace.as_str()
+    };
+    let params = ParamRef::read(param_ref).and_then(|r| {
+        let pool = param_pool(request);
+        collect(param_kind, &r, namespace, &pool)
+    });
+    let params = match params {
+        Ok(p) => p,
+        Err(e) => {
+            return (
+                Status::Error,
+                format!("error in parameterized resource: {e}"),
+                None,
+            );
+        }
+    };
+    for param in params {
+        act.set("params", param);
+        let (status, message) = validate(rule_name, rule_message, rule, &mut act);
+        if status != Status::Pass {
+            return (status, message, None);
+        }
+    }
+    (
+        Status::Pass,
+        format!("Validation rule '{rule_name}' passed."),
+        None,
+    )
+}
+
+/// Where a rule's params are looked up: the request's params (a test's `paramResources`,
+/// `kpol check`'s params files), then the objects of the virtual cluster, whose CRDs also
+/// give custom kinds their scope.
+fn param_pool(request: &Request) -> ParamPool<'_> {
+    let mut objects: Vec<&crate::yaml::Node> = request.params.iter().collect();
+    let mut custom_scopes = Vec::new();
+    if let Some(cluster) = &request.offline.cluster {
+        objects.extend(cluster.objects().map(|(_, _, _, n)| n));
+        custom_scopes.extend(
+            cluster
+                .custom_kinds()
+                .iter()
+                .map(|c| (c.group.clone(), c.kind.clone(), c.namespaced)),
+        );
+    }
+    ParamPool {
+        objects,
+        custom_scopes,
+    }
+}
+
+/// The rule's preconditions and validations on `act` (params bound if the rule has them).
+fn validate(
+    rule_name: &str,
+    rule_message: Option<&str>,
+    rule: &CelRule,
+    act: &mut Activation,
+) -> (Status, String) {
     // celPreconditions: false → skip; an error is a deny → fail.
     for p in &rule.preconditions {
         match act.eval_bool(p) {
             Ok(true) => {}
-            Ok(false) => return (Status::Skip, "cel preconditions not met".to_owned(), None),
-            Err(e) => return (Status::Fail, e, None),
+            Ok(false) => return (Status::Skip, "cel preconditions not met".to_owned()),
+            Err(e) => return (Status::Fail, e),
         }
     }
     act.bind_variables(rule.variables.iter().map(|(n, p)| (n.as_str(), p)));
     for val in &rule.validations {
         match act.eval_bool(&val.expression) {
             Ok(true) => {}
-            Err(e) => return (Status::Fail, e, None),
+            Err(e) => return (Status::Fail, e),
             Ok(false) => {
-                let mut m = k8s_message(&act, val);
+                let mut m = k8s_message(act, val);
                 if val.message_expression.is_none()
                     && val.message.as_deref().is_none_or(str::is_empty)
                     && let Some(rm) = rule_message.filter(|m| !m.is_empty())
                 {
                     m = rm.to_owned();
                 }
-                return (Status::Fail, m, None);
+                return (Status::Fail, m);
             }
         }
     }
@@ -108,7 +169,6 @@ pub fn evaluate(
     (
         Status::Pass,
         format!("Validation rule '{rule_name}' passed."),
-        None,
     )
 }
 

@@ -9,6 +9,8 @@
 //! phase evaluates it.
 
 pub mod autogen;
+#[cfg(test)]
+mod cel_params_tests;
 pub mod cel_rule;
 pub mod constraints;
 pub mod evaluate;

@@ -3,7 +3,12 @@
 //! `processVAPWithoutClient`, `mutate.go` `matchesSelector`): `paramKind` is not compared and
 //! every `paramResources` object is a candidate; with a `selector`, every object whose labels
 //! match, as a list object (`params.items`); else the first whose name equals the reference's
-//! (or, without a name, whose namespace does). `parameterNotFoundAction` is not read.
+//! (or, without a name, whose namespace does). `parameterNotFoundAction` is not read there.
+//!
+//! [`collect`] is the other resolution, the one Kyverno runs against a cluster client
+//! (`pkg/admissionpolicy/utils.go` `CollectParams`, called by the ClusterPolicy `validate.cel`
+//! handler): `paramKind` and scope are honoured and `parameterNotFoundAction: Deny` turns an
+//! empty selection into an error.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +24,8 @@ pub struct ParamRef {
     pub name: String,
     pub namespace: String,
     pub selector: Option<LabelSelector>,
+    /// `parameterNotFoundAction` is `Deny`.
+    pub deny_when_missing: bool,
 }
 
 impl ParamRef {
@@ -34,6 +41,7 @@ impl ParamRef {
             name: text("name"),
             namespace: text("namespace"),
             selector,
+            deny_when_missing: text("parameterNotFoundAction") == "Deny",
         })
     }
 
@@ -75,4 +83,107 @@ fn meta<'a>(n: &'a Node, key: &str) -> &'a str {
     n.get_path(&["metadata", key])
         .and_then(Node::as_str)
         .unwrap_or("")
+}
+
+/// Where [`collect`] looks for params: objects (a test's `paramResources`, the virtual
+/// cluster's objects, params files) and whether a kind is namespaced.
+pub struct ParamPool<'a> {
+    pub objects: Vec<&'a Node>,
+    /// The custom kinds CRDs taught: `(group, kind, namespaced)`.
+    pub custom_scopes: Vec<(String, String, bool)>,
+}
+
+impl ParamPool<'_> {
+    /// Whether `kind` of `group` is namespaced: a CRD's scope, else every built-in kind that is
+    /// not cluster-scoped (a kind nothing describes counts as namespaced).
+    fn namespaced(&self, group: &str, kind: &str) -> bool {
+        self.custom_scopes
+            .iter()
+            .find(|(g, k, _)| g == group && k == kind)
+            .map_or_else(
+                || !crate::resource::is_cluster_scoped(group, kind),
+                |(_, _, n)| *n,
+            )
+    }
+}
+
+/// The params of a `paramKind` (`{apiVersion, kind}`) and `paramRef` for a resource in
+/// `namespace` (empty for a cluster-scoped one), as `CollectParams` selects them from a
+/// cluster: a namespaced kind is read in `paramRef.namespace`, else in the resource's own
+/// namespace (an error for a cluster-scoped resource); a cluster-scoped kind refuses
+/// `paramRef.namespace`. A name gets one object (absent: an error); a selector lists the
+/// matching ones; nothing selected with `parameterNotFoundAction: Deny` is an error.
+pub fn collect(
+    param_kind: &Node,
+    param_ref: &ParamRef,
+    namespace: &str,
+    pool: &ParamPool,
+) -> Result<Vec<Value>, String> {
+    let api_version = param_kind
+        .get("apiVersion")
+        .and_then(Node::as_str)
+        .unwrap_or("");
+    let kind = param_kind.get("kind").and_then(Node::as_str).unwrap_or("");
+    let (group, _) = crate::cluster::parse_group_version(api_version)
+        .map_err(|_| "can't parse the parameter resource group version".to_owned())?;
+    let namespaced = pool.namespaced(&group, kind);
+    let params_namespace = if namespaced {
+        if !param_ref.namespace.is_empty() {
+            param_ref.namespace.as_str()
+        } else if namespace.is_empty() {
+            return Err(
+                "can't use namespaced paramRef to match cluster-scoped resources".to_owned(),
+            );
+        } else {
+            namespace
+        }
+    } else if !param_ref.namespace.is_empty() {
+        return Err(
+            "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".to_owned(),
+        );
+    } else {
+        ""
+    };
+    // An object of a namespaced kind written without a namespace lands in `default`.
+    fn object_namespace(n: &Node, namespaced: bool) -> &str {
+        match meta(n, "namespace") {
+            "" if namespaced => "default",
+            ns => ns,
+        }
+    }
+    let of_kind = pool.objects.iter().copied().filter(|n| {
+        n.get("apiVersion").and_then(Node::as_str) == Some(api_version)
+            && n.get("kind").and_then(Node::as_str) == Some(kind)
+            && (params_namespace.is_empty() || object_namespace(n, namespaced) == params_namespace)
+    });
+    let params: Vec<Value> = if !param_ref.name.is_empty() {
+        match of_kind
+            .into_iter()
+            .find(|n| meta(n, "name") == param_ref.name)
+        {
+            Some(n) => return Ok(vec![to_cel(n)]),
+            None => {
+                return Err(format!(
+                    "{} \"{}\" not found",
+                    crate::cluster::group_resource(&(
+                        group.clone(),
+                        String::new(),
+                        crate::base::gvk::plural(kind)
+                    )),
+                    param_ref.name
+                ));
+            }
+        }
+    } else if let Some(sel) = &param_ref.selector {
+        of_kind
+            .filter(|n| sel.matches(&labels(n)).unwrap_or(false))
+            .map(to_cel)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if params.is_empty() && param_ref.deny_when_missing {
+        return Err("no params found".to_owned());
+    }
+    Ok(params)
 }

@@ -140,6 +140,7 @@ fn policy_problems(source: &Source) -> Option<Vec<Diagnostic>> {
         exceptions: Vec::new(),
         diagnostics: Vec::new(),
         exception_kinds: Vec::new(),
+        params: Vec::new(),
     };
     let mut exceptions = kpol::exception::Loaded::default();
     super::super::policies::load_text(source.clone(), Limits::default(), &mut set, &mut exceptions);

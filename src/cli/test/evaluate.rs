@@ -101,14 +101,19 @@ pub fn run(
     // JSON payloads (cel.md §3.5) only in the default run, as the CLI evaluates them: only
     // JSON-mode ValidatingPolicies see them, keyed by the payload's name.
     if forced.is_none() {
-        runs.extend(inputs.payloads.iter().map(|p| payload_run(engine, p)));
+        runs.extend(
+            inputs
+                .payloads
+                .iter()
+                .map(|p| payload_run(engine, inputs, p)),
+        );
     }
     Ok(runs)
 }
 
-fn payload_run(engine: &Engine, payload: &Resource) -> ResourceRun {
+fn payload_run(engine: &Engine, inputs: &Inputs, payload: &Resource) -> ResourceRun {
     let policies = engine.policies();
-    let responses = engine
+    let mut responses: Vec<_> = engine
         .validate_payload(payload)
         .into_iter()
         .filter_map(|pr| {
@@ -128,6 +133,26 @@ fn payload_run(engine: &Engine, payload: &Resource) -> ResourceRun {
             Some(response(p, rules))
         })
         .collect();
+    // Every DeletingPolicy evaluates its conditions on a payload too (`test.go`
+    // `applyDeletingPolicies`; crate::dpol).
+    let request = Request {
+        values: inputs.values.clone(),
+        offline: inputs.offline.clone(),
+        ..Request::default()
+    };
+    for p in policies {
+        if let Some(r) = kpol::dpol::evaluate(p, payload, &request, &inputs.policy_exceptions) {
+            let rules = vec![RuleOutcome {
+                unsupported: r.unsupported.clone(),
+                rule: r.rule,
+                status: r.status,
+                message: r.message,
+                generated: None,
+                patched: None,
+            }];
+            responses.push(response(p, rules));
+        }
+    }
     ResourceRun {
         api_version: String::new(),
         kind: String::new(),

@@ -64,18 +64,33 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         None => None,
     };
     let mut policies = PolicySet::default();
+    let mut files = Vec::new();
     for p in &spec.policies {
         for file in policy_files(&dir.join(p))? {
-            let (src, docs) = read_yaml(&file)?;
-            let set = policies::load_file(&src, docs);
-            if let Some((position, message)) = &set.refused {
-                return Err(LoadError::in_file(
-                    position.clone(),
-                    format!("failed to load policies ({message})"),
-                ));
-            }
-            policies.extend(set);
+            files.push(read_yaml(&file)?);
         }
+    }
+    // The CLI loads every policy file before binding VAPs and MAPs: a binding may live in
+    // another file than its policy.
+    let bindings: Vec<Vec<Node>> = files
+        .iter()
+        .map(|(_, docs)| kpol::policy::admission_bindings(docs))
+        .collect();
+    for (i, (src, docs)) in files.into_iter().enumerate() {
+        let others: Vec<Node> = bindings
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .flat_map(|(_, b)| b.iter().cloned())
+            .collect();
+        let set = policies::load_file(&src, docs, &others);
+        if let Some((position, message)) = &set.refused {
+            return Err(LoadError::in_file(
+                position.clone(),
+                format!("failed to load policies ({message})"),
+            ));
+        }
+        policies.extend(set);
     }
     let resources = load_resources(dir, &spec.resources, &mut warnings)?;
     let mut globals = Globals::default();

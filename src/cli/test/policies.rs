@@ -2,10 +2,10 @@
 //! (rows `Invalid Policy`, match.md §1.4) and policies of kinds kpol does not evaluate.
 
 use kpol::diagnostic::Code;
-use kpol::kinds::load_policies;
+use kpol::kinds::load_policies_bound;
 use kpol::policy::Policy;
 use kpol::source::Source;
-use kpol::yaml::Document;
+use kpol::yaml::{Document, Node};
 
 /// What one policy file contributed.
 #[derive(Default)]
@@ -32,9 +32,10 @@ impl PolicySet {
     }
 }
 
-/// Loads the policies of one parsed file.
-pub fn load_file(source: &Source, docs: Vec<Document>) -> PolicySet {
-    let loaded = load_policies(source, docs);
+/// Loads the policies of one parsed file, with the VAP/MAP bindings of the test's other
+/// policy files.
+pub fn load_file(source: &Source, docs: Vec<Document>, other_bindings: &[Node]) -> PolicySet {
+    let loaded = load_policies_bound(source, docs, other_bindings);
     let refused = loaded
         .diagnostics
         .iter()
