@@ -3,6 +3,8 @@
 //! targets; rows compare the patched targets as Kyverno v1.19's CLI does
 //! (`cmd/cli/kubectl-kyverno/commands/test/output.go`, the `Target` map), and the trigger is
 //! never changed by such a rule. Fixtures: testdata/cluster/mutate-existing, mpol-existing.
+//! Also verifyImages rules offline (#23 item 7, testdata/verify-images/offline): digests are
+//! checked, what needs a registry is an error.
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -194,4 +196,63 @@ fn mutating_policy_targets_follow_target_match_constraints() {
     });
     let (_, rows) = run(dir.path());
     assert!(rows.is_empty(), "{rows:?}");
+}
+
+#[test]
+fn verify_images_without_a_registry() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/verify-images/offline");
+    let (code, rows) = run(&dir);
+    let decided: Vec<(&str, &str, &str, bool)> = rows
+        .iter()
+        .filter(|r| r.3 != "excluded")
+        .map(|r| (r.0.as_str(), r.1.as_str(), r.3.as_str(), r.4))
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            ("digest-only", "v1/Pod/shop/tagged", "fail", true),
+            ("digest-only", "v1/Pod/shop/pinned", "pass", true),
+            ("resolve-digest", "v1/Pod/shop/tagged", "error", true),
+            ("must-be-signed", "v1/Pod/shop/pinned", "error", true),
+            ("must-be-signed", "v1/Pod/shop/pinned", "error", true),
+        ],
+        "{rows:?}"
+    );
+    let msg = |rule: &str| {
+        rows.iter()
+            .find(|r| r.0 == rule && r.3 != "excluded")
+            .map(|r| r.5.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        msg("digest-only"),
+        "missing digest for registry.example.com/shop/app:1.4"
+    );
+    assert!(
+        msg("resolve-digest").starts_with(
+            "failed to update digest: the digest of registry.example.com/shop/app:1.4"
+        )
+    );
+    assert!(msg("must-be-signed").contains("registry.example.com/shop/app@sha256:"));
+    assert_eq!(code, Some(0));
+    // A signed-image rule expected to pass is never passed offline.
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["policy.yaml", "resources.yaml", "kyverno-test.yaml"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        let text = if f == "kyverno-test.yaml" {
+            text.replace(
+                "  resources: [shop/pinned]\n  result: error",
+                "  resources: [shop/pinned]\n  result: pass",
+            )
+        } else {
+            text
+        };
+        std::fs::write(tmp.path().join(f), text).unwrap();
+    }
+    let (code, rows) = run(tmp.path());
+    assert!(
+        rows.iter().any(|r| r.0 == "must-be-signed" && !r.4),
+        "{rows:?}"
+    );
+    assert_eq!(code, Some(1));
 }

@@ -220,20 +220,39 @@ fn run_resource(
     }
     responses.extend(mpol_targets(engine, inputs, &resource, &ops, &request_for)?);
     let resource = &resource;
-    for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
-        for (i, p) in policies.iter().enumerate() {
-            if !p.rules().iter().any(|r| phase.has(&r.body)) {
+    // verifyImages rules (super::verify_images): the verify-images phase's response now, the
+    // validate phase's with the other validate responses below.
+    let mut image_checks: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
+    for (i, p) in policies.iter().enumerate() {
+        if !p.rules().iter().any(|r| Phase::VerifyImages.has(&r.body)) {
+            continue;
+        }
+        let request = request_for(ops[i]);
+        let mut rules: Vec<RuleOutcome> = Vec::new();
+        let mut checks: Vec<RuleOutcome> = Vec::new();
+        for r in p.rules() {
+            let RuleBody::VerifyImages(entries) = &r.body else {
+                continue;
+            };
+            if !(p.in_scope(&resource.namespace) && r.matches(resource, &request)) {
                 continue;
             }
-            let request = request_for(ops[i]);
-            let rules: Vec<RuleOutcome> = p
-                .rules()
+            let exception = inputs
+                .policy_exceptions
                 .iter()
-                .filter(|r| phase.has(&r.body))
-                .filter(|r| p.in_scope(&resource.namespace) && r.matches(resource, &request))
-                .map(|r| unsupported(&r.name, feature))
-                .collect();
-            responses.push(response(p, rules));
+                .any(|e| e.covers(&p.key(), &r.name) && e.matches(resource, &request));
+            match super::verify_images::evaluate(r, entries, resource, ops[i]) {
+                _ if exception => rules.push(unsupported(&r.name, "exceptions")),
+                Err(feature) => rules.push(unsupported(&r.name, &feature)),
+                Ok(o) => {
+                    rules.extend(o.verify);
+                    checks.extend(o.validate.unwrap_or_default());
+                }
+            }
+        }
+        responses.push(response(p, rules));
+        if !checks.is_empty() {
+            image_checks.push((i, checks));
         }
     }
     // Validate phase: one engine run per distinct operation, each policy's response taken
@@ -290,6 +309,7 @@ fn run_resource(
             }
         }
     }
+    validate.extend(image_checks);
     validate.sort_by_key(|(i, _)| *i);
     for (i, rules) in validate {
         if let Some(p) = policies.get(i) {
