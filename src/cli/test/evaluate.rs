@@ -43,6 +43,10 @@ pub struct Response {
     pub policy: String,
     /// `policies.kyverno.io/scored: "false"`: fail is reported as warn (§8.4).
     pub unscored: bool,
+    /// A kind without rules (every CEL kind: ValidatingPolicy, VAP, MutatingPolicy, MAP,
+    /// ImageValidatingPolicy, GeneratingPolicy, DeletingPolicy and the Namespaced ones):
+    /// an entry's `rule` does not select among its responses (`isRulelessPolicyKind`).
+    pub ruleless: bool,
     pub rules: Vec<RuleOutcome>,
 }
 
@@ -495,6 +499,7 @@ pub fn target_runs(inputs: &Inputs, runs: &[&[ResourceRun]]) -> Vec<ResourceRun>
                     responses.push(Response {
                         policy: resp.policy.clone(),
                         unscored: resp.unscored,
+                        ruleless: resp.ruleless,
                         rules: vec![o],
                     });
                 }
@@ -564,6 +569,7 @@ fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
             .annotations
             .get("policies.kyverno.io/scored")
             .is_some_and(|v| v == "false"),
+        ruleless: matches!(policy.body, kpol::policy::PolicyBody::Cel(_)),
         rules,
     }
 }

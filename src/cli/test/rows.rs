@@ -126,7 +126,11 @@ pub fn rows_for(
             .flat_map(|r| &r.responses)
             .filter(|r| r.policy == policy_name)
         {
-            for outcome in resp.rules.iter().filter(|o| selects(&entry.rule, &o.rule)) {
+            for outcome in resp
+                .rules
+                .iter()
+                .filter(|o| resp.ruleless || selects(&entry.rule, &o.rule))
+            {
                 match &outcome.generated {
                     Some(generated) if outcome.unsupported.is_none() => {
                         rows.extend(generation_rows(entry, run, resp, outcome, generated, cx));

@@ -28,6 +28,7 @@ fn resp(policy: &str, unscored: bool, rules: Vec<RuleOutcome>) -> Response {
     Response {
         policy: policy.to_owned(),
         unscored,
+        ruleless: false,
         rules,
     }
 }
@@ -296,4 +297,35 @@ fn fail_on_missing_resources_fails_a_missing_patched_resource() {
         "{}",
         rows[0].message
     );
+}
+
+// `isRulelessPolicyKind`: for a CEL kind the entry's `rule` is ignored and every response of
+// the policy is checked; for a ClusterPolicy it selects.
+#[test]
+fn a_ruleless_kind_ignores_the_entrys_rule() {
+    let mut cel = resp("vp", false, vec![outcome("", Status::Fail)]);
+    cel.ruleless = true;
+    let runs = vec![run("Pod", "a", "web", vec![cel])];
+    let evaluated = ["vp".to_owned()];
+    let rows = rows_for(
+        &entry("vp", "some-rule", &["web"], "fail"),
+        &runs,
+        &[],
+        &cx(&[], &evaluated),
+    );
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].actual.as_str(), rows[0].ok), ("fail", true));
+    let classic = vec![run(
+        "Pod",
+        "a",
+        "web",
+        vec![resp("vp", false, vec![outcome("other", Status::Fail)])],
+    )];
+    let rows = rows_for(
+        &entry("vp", "some-rule", &["web"], "fail"),
+        &classic,
+        &[],
+        &cx(&[], &evaluated),
+    );
+    assert_eq!(rows[0].actual, "excluded");
 }
