@@ -484,6 +484,7 @@ fn validate_rule<'r>(
             unsupported: None,
             span: verdict.span,
             exceptions: Vec::new(),
+            target: None,
         })
     };
     let unsupported = |feature: &str| {

@@ -124,6 +124,10 @@ pub struct RuleResponse {
     /// never parsed back out of `message`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exceptions: Vec<String>,
+    /// A mutate-existing rule that patched a target (`WithPatchedTarget` upstream): the target
+    /// as the rule left it. The trigger itself is never changed by such a rule.
+    #[serde(skip)]
+    pub target: Option<Box<crate::yaml::Node>>,
 }
 
 /// The pass message of a validate rule, `<prefix> rule '<rule>' passed.` (Kyverno writes
@@ -151,6 +155,7 @@ impl RuleResponse {
             unsupported: None,
             span: None,
             exceptions: Vec::new(),
+            target: None,
         }
     }
 

@@ -29,6 +29,11 @@ pub struct Offline {
     pub api_calls: mocks::ApiCalls,
     /// `globalContextEntries`, resolved (after `fieldPath` and projections).
     pub globals: mocks::Globals,
+    /// The objects the CLI's fake client holds (`kpol test`: the resources, target and
+    /// parameter resources, and in `clusterResources` mode the cluster's too): what a
+    /// ClusterPolicy's mutate-existing `targets` are looked up in. `None` outside `kpol test`
+    /// (such rules are then not evaluated).
+    pub objects: Option<Arc<Cluster>>,
 }
 
 impl Offline {
@@ -289,6 +294,16 @@ impl Cluster {
                 group_resource(&gvr)
             )
         })
+    }
+
+    /// The GVR the CLI's fake discovery finds for `kind` (`fakeDiscoveryClient.FindResources`):
+    /// the resource named `lowercase(kind) + "s"`, whatever the group and version asked (the
+    /// first in GVR order when several groups serve it); `None` is its `not found`.
+    pub fn find_resource(&self, kind: &str) -> Option<Gvr> {
+        let wanted = format!("{}s", kind.to_lowercase());
+        let mut found: Vec<&Gvr> = self.kinds.keys().filter(|g| g.2 == wanted).collect();
+        found.sort();
+        found.first().map(|g| (*g).clone())
     }
 
     /// A ConfigMap, as the CLI's ConfigMap resolver reads it.

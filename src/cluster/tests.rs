@@ -147,3 +147,20 @@ fn global_entries_read_projections() {
         mocks::GlobalSource::from_node(&node("{name: e, data: {}, resources: []}")).unwrap_err();
     assert!(e.contains("mutually exclusive"), "{e}");
 }
+
+#[test]
+fn find_resource_is_the_fake_discovery_lookup() {
+    let c = cluster();
+    // `lowercase(kind) + "s"`, whatever the group asked.
+    assert_eq!(
+        c.find_resource("Pod"),
+        Some((String::new(), "v1".to_owned(), "pods".to_owned()))
+    );
+    assert_eq!(
+        c.find_resource("ConfigMap").map(|g| g.2),
+        Some("configmaps".to_owned())
+    );
+    // An irregular plural is not found (`geeses` is not served), nor an absent kind.
+    assert_eq!(c.find_resource("Goose"), None);
+    assert_eq!(c.find_resource("Secret"), None);
+}

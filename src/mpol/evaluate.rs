@@ -56,7 +56,7 @@ pub fn mutate(
             continue;
         }
         matched = true;
-        let (rule, patched) = evaluate_variant(body, variant, &current, request, exceptions);
+        let (rule, patched) = evaluate_variant(body, variant, &current, None, request, exceptions);
         rules.push(rule);
         if let Some(root) = patched {
             current = current.with_root(root);
@@ -100,11 +100,107 @@ fn error(e: impl std::fmt::Display) -> RuleResponse {
     )
 }
 
-/// One variant on the resource: its response, and the new tree when it passed.
+/// What the policy does to an existing target (`engine.go` `Evaluate`, `handlePolicy` with
+/// `target`): the policy as written, without its matchConstraints (the caller selected the
+/// target, [`selects_target`]), on `target` with the trigger's request; PolicyExceptions,
+/// then `variables`, `targetMatchConditions` (false → skip), then the mutations. `None` when
+/// the policy is not a mutate-existing MutatingPolicy.
+pub fn mutate_target(
+    index: usize,
+    policy: &Policy,
+    target: &Resource,
+    trigger: &Resource,
+    request: &Request,
+    exceptions: &[PolicyException],
+) -> Option<PolicyMutation> {
+    let body = mutating_policy(policy)?;
+    let existing = body.existing.as_ref()?;
+    let variant = body.variants.first()?;
+    let _budget = crate::base::budget::Scope::enter();
+    let on = Some((trigger, existing.match_conditions.as_slice()));
+    let (rule, patched) = evaluate_variant(body, variant, target, on, request, exceptions);
+    Some(PolicyMutation {
+        response: PolicyResponse {
+            policy: index,
+            rules: vec![rule],
+        },
+        patched,
+    })
+}
+
+/// Whether a mutate-existing MutatingPolicy selects `target` for `trigger`
+/// (`targetMatchPredicate`, `discoverCELTargets` of the CLI): with
+/// `targetMatchConstraints.expression`, the expression evaluated with `object` = the trigger
+/// and the policy's `variables` must name the target (a map with `items`, each an object,
+/// or one object; by namespace and name); else the target constraints (every operation).
+/// `Err`: the expression failed or is not a map (the CLI then stops the test).
+pub fn selects_target(
+    policy: &Policy,
+    target: &Resource,
+    trigger: &Resource,
+    request: &Request,
+) -> Result<bool, String> {
+    let Some(body) = mutating_policy(policy) else {
+        return Ok(false);
+    };
+    let Some(existing) = &body.existing else {
+        return Ok(false);
+    };
+    if !policy.in_scope(&target.namespace) {
+        return Ok(false);
+    }
+    let Some(expr) = &existing.expression else {
+        return Ok(existing
+            .constraints
+            .as_ref()
+            .is_some_and(|c| c.matches(target, request)));
+    };
+    let name = &body.name;
+    if let Some(why) = &body.broken {
+        return Err(format!(
+            "failed to compile CEL expression for policy {name}: {why}"
+        ));
+    }
+    let mut act = Activation::new();
+    act.set("object", to_cel(&trigger.root));
+    if let Some(v) = body.variants.first() {
+        act.bind_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
+    }
+    let out = act
+        .eval(expr)
+        .map_err(|e| format!("failed to evaluate CEL expression for policy {name}: {e}"))?;
+    if !matches!(out, Value::Map(_)) {
+        return Err(format!(
+            "output type of the target selector expression must be a map for policy {name}"
+        ));
+    }
+    let node = crate::cel::convert::to_node(&out);
+    let key = |n: &Node| {
+        let s = |k: &str| {
+            n.get_path(&["metadata", k])
+                .and_then(Node::as_str)
+                .unwrap_or("")
+        };
+        (s("namespace").to_owned(), s("name").to_owned())
+    };
+    let wanted = (target.namespace.clone(), target.name.clone());
+    Ok(match node.get("items").and_then(Node::as_seq) {
+        Some(items) => items
+            .iter()
+            .filter(|i| i.as_map().is_some())
+            .any(|i| key(i) == wanted),
+        None => key(&node) == wanted,
+    })
+}
+
+/// One variant on the resource: its response, and the new tree when it passed. `on`: a
+/// mutate-existing pass, `resource` being the target — the trigger (whose request CEL sees)
+/// and the `targetMatchConditions` that replace the matchConditions.
 fn evaluate_variant(
     body: &MutatingPolicy,
     v: &Variant,
     resource: &Resource,
+    on: Option<(&Resource, &[(String, crate::cel::Program)])>,
     request: &Request,
     exceptions: &[PolicyException],
 ) -> (RuleResponse, Option<Node>) {
@@ -116,13 +212,21 @@ fn evaluate_variant(
     let values = crate::cel::ResourceValues::new();
     bind_admission(
         &mut act,
-        resource,
+        on.map_or(resource, |(trigger, _)| trigger),
         request,
         &values,
         request.operation,
         true,
     );
-    act.set("namespaceObject", namespace_object(resource, request));
+    if on.is_some() {
+        // The target is the object; the engine passes it no namespace and no old object.
+        act.set("object", to_cel(&resource.root));
+        act.set("oldObject", Value::Null);
+        act.set("namespaceObject", Value::Null);
+    } else {
+        act.set("namespaceObject", namespace_object(resource, request));
+    }
+    let conditions = on.map_or(v.match_conditions.as_slice(), |(_, c)| c);
     let outcome = {
         let probe = &act;
         let mut eval = |p: &crate::cel::Program| probe.eval_bool(p);
@@ -154,7 +258,7 @@ fn evaluate_variant(
     );
     act.bind_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let mut errors = Vec::new();
-    for (_, cond) in &v.match_conditions {
+    for (_, cond) in conditions {
         match act.eval_bool(cond) {
             Ok(false) => return (response("", Status::Skip, "skip"), None),
             Ok(true) => {}

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::autogen::{self, Target};
-use super::{MutatingPolicy, Mutation, Variant};
+use super::{Existing, MutatingPolicy, Mutation, Variant};
 use crate::cel::{Program, compile, syntax_diagnostic};
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::policy::{Envelope, Policy, PolicyKind};
@@ -285,7 +285,17 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
             variants.push(v);
         }
     }
+    let existing = spec
+        .get_path(&["evaluation", "mutateExisting", "enabled"])
+        .is_some_and(|n| matches!(n.value, crate::yaml::Value::Bool(true)))
+        .then(|| existing(&mut c, &spec, constraints.as_ref()));
+    if broken.is_none()
+        && let Some(e) = c.errors.last().filter(|_| existing.is_some())
+    {
+        broken = Some(format!("failed to compile policy: {e}"));
+    }
     let body = MutatingPolicy {
+        existing,
         kind,
         name: name.clone(),
         variants,
@@ -301,4 +311,43 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
         PolicyKind::MutatingPolicy
     };
     envelope.policy(source, node, kind, Arc::new(body))
+}
+
+/// The target selection of a mutate-existing policy (`compiler.go`): `targetMatchConstraints`
+/// (its resource rules, else the policy's matchConstraints, with every operation), its
+/// `expression`, and `targetMatchConditions`.
+fn existing(
+    c: &mut Compiler<'_>,
+    spec: &Node,
+    match_constraints: Option<&Constraints>,
+) -> Existing {
+    let tmc = spec.get("targetMatchConstraints").filter(|n| !n.is_null());
+    let target = match tmc {
+        Some(m) => match Constraints::read(m) {
+            Ok(cons) => Some(cons),
+            Err(e) => {
+                c.problem(format!("invalid targetMatchConstraints: {e}"), m.span);
+                None
+            }
+        },
+        None => None,
+    };
+    let mut constraints = match target {
+        Some(t) if !t.resource_rules.is_empty() => Some(t),
+        _ => match_constraints.cloned(),
+    };
+    if let Some(cons) = constraints.as_mut() {
+        for r in &mut cons.resource_rules {
+            r.operations = vec!["*".to_owned()];
+        }
+    }
+    let expression = tmc
+        .and_then(|m| m.get("expression"))
+        .filter(|e| e.as_str().is_some_and(|s| !s.is_empty()))
+        .map(|e| c.program(Some(e), "targetMatchConstraints.expression", false, e.span));
+    Existing {
+        constraints,
+        expression,
+        match_conditions: c.named(spec, "targetMatchConditions", false),
+    }
 }

@@ -36,7 +36,28 @@ pub struct MutatingPolicy {
     /// Set when the policy cannot be evaluated (a compile error, an invalid field): every
     /// evaluation that matches is an error with this message.
     pub broken: Option<String>,
+    /// `evaluation.mutateExisting.enabled: true`: how the policy selects existing targets.
+    pub existing: Option<Existing>,
 }
+
+/// The target selection of a mutate-existing MutatingPolicy.
+#[derive(Debug)]
+pub struct Existing {
+    /// `targetMatchConstraints` with `resourceRules`, else `matchConstraints`, every
+    /// operation allowed (the background controller ignores operations).
+    pub constraints: Option<Constraints>,
+    /// `targetMatchConstraints.expression`: evaluated on the trigger, it names the targets.
+    pub expression: Option<Program>,
+    /// `targetMatchConditions`, evaluated on each target.
+    pub match_conditions: Vec<(String, Program)>,
+}
+
+/// Whether `policy` is a MutatingPolicy with `evaluation.mutateExisting.enabled`.
+pub fn mutates_existing(policy: &crate::policy::Policy) -> bool {
+    mutating_policy(policy).is_some_and(|b| b.existing.is_some())
+}
+
+pub use evaluate::selects_target;
 
 impl crate::policy::CelBody for MutatingPolicy {
     /// Mutating policies do not fail resources; the envelope asks for validation only.

@@ -7,6 +7,7 @@
 pub mod anchors;
 pub mod compare;
 pub mod edit;
+mod existing;
 mod foreach;
 pub mod json_patch;
 pub mod merge;
@@ -125,6 +126,7 @@ pub(crate) fn mutating(policies: &[Policy]) -> Vec<Mutating> {
                         rule.context.is_some()
                             || rule.preconditions.is_some()
                             || body.get("foreach").is_some()
+                            || body.get("targets").is_some()
                             || has_variables(body)
                     }
                     _ => false,
@@ -264,12 +266,12 @@ fn mutate_policy(
                 }
             }
         }
-        let (resp, after) = apply_rule(env, rule, body, current, &mut ctx);
+        let (resps, after) = apply_rule(env, rule, body, current, &mut ctx);
         if let Some(after) = after {
             *current = Cow::Owned(after);
         }
-        let passed = resp.status == Status::Pass;
-        out.push(resp);
+        let passed = resps.iter().any(|r| r.status == Status::Pass);
+        out.extend(resps);
         if policy.apply_one() && passed {
             break;
         }
@@ -310,19 +312,44 @@ fn mutated_message(r: &Resource) -> String {
     }
 }
 
-/// One rule on the current resource: its response and, when it changed something, the
-/// resource as it left it. `ctx` is `None` when the rule has no preconditions, `foreach`,
-/// `context` entries or variables: then only an exception's conditions may need it.
+/// One rule on the current resource: its responses (one, or one per target of a
+/// mutate-existing rule) and, when it changed something, the resource as it left it. `ctx`
+/// is `None` when the rule has no preconditions, `foreach`, `context` entries, targets or
+/// variables: then only an exception's conditions may need it.
 fn apply_rule<'r>(
     env: &Env<'_>,
     rule: &Rule,
     body: &Node,
     current: &'r Resource,
     ctx: &mut Option<Context<'r>>,
-) -> (RuleResponse, Option<Resource>) {
-    if body.get("targets").is_some() {
-        return (unsupported(rule, "mutate targets"), None);
+) -> (Vec<RuleResponse>, Option<Resource>) {
+    let targets = body.get("targets");
+    let objects = env.request.offline.objects.as_ref();
+    if targets.is_some() && objects.is_none() {
+        return (vec![unsupported(rule, "mutate targets")], None);
     }
+    if let Some(r) = gate(env, rule, current, ctx) {
+        return (vec![r], None);
+    }
+    // A mutate-existing rule patches its targets, never the trigger (`mutateExistingHandler`).
+    if let (Some(targets), Some(objects), Some(ctx)) = (targets, objects, ctx.as_mut()) {
+        return (
+            existing::apply(env, rule, body, targets, objects, ctx),
+            None,
+        );
+    }
+    let (r, after) = patch_rule(rule, body, current, ctx);
+    (vec![r], after)
+}
+
+/// The rule's preconditions, then the PolicyExceptions covering it: `Some` is the response
+/// that ends the rule there (skip or error).
+fn gate<'r>(
+    env: &Env<'_>,
+    rule: &Rule,
+    current: &'r Resource,
+    ctx: &mut Option<Context<'r>>,
+) -> Option<RuleResponse> {
     if let (Some(p), Some(ctx)) = (&rule.preconditions, ctx.as_mut()) {
         match evaluate_block(p, ctx) {
             Ok(r) if r.holds => {}
@@ -331,11 +358,11 @@ fn apply_rule<'r>(
                 if !r.message.is_empty() {
                     msg = format!("{msg}; {}", r.message);
                 }
-                return (response(rule, Status::Skip, msg), None);
+                return Some(response(rule, Status::Skip, msg));
             }
             Err(e) => {
                 let msg = format!("failed to evaluate preconditions: {}", e.message);
-                return (response(rule, Status::Error, msg), None);
+                return Some(response(rule, Status::Error, msg));
             }
         }
     }
@@ -356,8 +383,19 @@ fn apply_rule<'r>(
         &mut holds,
     ) {
         r.rule_type = RuleType::Mutation;
-        return (r, None);
+        return Some(r);
     }
+    None
+}
+
+/// The rule's patch (`patchStrategicMerge`, `patchesJson6902` or `foreach`) applied to
+/// `current`: its response and, when it changed something, the patched resource.
+fn patch_rule(
+    rule: &Rule,
+    body: &Node,
+    current: &Resource,
+    ctx: &mut Option<Context<'_>>,
+) -> (RuleResponse, Option<Resource>) {
     let result = if let (Some(entries), Some(ctx)) = (body.get("foreach"), ctx.as_mut()) {
         foreach::apply(entries, current, ctx).map(|(doc, foreach)| (Some(doc), foreach))
     } else {

@@ -297,6 +297,7 @@ mod tests {
                 cluster: cluster.then(|| Arc::new(c)),
                 api_calls: ApiCalls::from_list(&list).unwrap(),
                 globals: Globals::default(),
+                objects: None,
             }),
             ..Request::default()
         }

@@ -687,6 +687,7 @@ mod tests {
                 unsupported: None,
                 span: None,
                 exceptions: Vec::new(),
+                target: None,
             },
             resource: "Pod default/web".to_owned(),
             kind: "Pod".to_owned(),

@@ -32,6 +32,9 @@ pub struct RuleOutcome {
     /// The resource this response is about, as `patchedResources` compares it: after the
     /// policy for mutate rules, as validated for validate rules (mutate.md §10).
     pub patched: Option<kpol::yaml::Node>,
+    /// A mutate-existing rule that patched a target: the target as it left it (the rows of
+    /// the target's key compare this, [`target_runs`]).
+    pub target: Option<kpol::yaml::Node>,
 }
 
 /// One engine response (a policy in one phase) for one resource.
@@ -40,6 +43,10 @@ pub struct Response {
     pub policy: String,
     /// `policies.kyverno.io/scored: "false"`: fail is reported as warn (§8.4).
     pub unscored: bool,
+    /// A kind without rules (every CEL kind: ValidatingPolicy, VAP, MutatingPolicy, MAP,
+    /// ImageValidatingPolicy, GeneratingPolicy, DeletingPolicy and the Namespaced ones):
+    /// an entry's `rule` does not select among its responses (`isRulelessPolicyKind`).
+    pub ruleless: bool,
     pub rules: Vec<RuleOutcome>,
 }
 
@@ -128,6 +135,7 @@ fn payload_run(engine: &Engine, inputs: &Inputs, payload: &Resource) -> Resource
                     message: r.message,
                     generated: None,
                     patched: None,
+                    target: None,
                 })
                 .collect();
             Some(response(p, rules))
@@ -239,21 +247,41 @@ fn run_resource(
             o.patched = Some(resource.root.clone());
         }
     }
+    responses.extend(mpol_targets(engine, inputs, &resource, &ops, &request_for)?);
     let resource = &resource;
-    for (phase, feature) in [(Phase::VerifyImages, "verifyImages")] {
-        for (i, p) in policies.iter().enumerate() {
-            if !p.rules().iter().any(|r| phase.has(&r.body)) {
+    // verifyImages rules (super::verify_images): the verify-images phase's response now, the
+    // validate phase's with the other validate responses below.
+    let mut image_checks: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
+    for (i, p) in policies.iter().enumerate() {
+        if !p.rules().iter().any(|r| Phase::VerifyImages.has(&r.body)) {
+            continue;
+        }
+        let request = request_for(ops[i]);
+        let mut rules: Vec<RuleOutcome> = Vec::new();
+        let mut checks: Vec<RuleOutcome> = Vec::new();
+        for r in p.rules() {
+            let RuleBody::VerifyImages(entries) = &r.body else {
+                continue;
+            };
+            if !(p.in_scope(&resource.namespace) && r.matches(resource, &request)) {
                 continue;
             }
-            let request = request_for(ops[i]);
-            let rules: Vec<RuleOutcome> = p
-                .rules()
+            let exception = inputs
+                .policy_exceptions
                 .iter()
-                .filter(|r| phase.has(&r.body))
-                .filter(|r| p.in_scope(&resource.namespace) && r.matches(resource, &request))
-                .map(|r| unsupported(&r.name, feature))
-                .collect();
-            responses.push(response(p, rules));
+                .any(|e| e.covers(&p.key(), &r.name) && e.matches(resource, &request));
+            match super::verify_images::evaluate(r, entries, resource, ops[i]) {
+                _ if exception => rules.push(unsupported(&r.name, "exceptions")),
+                Err(feature) => rules.push(unsupported(&r.name, &feature)),
+                Ok(o) => {
+                    rules.extend(o.verify);
+                    checks.extend(o.validate.unwrap_or_default());
+                }
+            }
+        }
+        responses.push(response(p, rules));
+        if !checks.is_empty() {
+            image_checks.push((i, checks));
         }
     }
     // Validate phase: one engine run per distinct operation, each policy's response taken
@@ -298,6 +326,7 @@ fn run_resource(
                             message: r.message,
                             generated: None,
                             patched: Some(validated.root.clone()),
+                            target: None,
                         };
                         if o.unsupported.is_none() {
                             o.unsupported = taint(inputs, policy, validated, &o.rule, mutated);
@@ -309,6 +338,7 @@ fn run_resource(
             }
         }
     }
+    validate.extend(image_checks);
     validate.sort_by_key(|(i, _)| *i);
     for (i, rules) in validate {
         if let Some(p) = policies.get(i) {
@@ -347,6 +377,7 @@ fn run_resource(
                 rule: g.rule,
                 status: g.status,
                 patched: None,
+                target: None,
                 generated: Some(if failed {
                     Vec::new()
                 } else {
@@ -377,6 +408,7 @@ fn run_resource(
                 message: r.message,
                 generated: None,
                 patched: None,
+                target: None,
             }];
             responses.push(response(p, rules));
         }
@@ -388,6 +420,127 @@ fn run_resource(
         name: resource.name.clone(),
         responses,
     })
+}
+
+/// MutatingPolicies with `evaluation.mutateExisting.enabled` on the test's
+/// `targetResources` (`policy_processor.go`, after the trigger's MutatingPolicies): per
+/// target, each such policy in load order that selects it (src/mpol `selects_target`), on
+/// the target as the one before left it, with the trigger's request. Each response is about
+/// the trigger (its rows compare an empty resource) and carries the patched target on a pass.
+/// CEL calls see the targets too (the CLI adds them to its fake context provider).
+fn mpol_targets(
+    engine: &Engine,
+    inputs: &Inputs,
+    trigger: &Resource,
+    ops: &[Operation],
+    request_for: &dyn Fn(Operation) -> Request,
+) -> Result<Vec<Response>, String> {
+    let policies = engine.policies();
+    let existing: Vec<usize> = (0..policies.len())
+        .filter(|&i| kpol::mpol::mutates_existing(&policies[i]))
+        .collect();
+    if inputs.targets.is_empty() || existing.is_empty() {
+        return Ok(Vec::new());
+    }
+    kpol::cel::context::with_context(inputs.target_cel_context.clone(), || {
+        let mut out = Vec::new();
+        for target in &inputs.targets {
+            let mut current = target.clone();
+            for &i in &existing {
+                let p = &policies[i];
+                let request = request_for(ops[i]);
+                if !kpol::mpol::selects_target(p, &current, trigger, &request)
+                    .map_err(|e| format!("failed to discover CEL targets: {e}"))?
+                {
+                    continue;
+                }
+                let Some(pm) = kpol::mpol::evaluate::mutate_target(
+                    i,
+                    p,
+                    &current,
+                    trigger,
+                    &request,
+                    &inputs.policy_exceptions,
+                ) else {
+                    continue;
+                };
+                let empty = kpol::yaml::Node::synthetic(kpol::yaml::Value::Map(Default::default()));
+                let rules: Vec<RuleOutcome> = pm
+                    .response
+                    .rules
+                    .iter()
+                    .map(|r| RuleOutcome {
+                        rule: r.rule.clone(),
+                        status: r.status,
+                        message: r.message.clone(),
+                        unsupported: r.unsupported.clone(),
+                        generated: None,
+                        patched: Some(empty.clone()),
+                        target: match (&pm.patched, r.status) {
+                            (Some(root), Status::Pass) => Some(root.clone()),
+                            _ => None,
+                        },
+                    })
+                    .collect();
+                if let Some(root) = &pm.patched {
+                    current = current.with_root(root.clone());
+                }
+                if !rules.is_empty() {
+                    out.push(response(p, rules));
+                }
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// The `Target` map of `kyverno test` (`test.go`): per `targetResources` object, every
+/// response (of every run, of every trigger, in order) with a rule whose patched target is
+/// that object (apiVersion, kind, name, and namespace unless the target has none); each kept
+/// with that first rule only, its `patched` the patched target.
+pub fn target_runs(inputs: &Inputs, runs: &[&[ResourceRun]]) -> Vec<ResourceRun> {
+    let mut out = Vec::new();
+    for t in &inputs.targets {
+        let mut responses = Vec::new();
+        for run in runs.iter().flat_map(|r| r.iter()) {
+            for resp in &run.responses {
+                let hit = resp.rules.iter().find_map(|o| {
+                    let node = o.target.as_ref()?;
+                    let r = Resource::from_document(node.clone(), None, 0).ok()?;
+                    let ns = if t.namespace.is_empty() {
+                        &r.namespace
+                    } else {
+                        &t.namespace
+                    };
+                    (r.api_version == t.api_version
+                        && r.kind == t.kind
+                        && r.name == t.name
+                        && r.namespace == *ns)
+                        .then_some((o, node))
+                });
+                if let Some((o, node)) = hit {
+                    let mut o = o.clone();
+                    o.patched = Some(node.clone());
+                    responses.push(Response {
+                        policy: resp.policy.clone(),
+                        unscored: resp.unscored,
+                        ruleless: resp.ruleless,
+                        rules: vec![o],
+                    });
+                }
+            }
+        }
+        if !responses.is_empty() {
+            out.push(ResourceRun {
+                api_version: t.api_version.clone(),
+                kind: t.kind.clone(),
+                namespace: t.namespace.clone(),
+                name: t.name.clone(),
+                responses,
+            });
+        }
+    }
+    out
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -413,6 +566,7 @@ fn unsupported(rule: &str, feature: &str) -> RuleOutcome {
         unsupported: Some(feature.to_owned()),
         generated: None,
         patched: None,
+        target: None,
     }
 }
 
@@ -440,6 +594,7 @@ fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
             .annotations
             .get("policies.kyverno.io/scored")
             .is_some_and(|v| v == "false"),
+        ruleless: matches!(policy.body, kpol::policy::PolicyBody::Cel(_)),
         rules,
     }
 }
@@ -470,6 +625,7 @@ fn mutate_outcomes(
                 .or_else(|| taint(inputs, policy, seen, &r.rule, mutated)),
             patched: patched.cloned(),
             generated: None,
+            target: r.target.as_deref().cloned(),
         })
         .collect()
 }

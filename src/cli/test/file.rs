@@ -124,6 +124,9 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
             }
         }
     }
+    // The `Target` map: targets patched in any run, checked whatever the entry's operation.
+    let all: Vec<&[ResourceRun]> = runs.iter().map(|(_, r)| r.as_slice()).collect();
+    let targets = evaluate::target_runs(&inputs, &all);
     for entry in &spec.results {
         let Some((_, run)) = runs.iter().find(|(op, _)| *op == entry.operation) else {
             continue;
@@ -133,7 +136,9 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         if let Some(p) = &entry.patched_resources {
             entry.patched_resources = Some(dir.join(p).display().to_string());
         }
-        report.rows.extend(rows::rows_for(&entry, run, &cx));
+        report
+            .rows
+            .extend(rows::rows_for(&entry, run, &targets, &cx));
     }
     report
 }

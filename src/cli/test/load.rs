@@ -32,6 +32,13 @@ pub struct Inputs {
     pub params: Arc<Vec<Node>>,
     /// The test's `jsonPayloads`, each named as the test writes it (cel.md §3.5).
     pub payloads: Vec<Resource>,
+    /// The test's `targetResources`, in file order (duplicates dropped): what mutate-existing
+    /// rows are keyed by, and what MutatingPolicies' mutateExisting passes mutate.
+    pub targets: Vec<Resource>,
+    /// The CEL context data for MutatingPolicies on targets: [`Inputs::cel_context`] with the
+    /// targets added (the CLI registers them with its fake context provider; in
+    /// `clusterResources` mode the cluster holds them already).
+    pub target_cel_context: Option<Arc<kpol::cel::context::CelContext>>,
     pub warnings: Vec<String>,
 }
 
@@ -104,16 +111,19 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         }
         globals.insert(entry.name.clone(), resolve_global(&entry));
     }
-    let cluster = if spec.cluster_resources.is_empty() {
-        None
-    } else {
-        Some(Arc::new(build_cluster(
-            dir,
-            spec,
-            &resources,
-            &mut warnings,
-        )?))
-    };
+    let targets = load_resources(dir, &spec.target_resources, &mut warnings)?;
+    let cluster_mode = !spec.cluster_resources.is_empty();
+    // The objects of the CLI's fake client (`runTest`): always the resources, targets and
+    // parameter resources; the virtual cluster of `clusterResources` mode adds its own.
+    let objects = Arc::new(build_cluster(
+        dir,
+        spec,
+        &resources,
+        &targets,
+        cluster_mode,
+        &mut warnings,
+    )?);
+    let cluster = cluster_mode.then(|| objects.clone());
     if let Some(c) = &cluster {
         // Cluster mode: CEL calls read the virtual cluster; the context file and the mocks
         // are not used for them (cel.md §11.2 item 2).
@@ -123,10 +133,34 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         cx.set_mocks(spec.api_calls.clone(), globals.clone());
         cel_context = Some(cx);
     }
+    let cel_context = cel_context.map(Arc::new);
+    let target_cel_context = match (&cluster, targets.is_empty()) {
+        (_, true) => None,
+        (Some(_), false) => cel_context.clone(),
+        (None, false) => {
+            let mut cx = match &spec.context {
+                Some(file) => read_context(&dir.join(file))?,
+                None => Default::default(),
+            };
+            if !spec.api_calls.is_empty() || !globals.is_empty() {
+                cx.set_mocks(spec.api_calls.clone(), globals.clone());
+            }
+            for t in &targets {
+                cx.add_resource(&t.root).map_err(|e| {
+                    LoadError::in_file(
+                        t.source.as_ref().map_or("", |s| s.name()),
+                        format!("failed to load target resources: {e}"),
+                    )
+                })?;
+            }
+            Some(Arc::new(cx))
+        }
+    };
     let offline = Arc::new(Offline {
         cluster,
         api_calls: spec.api_calls.clone(),
         globals,
+        objects: Some(objects),
     });
     let mut policy_exceptions = Vec::new();
     for e in &spec.exceptions {
@@ -160,12 +194,14 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         .collect::<Result<_, _>>()?;
     Ok(Inputs {
         payloads,
+        targets,
+        target_cel_context,
         policies,
         resources,
         policy_exceptions,
         values: std::sync::Arc::new(values),
         user_info,
-        cel_context: cel_context.map(Arc::new),
+        cel_context,
         offline,
         params: Arc::new(params),
         warnings,
@@ -205,13 +241,16 @@ fn resolve_global(entry: &GlobalSource) -> Result<Node, String> {
     Ok(value::map(out))
 }
 
-/// The virtual cluster of `clusterResources` mode (`runTest`): the resources, target
-/// resources and parameter resources, then each `ClusterResource` file's `spec.resources`
-/// and the CRDs its `spec.crds` name (paths relative to the test file's directory).
+/// The objects of the CLI's fake client (`runTest`): the resources, target resources and
+/// parameter resources, then in `clusterResources` mode (the virtual cluster) each
+/// `ClusterResource` file's `spec.resources` and the CRDs its `spec.crds` name (paths
+/// relative to the test file's directory).
 fn build_cluster(
     dir: &Path,
     spec: &TestSpec,
     resources: &[Resource],
+    targets: &[Resource],
+    cluster_mode: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Cluster, LoadError> {
     let mut cluster = Cluster::default();
@@ -225,15 +264,13 @@ fn build_cluster(
             .as_ref()
             .map_or_else(String::new, |s| s.name().to_owned())
     };
-    for r in resources {
+    for r in resources.iter().chain(targets) {
         add(&mut cluster, &r.root, &at(r))?;
     }
-    for paths in [&spec.target_resources, &spec.param_resources] {
-        for r in load_resources(dir, paths, warnings)? {
-            add(&mut cluster, &r.root, &at(&r))?;
-        }
+    for r in load_resources(dir, &spec.param_resources, warnings)? {
+        add(&mut cluster, &r.root, &at(&r))?;
     }
-    for file in &spec.cluster_resources {
+    for file in spec.cluster_resources.iter().filter(|_| cluster_mode) {
         let (src, docs) = read_yaml(&dir.join(file))?;
         let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
         add_cluster_resource(&mut cluster, dir, &src, &root)?;

@@ -81,9 +81,15 @@ pub fn strict(row: &mut Row) {
     }
 }
 
-/// The rows of one result entry against the runs of its operation.
-pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> Vec<Row> {
-    let keys = select(entry, runs);
+/// The rows of one result entry against the runs of its operation and the test's target
+/// keys (`targets`, super::evaluate::target_runs).
+pub fn rows_for(
+    entry: &ResultEntry,
+    runs: &[ResourceRun],
+    targets: &[ResourceRun],
+    cx: &Context<'_>,
+) -> Vec<Row> {
+    let keys = select(entry, runs, targets);
     let policy_name = entry.policy.rsplit('/').next().unwrap_or("");
     let feature = if let Some(f) = cx.unsupported_inputs.first() {
         Some((*f).to_owned())
@@ -112,16 +118,30 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
     let mut rows = Vec::new();
     for run in keys {
         let before = rows.len();
-        for resp in run.responses.iter().filter(|r| r.policy == policy_name) {
-            for outcome in resp.rules.iter().filter(|o| selects(&entry.rule, &o.rule)) {
+        // A row dropped because its resource is not in `patchedResources` (`resourceSkipped`).
+        let mut skipped = false;
+        let trigger = runs.iter().find(|r| same_key(r, run));
+        for resp in trigger
+            .into_iter()
+            .flat_map(|r| &r.responses)
+            .filter(|r| r.policy == policy_name)
+        {
+            for outcome in resp
+                .rules
+                .iter()
+                .filter(|o| resp.ruleless || selects(&entry.rule, &o.rule))
+            {
                 match &outcome.generated {
                     Some(generated) if outcome.unsupported.is_none() => {
                         rows.extend(generation_rows(entry, run, resp, outcome, generated, cx));
                     }
-                    _ => rows.extend(outcome_row(entry, run, resp, outcome)),
+                    _ => match outcome_row(entry, run, resp, outcome, false) {
+                        Some(row) => rows.push(row),
+                        None => skipped = true,
+                    },
                 }
             }
-            if rows.len() == before {
+            if rows.len() == before && !skipped {
                 rows.push(fixed_row(
                     entry,
                     Some(run),
@@ -132,7 +152,18 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
                 ));
             }
         }
-        if rows.len() == before {
+        // The target's responses, whatever their policy and rule (`output.go`): a target
+        // missing from `patchedResources` fails the row.
+        for resp in targets
+            .iter()
+            .filter(|t| same_key(t, run))
+            .flat_map(|t| &t.responses)
+        {
+            for outcome in &resp.rules {
+                rows.extend(outcome_row(entry, run, resp, outcome, true));
+            }
+        }
+        if rows.len() == before && !skipped {
             rows.push(match cx.invalid.iter().find(|(n, _)| n == policy_name) {
                 Some((_, why)) => fixed_row(
                     entry,
@@ -156,11 +187,23 @@ pub fn rows_for(entry: &ResultEntry, runs: &[ResourceRun], cx: &Context<'_>) -> 
     rows
 }
 
-/// §8.1–8.2: keys named by `resources` (`name` or `ns/name`), else all keys.
-fn select<'r>(entry: &ResultEntry, runs: &'r [ResourceRun]) -> Vec<&'r ResourceRun> {
+/// Whether two runs have the same resource key (`apiVersion,kind,namespace,name`).
+fn same_key(a: &ResourceRun, b: &ResourceRun) -> bool {
+    (&a.api_version, &a.kind, &a.namespace, &a.name)
+        == (&b.api_version, &b.kind, &b.namespace, &b.name)
+}
+
+/// §8.1–8.2: keys named by `resources` (`name` or `ns/name`), else all keys; the target keys
+/// are looked at first, then the trigger keys. As upstream, a key that is both a target and a
+/// trigger is selected twice (its rows then appear twice).
+fn select<'r>(
+    entry: &ResultEntry,
+    runs: &'r [ResourceRun],
+    targets: &'r [ResourceRun],
+) -> Vec<&'r ResourceRun> {
     let mut out: Vec<&ResourceRun> = Vec::new();
     for wanted in &entry.resources {
-        for run in runs {
+        for run in targets.iter().chain(runs) {
             // A payload is named by its path as written, slashes included.
             let hit = match wanted.split_once('/') {
                 _ if run.is_payload() => run.name == *wanted,
@@ -178,7 +221,7 @@ fn select<'r>(entry: &ResultEntry, runs: &'r [ResourceRun]) -> Vec<&'r ResourceR
         .iter()
         .filter(|_| entry.resources_given);
     for (group, version, ns, name) in specs {
-        for run in runs {
+        for run in targets.iter().chain(runs) {
             let api_version = if group.is_empty() {
                 version.clone()
             } else {
@@ -191,7 +234,7 @@ fn select<'r>(entry: &ResultEntry, runs: &'r [ResourceRun]) -> Vec<&'r ResourceR
         }
     }
     if out.is_empty() {
-        out = runs.iter().collect();
+        out = targets.iter().chain(runs).collect();
     }
     out
 }
@@ -204,11 +247,14 @@ fn selects(wanted: &str, rule: &str) -> bool {
         || rule.strip_prefix("autogen-cronjob-") == Some(wanted)
 }
 
+/// `None`: the resource is not in `patchedResources` and the row is dropped — unless
+/// `missing_fails` (a target's row) or `failOnMissingResources`.
 fn outcome_row(
     entry: &ResultEntry,
     run: &ResourceRun,
     resp: &Response,
     o: &RuleOutcome,
+    missing_fails: bool,
 ) -> Option<Row> {
     if let Some(feature) = &o.unsupported {
         return Some(unsupported_row(entry, Some(run), &o.rule, feature));
@@ -228,7 +274,7 @@ fn outcome_row(
             }
             Ok(text) => match compare(file, &text, actual) {
                 PatchedCheck::Match => {}
-                PatchedCheck::NotFound if entry.fail_on_missing_resources => {
+                PatchedCheck::NotFound if entry.fail_on_missing_resources || missing_fails => {
                     let msg = format!(
                         "error: failed to load PatchedResources resource (resource with name {} not found in manifest)",
                         run.name
@@ -290,12 +336,14 @@ fn generation_rows(
     cx: &Context<'_>,
 ) -> Vec<Row> {
     if generated.is_empty() {
-        return outcome_row(entry, run, resp, o).into_iter().collect();
+        return outcome_row(entry, run, resp, o, false)
+            .into_iter()
+            .collect();
     }
     generated
         .iter()
         .filter_map(|(name, resource)| {
-            let mut row = outcome_row(entry, run, resp, o)?;
+            let mut row = outcome_row(entry, run, resp, o, false)?;
             row.resource = name.clone();
             if let Err((message, reason)) = super::generated::check(entry, cx.expected, resource) {
                 row.ok = false;

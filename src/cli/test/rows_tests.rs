@@ -10,6 +10,7 @@ fn outcome(rule: &str, status: Status) -> RuleOutcome {
         unsupported: None,
         generated: None,
         patched: None,
+        target: None,
     }
 }
 
@@ -27,6 +28,7 @@ fn resp(policy: &str, unscored: bool, rules: Vec<RuleOutcome>) -> Response {
     Response {
         policy: policy.to_owned(),
         unscored,
+        ruleless: false,
         rules,
     }
 }
@@ -75,17 +77,17 @@ fn names_and_namespaced_names_select_resources_else_all() {
     ];
     let evaluated = ["p".to_owned()];
     let cx = cx(&[], &evaluated);
-    let rows = rows_for(&entry("p", "r", &["b/web"], "fail"), &runs, &cx);
+    let rows = rows_for(&entry("p", "r", &["b/web"], "fail"), &runs, &[], &cx);
     assert_eq!(
         summary(&rows),
         [("v1/Pod/b/web".into(), "Ok".into(), true, Count::Pass)]
     );
-    let rows = rows_for(&entry("p", "r", &["web"], "pass"), &runs, &cx);
+    let rows = rows_for(&entry("p", "r", &["web"], "pass"), &runs, &[], &cx);
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1].reason, "Want pass, got fail");
     // A typo checks every resource (§8.2).
     assert_eq!(
-        rows_for(&entry("p", "r", &["wbe"], "pass"), &runs, &cx).len(),
+        rows_for(&entry("p", "r", &["wbe"], "pass"), &runs, &[], &cx).len(),
         2
     );
 }
@@ -110,6 +112,7 @@ fn autogen_rule_names_and_namespaced_policy_names() {
     let rows = rows_for(
         &entry("ns/p", "r", &["job"], "fail"),
         &runs,
+        &[],
         &cx(&[], &evaluated),
     );
     assert_eq!(rows.len(), 1);
@@ -135,7 +138,12 @@ fn excluded_row_once_per_resource_then_real_rows() {
         ],
     )];
     let evaluated = ["p".to_owned()];
-    let rows = rows_for(&entry("p", "v", &[], "fail"), &runs, &cx(&[], &evaluated));
+    let rows = rows_for(
+        &entry("p", "v", &[], "fail"),
+        &runs,
+        &[],
+        &cx(&[], &evaluated),
+    );
     let reasons: Vec<&str> = rows.iter().map(|r| r.reason.as_str()).collect();
     assert_eq!(reasons, ["Excluded", "Ok"]);
     assert_eq!(rows[0].count, Count::Skip);
@@ -154,9 +162,9 @@ fn unscored_fail_is_warn_and_expected_skip_counts_as_skip() {
     )];
     let evaluated = ["u".to_owned(), "s".to_owned()];
     let cx = cx(&[], &evaluated);
-    let rows = rows_for(&entry("u", "r", &[], "warn"), &runs, &cx);
+    let rows = rows_for(&entry("u", "r", &[], "warn"), &runs, &[], &cx);
     assert_eq!((rows[0].actual.as_str(), rows[0].ok), ("warn", true));
-    let rows = rows_for(&entry("s", "r", &[], "skip"), &runs, &cx);
+    let rows = rows_for(&entry("s", "r", &[], "skip"), &runs, &[], &cx);
     assert_eq!(rows[0].count, Count::Skip);
 }
 
@@ -165,12 +173,12 @@ fn no_response_is_invalid_policy_or_not_found() {
     let runs = vec![run("Pod", "d", "web", vec![])];
     let invalid = [("bad".to_owned(), "spec: Required value".to_owned())];
     let cx = cx(&invalid, &[]);
-    let rows = rows_for(&entry("bad", "r", &[], "fail"), &runs, &cx);
+    let rows = rows_for(&entry("bad", "r", &[], "fail"), &runs, &[], &cx);
     assert_eq!(
         (rows[0].result_word(), rows[0].reason.as_str()),
         ("Skip", "Invalid Policy")
     );
-    let rows = rows_for(&entry("gone", "r", &[], "pass"), &runs, &cx);
+    let rows = rows_for(&entry("gone", "r", &[], "pass"), &runs, &[], &cx);
     assert_eq!(
         (rows[0].result_word(), rows[0].reason.as_str()),
         ("Fail", "Not found")
@@ -184,7 +192,12 @@ fn unsupported_rules_and_policies_fail() {
     o.unsupported = Some("deny".to_owned());
     let runs = vec![run("Pod", "d", "web", vec![resp("p", false, vec![o])])];
     let evaluated = ["p".to_owned()];
-    let rows = rows_for(&entry("p", "r", &[], "error"), &runs, &cx(&[], &evaluated));
+    let rows = rows_for(
+        &entry("p", "r", &[], "error"),
+        &runs,
+        &[],
+        &cx(&[], &evaluated),
+    );
     assert_eq!(
         (rows[0].ok, rows[0].reason.as_str()),
         (false, "unsupported: deny")
@@ -194,7 +207,7 @@ fn unsupported_rules_and_policies_fail() {
         unsupported: &unsupported,
         ..cx(&[], &evaluated)
     };
-    let rows = rows_for(&entry("vp", "", &["web"], "pass"), &runs, &cx);
+    let rows = rows_for(&entry("vp", "", &["web"], "pass"), &runs, &[], &cx);
     assert_eq!(rows[0].reason, "unsupported: cel (ValidatingPolicy)");
     assert_eq!(rows[0].count, Count::Fail);
 }
@@ -230,17 +243,17 @@ fn resource_specs_select_only_with_a_resources_key() {
     let mut e = entry("p", "r", &[], "fail");
     e.resource_specs = vec![spec("v1")];
     e.resources_given = true;
-    let rows = rows_for(&e, &runs, &cx);
+    let rows = rows_for(&e, &runs, &[], &cx);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].resource, "v1/Pod/b/web");
     assert!(rows[0].ok);
     // Another version selects nothing: every resource is checked.
     e.resource_specs = vec![spec("v2")];
-    assert_eq!(rows_for(&e, &runs, &cx).len(), 2);
+    assert_eq!(rows_for(&e, &runs, &[], &cx).len(), 2);
     // Without a `resources` key the specs are not read.
     e.resource_specs = vec![spec("v1")];
     e.resources_given = false;
-    assert_eq!(rows_for(&e, &runs, &cx).len(), 2);
+    assert_eq!(rows_for(&e, &runs, &[], &cx).len(), 2);
 }
 
 // A patched resource missing from `patchedResources` drops the row, unless
@@ -269,13 +282,13 @@ fn fail_on_missing_resources_fails_a_missing_patched_resource() {
     let mut e = entry("p", "r", &["web"], "pass");
     e.patched_resources = Some(file.display().to_string());
     // Dropped: the policy's response gives no row, so it reads as Excluded.
-    let rows = rows_for(&e, &runs, &cx);
+    let rows = rows_for(&e, &runs, &[], &cx);
     assert!(
         rows.iter().all(|r| r.reason != "Resource error"),
         "{rows:?}"
     );
     e.fail_on_missing_resources = true;
-    let rows = rows_for(&e, &runs, &cx);
+    let rows = rows_for(&e, &runs, &[], &cx);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].reason, "Resource error");
     assert!(!rows[0].ok);
@@ -284,4 +297,35 @@ fn fail_on_missing_resources_fails_a_missing_patched_resource() {
         "{}",
         rows[0].message
     );
+}
+
+// `isRulelessPolicyKind`: for a CEL kind the entry's `rule` is ignored and every response of
+// the policy is checked; for a ClusterPolicy it selects.
+#[test]
+fn a_ruleless_kind_ignores_the_entrys_rule() {
+    let mut cel = resp("vp", false, vec![outcome("", Status::Fail)]);
+    cel.ruleless = true;
+    let runs = vec![run("Pod", "a", "web", vec![cel])];
+    let evaluated = ["vp".to_owned()];
+    let rows = rows_for(
+        &entry("vp", "some-rule", &["web"], "fail"),
+        &runs,
+        &[],
+        &cx(&[], &evaluated),
+    );
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].actual.as_str(), rows[0].ok), ("fail", true));
+    let classic = vec![run(
+        "Pod",
+        "a",
+        "web",
+        vec![resp("vp", false, vec![outcome("other", Status::Fail)])],
+    )];
+    let rows = rows_for(
+        &entry("vp", "some-rule", &["web"], "fail"),
+        &classic,
+        &[],
+        &cx(&[], &evaluated),
+    );
+    assert_eq!(rows[0].actual, "excluded");
 }
