@@ -157,6 +157,7 @@ fn payload_run(engine: &Engine, inputs: &Inputs, payload: &Resource) -> Resource
                 message: r.message,
                 generated: None,
                 patched: None,
+                target: None,
             }];
             responses.push(response(p, rules));
         }
