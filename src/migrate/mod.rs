@@ -7,6 +7,7 @@
 
 mod cel_text;
 mod conditions;
+mod generate;
 mod jmes;
 mod matching;
 mod mutate;
@@ -70,6 +71,8 @@ struct RuleCel {
     validations: Vec<J>,
     /// MutatingPolicy mutations (a mutate rule).
     mutations: Vec<mutate::Mutation>,
+    /// The GeneratingPolicy `generate` entry (a generate rule).
+    generate: Option<generate::Generate>,
     actions: Vec<String>,
 }
 
@@ -131,11 +134,19 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
                     reason: b.reason,
                 }),
             },
+            Some("generate") => match generate_rule(rule, spec, namespaced, &mut out.notes) {
+                Ok(r) => converted.push(r),
+                Err(b) => out.unconverted.push(Unconverted {
+                    rule: rule_name,
+                    span: b.span,
+                    reason: b.reason,
+                }),
+            },
             Some(other) => out.unconverted.push(Unconverted {
                 rule: rule_name,
                 span: rule.get(other).map_or(rule.span, |n| n.span),
                 reason: format!(
-                    "`{other}` rules are not converted yet (validate and mutate rules are)"
+                    "`{other}` rules are not converted yet (validate, mutate and generate rules are)"
                 ),
             }),
             None => out.unconverted.push(Unconverted {
@@ -149,6 +160,8 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
     if converted.is_empty() {
         return Some(out);
     }
+    let (generating, converted): (Vec<RuleCel>, Vec<RuleCel>) =
+        converted.into_iter().partition(|r| r.generate.is_some());
     let (mutating, validating): (Vec<RuleCel>, Vec<RuleCel>) =
         converted.into_iter().partition(|r| !r.mutations.is_empty());
     let mut groups = Vec::new();
@@ -157,6 +170,9 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
     }
     if !mutating.is_empty() {
         groups.extend(group(mutating, &mut out.notes));
+    }
+    if !generating.is_empty() {
+        groups.extend(group(generating, &mut out.notes));
     }
     let single = groups.len() == 1;
     for rules in groups {
@@ -175,9 +191,12 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
 /// differ, each rule's become a guard on its own validations.
 fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
     let first = &rules[0];
-    let same = rules
-        .iter()
-        .all(|r| r.matching == first.matching && r.actions == first.actions);
+    let same = rules.iter().all(|r| {
+        r.matching == first.matching
+            && r.actions == first.actions
+            && r.generate.as_ref().map(|g| &g.evaluation)
+                == first.generate.as_ref().map(|g| &g.evaluation)
+    });
     if !same {
         notes.push(
             "the rules match different resources or have different failure actions: one policy per rule, named POLICY-RULE".to_owned(),
@@ -187,6 +206,13 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
     let same_pre = rules.iter().all(|r| r.preconditions == first.preconditions);
     if same_pre {
         return vec![rules];
+    }
+    if first.generate.is_some() {
+        notes.push(
+            "the generate rules' preconditions differ: one policy per rule, named POLICY-RULE"
+                .to_owned(),
+        );
+        return rules.into_iter().map(|r| vec![r]).collect();
     }
     notes.push(
         "the rules' preconditions differ: each became a guard on its rule's validations or mutations, so where a rule's preconditions do not hold the policy passes (or patches nothing) where Kyverno skipped the rule".to_owned(),
@@ -235,11 +261,14 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
         }
     }
     let mutating = !first.mutations.is_empty();
+    let generating = first.generate.is_some();
     let mut s = serde_json::Map::new();
-    if !mutating {
+    if !mutating && !generating {
         s.insert("validationActions".to_owned(), json!(first.actions));
     }
-    if let Some(b) = spec.get("background").and_then(Node::as_bool) {
+    if let Some(g) = &first.generate {
+        s.insert("evaluation".to_owned(), g.evaluation.clone());
+    } else if let Some(b) = spec.get("background").and_then(Node::as_bool) {
         s.insert(
             "evaluation".to_owned(),
             json!({"background": {"enabled": b}}),
@@ -293,7 +322,19 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
             json!({"podControllers": {"controllers": list}}),
         );
     }
-    let kind = if mutating {
+    let kind = if generating {
+        let entries: Vec<J> = rules
+            .iter()
+            .filter_map(|r| r.generate.as_ref())
+            .map(|g| json!({"expression": g.expr}))
+            .collect();
+        s.insert("generate".to_owned(), J::Array(entries));
+        if namespaced {
+            "NamespacedGeneratingPolicy"
+        } else {
+            "GeneratingPolicy"
+        }
+    } else if mutating {
         let mutations: Vec<J> = rules
             .iter()
             .flat_map(|r| r.mutations.iter())
@@ -381,6 +422,7 @@ fn validate_rule(
         variables,
         validations,
         mutations: Vec::new(),
+        generate: None,
         actions,
     })
 }
@@ -433,6 +475,37 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         variables,
         validations: Vec::new(),
         mutations,
+        generate: None,
+        actions: Vec::new(),
+    })
+}
+
+fn generate_rule(
+    rule: &Node,
+    spec: &Node,
+    namespaced: bool,
+    notes: &mut Vec<String>,
+) -> Result<RuleCel, Blocked> {
+    let name = rule
+        .get("name")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let null = Node::null();
+    let block = rule.get("generate").unwrap_or(&null);
+    let (matching, jmes, variables, preconditions) = common(rule, &name, notes)?;
+    let existing = ["generateExisting", "generateExistingOnPolicyUpdate"]
+        .iter()
+        .any(|k| spec.get(k).and_then(Node::as_bool) == Some(true));
+    let g = generate::generate(block, &jmes, namespaced, existing)?;
+    Ok(RuleCel {
+        name,
+        matching,
+        preconditions,
+        variables,
+        validations: Vec::new(),
+        mutations: Vec::new(),
+        generate: Some(g),
         actions: Vec::new(),
     })
 }

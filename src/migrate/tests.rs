@@ -468,13 +468,15 @@ fn mutate_overlay_becomes_apply_configuration() {
 #[test]
 fn unconverted_bodies_are_said() {
     let m = migrate(&policy(
-        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      kind: ConfigMap\n      name: x\n      namespace: y\n      data: {}\n",
+        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    verifyImages:\n    - imageReferences: ['*']\n",
     ));
     assert!(m.policies.is_empty());
     assert!(
         m.unconverted[0]
             .reason
-            .contains("`generate` rules are not converted yet")
+            .contains("`verifyImages` rules are not converted yet"),
+        "{:?}",
+        m.unconverted
     );
 }
 
@@ -749,4 +751,47 @@ fn atomic_fields_become_json_patches_with_strategic_merge_semantics() {
             m.unconverted
         );
     }
+}
+
+#[test]
+fn generate_data_becomes_a_generating_policy() {
+    let text = policy(
+        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      apiVersion: v1\n      kind: ConfigMap\n      name: \"{{request.object.metadata.name}}-cm\"\n      namespace: \"{{request.object.metadata.name}}\"\n      synchronize: true\n      data:\n        metadata:\n          labels:\n            team: core\n        data:\n          owner: \"{{request.object.metadata.labels.owner}}\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let p = &m.policies[0];
+    assert_eq!(p["kind"], "GeneratingPolicy");
+    assert_eq!(p["spec"]["evaluation"]["synchronize"]["enabled"], true);
+    let e = p["spec"]["generate"][0]["expression"]
+        .as_str()
+        .expect("expression");
+    assert!(
+        e.starts_with("generator.Apply((has(object.metadata)"),
+        "{e}"
+    );
+    // Text around a variable: a null piece is Kyverno's text `null`.
+    assert!(e.contains("== null ? 'null' : string("), "{e}");
+    assert!(e.contains("'labels': {'team': 'core'}"), "{e}");
+    assert!(e.contains("'kind': 'ConfigMap'"), "{e}");
+    assert!(
+        !p["spec"]
+            .as_object()
+            .is_some_and(|s| s.contains_key("validationActions"))
+    );
+    load(&to_yaml(&m, "t.yaml", 1));
+
+    let clone = policy(
+        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      apiVersion: v1\n      kind: Secret\n      name: s\n      namespace: x\n      clone:\n        namespace: default\n        name: s\n",
+    );
+    let m = migrate(&clone);
+    assert!(m.policies.is_empty());
+    assert_eq!(m.unconverted.len(), 1);
+    assert!(
+        m.unconverted[0].reason.contains("generate.clone"),
+        "{:?}",
+        m.unconverted
+    );
+    let at = SourceFile::new("t", clone.clone()).line_col(m.unconverted[0].span.start);
+    assert_eq!((at.line, at.column), (20, 7));
 }
