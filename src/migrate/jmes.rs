@@ -236,9 +236,22 @@ impl Translator {
     /// `(X == null ? 'null' : string(X))`. (A map or list spliced into text is written as
     /// JSON by Kyverno and is an error in CEL.)
     pub(crate) fn template_kyverno_text(&self, s: &str, span: Span) -> Result<String, Blocked> {
+        self.template_text(s, span, false)
+    }
+
+    /// [`Translator::template_kyverno_text`]; with `always_text` a lone `{{ }}` is text too
+    /// (it was spliced into a patch's text before the patch was read).
+    pub(crate) fn template_text(
+        &self,
+        s: &str,
+        span: Span,
+        always_text: bool,
+    ) -> Result<String, Blocked> {
         let pieces = split_template(s)
             .ok_or_else(|| Blocked::new(span, format!("unbalanced `{{{{ }}}}` in `{s}`")))?;
-        if let [Piece::Expr(e)] = pieces.as_slice() {
+        if let [Piece::Expr(e)] = pieces.as_slice()
+            && !always_text
+        {
             return Ok(self.expr(e, span)?.folded());
         }
         let mut parts = Vec::new();

@@ -301,7 +301,14 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
     if !vars.is_empty() {
         s.insert("variables".to_owned(), J::Array(vars));
     }
-    if let Some(controllers) = root
+    if generating {
+        // GeneratingPolicies have no autogen.
+    } else if no_autogen(spec) {
+        s.insert(
+            "autogen".to_owned(),
+            json!({"podControllers": {"controllers": []}}),
+        );
+    } else if let Some(controllers) = root
         .get_path(&[
             "metadata",
             "annotations",
@@ -367,6 +374,25 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
         "metadata": metadata,
         "spec": s,
     })
+}
+
+/// Kyverno generates no pod-controller rules for any rule of a ClusterPolicy that has a
+/// generate rule or a `patchesJson6902` (also inside a mutate foreach entry); the converted
+/// policies then get an empty autogen controller list.
+fn no_autogen(spec: &Node) -> bool {
+    spec.get("rules")
+        .and_then(Node::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .any(|r| {
+            r.get("generate").is_some()
+                || r.get_path(&["mutate", "patchesJson6902"]).is_some()
+                || r.get_path(&["mutate", "foreach"])
+                    .and_then(Node::as_seq)
+                    .unwrap_or(&[])
+                    .iter()
+                    .any(|e| e.get("patchesJson6902").is_some())
+        })
 }
 
 fn validate_rule(
@@ -435,7 +461,7 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         .to_owned();
     let null = Node::null();
     let mutate = rule.get("mutate").unwrap_or(&null);
-    for key in ["foreach", "targets", "mutateExistingOnPolicyUpdate"] {
+    for key in ["targets", "mutateExistingOnPolicyUpdate"] {
         if let Some(n) = mutate.get(key) {
             return Err(Blocked::new(
                 n.span,
@@ -448,6 +474,18 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         mutate.get("patchStrategicMerge"),
         mutate.get("patchesJson6902"),
     ) {
+        _ if mutate.get("foreach").is_some() => {
+            if let Some(p) = mutate
+                .get("patchStrategicMerge")
+                .or_else(|| mutate.get("patchesJson6902"))
+            {
+                return Err(Blocked::new(
+                    p.span,
+                    "a mutate rule with both `foreach` and a patch is not converted".to_owned(),
+                ));
+            }
+            mutate::foreach(mutate.get("foreach").unwrap_or(&null), &jmes)?
+        }
         (Some(patch), None) => mutate::strategic_merge(patch, &jmes, &matching.kinds)?,
         (None, Some(patch)) => mutate::json6902(patch)?,
         (Some(_), Some(p)) => {

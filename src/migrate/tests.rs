@@ -795,3 +795,40 @@ fn generate_data_becomes_a_generating_policy() {
     let at = SourceFile::new("t", clone.clone()).line_col(m.unconverted[0].span.start);
     assert_eq!((at.line, at.column), (20, 7));
 }
+
+#[test]
+fn foreach_json_patches_bind_element_and_index() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers[]\n        preconditions:\n          all:\n          - key: \"{{ element.name }}\"\n            operator: NotEquals\n            value: skip\n        patchesJson6902: |-\n          - op: add\n            path: /spec/containers/{{elementIndex}}/env/-\n            value:\n              name: IMAGE\n              value: \"img-{{ element.image }}\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let p = &m.policies[0];
+    assert_eq!(p["kind"], "MutatingPolicy");
+    // A patchesJson6902 turns Kyverno's autogen off.
+    assert_eq!(
+        p["spec"]["autogen"]["podControllers"]["controllers"],
+        serde_json::json!([])
+    );
+    let policies = load(&to_yaml(&m, "t.yaml", 1));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n    env:\n    - name: K\n      value: v\n  - name: skip\n    image: y\n  - name: c\n    image: z\n";
+    let out = mutated_json(policies, pod);
+    let cs = &out["spec"]["containers"];
+    assert_eq!(
+        cs[0]["env"],
+        serde_json::json!([{"name": "K", "value": "v"}, {"name": "IMAGE", "value": "img-x"}])
+    );
+    assert!(cs[1].get("env").is_none(), "{out}");
+    assert_eq!(cs[2]["env"], serde_json::json!([{"name": "IMAGE", "value": "img-z"}]));
+    // The same patch on the ClusterPolicy gives the same resource.
+    assert_eq!(mutated_json(load(&text), pod), out);
+
+    // A path that does not patch the element's own subtree is refused.
+    let other = text.replace("/spec/containers/{{elementIndex}}/env/-", "/spec/volumes/-");
+    let m = migrate(&other);
+    assert!(
+        m.unconverted[0].reason.contains("the list's own path"),
+        "{:?}",
+        m.unconverted
+    );
+}
