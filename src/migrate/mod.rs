@@ -184,7 +184,92 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
         out.policies
             .push(assemble(root, spec, &pname, namespaced, &rules));
     }
+    if rc_covered(root, spec) {
+        let copies: Vec<J> = out
+            .policies
+            .iter()
+            .filter_map(replication_controllers)
+            .collect();
+        if !copies.is_empty() {
+            out.notes.push(
+                "a ValidatingPolicy's autogen has no ReplicationController (Kyverno's ClusterPolicy autogen has): each ValidatingPolicy for Pods got a copy NAME-replicationcontrollers for them, its expressions rewritten to the pod template as autogen rewrites them".to_owned(),
+            );
+            out.policies.extend(copies);
+        }
+    }
     Some(out)
+}
+
+/// Whether the ClusterPolicy's autogen covers ReplicationControllers: autogen is on (no
+/// generate rule or JSON patch) and the controllers annotation is absent or names them.
+fn rc_covered(root: &Node, spec: &Node) -> bool {
+    if no_autogen(spec) {
+        return false;
+    }
+    match root
+        .get_path(&[
+            "metadata",
+            "annotations",
+            "pod-policies.kyverno.io/autogen-controllers",
+        ])
+        .and_then(Node::as_str)
+    {
+        None => true,
+        Some(list) => list.split(',').any(|c| c.trim() == "ReplicationController"),
+    }
+}
+
+/// For a converted ValidatingPolicy that ValidatingPolicy autogen copies for pod controllers
+/// (its constraints exactly `""/v1/pods`, autogen not turned off): the same policy for
+/// ReplicationControllers, every expression and message rewritten to the pod template as the
+/// autogen copies are (`object.spec` → `object.spec.template.spec`, …), its own autogen off.
+fn replication_controllers(p: &J) -> Option<J> {
+    use crate::vpol::autogen::{Target, rewrite};
+    if p["kind"] != "ValidatingPolicy" && p["kind"] != "NamespacedValidatingPolicy" {
+        return None;
+    }
+    let spec = p.get("spec")?;
+    let c = spec.get("matchConstraints")?;
+    let [rule] = c.get("resourceRules")?.as_array()?.as_slice() else {
+        return None;
+    };
+    if rule["apiGroups"] != json!([""])
+        || rule["apiVersions"] != json!(["v1"])
+        || rule["resources"] != json!(["pods"])
+        || c.get("excludeResourceRules").is_some()
+        || c.get("objectSelector").is_some()
+        || spec["autogen"]["podControllers"]["controllers"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    {
+        return None;
+    }
+    let mut copy = p.clone();
+    let name = format!("{}-replicationcontrollers", p["metadata"]["name"].as_str()?);
+    copy["metadata"]["name"] = J::String(name);
+    let s = &mut copy["spec"];
+    s["matchConstraints"]["resourceRules"][0]["resources"] = json!(["replicationcontrollers"]);
+    s["autogen"] = json!({"podControllers": {"controllers": []}});
+    let fields: [(&str, &[&str]); 3] = [
+        ("matchConditions", &["expression"]),
+        ("variables", &["expression"]),
+        (
+            "validations",
+            &["expression", "message", "messageExpression"],
+        ),
+    ];
+    for (list, keys) in fields {
+        if let Some(items) = s.get_mut(list).and_then(J::as_array_mut) {
+            for item in items {
+                for k in keys {
+                    if let Some(t) = item.get(*k).and_then(J::as_str) {
+                        item[*k] = J::String(rewrite(t, Target::Template));
+                    }
+                }
+            }
+        }
+    }
+    Some(copy)
 }
 
 /// Rules that share matching and actions go into one policy; where their preconditions

@@ -819,7 +819,10 @@ fn foreach_json_patches_bind_element_and_index() {
         serde_json::json!([{"name": "K", "value": "v"}, {"name": "IMAGE", "value": "img-x"}])
     );
     assert!(cs[1].get("env").is_none(), "{out}");
-    assert_eq!(cs[2]["env"], serde_json::json!([{"name": "IMAGE", "value": "img-z"}]));
+    assert_eq!(
+        cs[2]["env"],
+        serde_json::json!([{"name": "IMAGE", "value": "img-z"}])
+    );
     // The same patch on the ClusterPolicy gives the same resource.
     assert_eq!(mutated_json(load(&text), pod), out);
 
@@ -831,4 +834,31 @@ fn foreach_json_patches_bind_element_and_index() {
         "{:?}",
         m.unconverted
     );
+}
+
+#[test]
+fn pod_policies_get_a_replication_controller_copy() {
+    let text = pattern_rule("        spec:\n          =(hostNetwork): false\n");
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    assert_eq!(m.policies.len(), 2);
+    let rc = &m.policies[1];
+    assert_eq!(rc["metadata"]["name"], "p-replicationcontrollers");
+    assert_eq!(
+        rc["spec"]["matchConstraints"]["resourceRules"][0]["resources"],
+        serde_json::json!(["replicationcontrollers"])
+    );
+    let e = rc["spec"]["validations"][0]["expression"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(e.contains("object.spec.template.spec"), "{e}");
+    let bad = "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: r\nspec:\n  template:\n    spec:\n      hostNetwork: true\n      containers:\n      - name: a\n        image: x\n";
+    let good = bad.replace("hostNetwork: true", "hostNetwork: false");
+    assert_eq!(same_verdicts(&text, &[bad, &good]), ["fail", "pass"]);
+    // With autogen limited to Deployments there is no copy.
+    let limited = text.replace(
+        "    a: b\n",
+        "    a: b\n    pod-policies.kyverno.io/autogen-controllers: Deployment\n",
+    );
+    assert_eq!(migrate(&limited).policies.len(), 1);
 }
