@@ -1,5 +1,6 @@
-//! `kpol migrate`: a ClusterPolicy or Policy's validate rules rewritten as a ValidatingPolicy
-//! (NamespacedValidatingPolicy for a Policy), construct by construct (docs/MIGRATE.md).
+//! `kpol migrate`: a ClusterPolicy or Policy's rules rewritten as the CEL kinds, construct by
+//! construct (docs/MIGRATE.md): validate rules as a ValidatingPolicy, mutate rules as a
+//! MutatingPolicy, generate rules as a GeneratingPolicy (the Namespaced kinds for a Policy).
 //!
 //! The conversion works on the policy's YAML tree, so every refusal points at the construct
 //! it is about. It never guesses: a rule with a construct that has no faithful CEL spelling

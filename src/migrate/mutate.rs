@@ -642,10 +642,7 @@ fn json6902_op(op: &serde_json::Value) -> Result<Mutation, String> {
             "the path `{path}` is not translated (it must start with `/`)"
         ));
     };
-    let value = match op.get("value") {
-        Some(v) => Some(literal(v)),
-        None => None,
-    };
+    let value = op.get("value").map(literal);
     let at = |tail: &str| quote(&format!("/{tail}"));
     let expr = op_expr(kind, rest, path, "object", &at, value.as_deref())?;
     Ok(Mutation {
