@@ -231,6 +231,42 @@ impl Translator {
         Ok(parts.join(" + "))
     }
 
+    /// [`Translator::template`] where a piece inside text may be null: Kyverno writes a
+    /// null (or missing) value spliced into text as `null`, so each piece is
+    /// `(X == null ? 'null' : string(X))`. (A map or list spliced into text is written as
+    /// JSON by Kyverno and is an error in CEL.)
+    pub(crate) fn template_kyverno_text(&self, s: &str, span: Span) -> Result<String, Blocked> {
+        self.template_text(s, span, false)
+    }
+
+    /// [`Translator::template_kyverno_text`]; with `always_text` a lone `{{ }}` is text too
+    /// (it was spliced into a patch's text before the patch was read).
+    pub(crate) fn template_text(
+        &self,
+        s: &str,
+        span: Span,
+        always_text: bool,
+    ) -> Result<String, Blocked> {
+        let pieces = split_template(s)
+            .ok_or_else(|| Blocked::new(span, format!("unbalanced `{{{{ }}}}` in `{s}`")))?;
+        if let [Piece::Expr(e)] = pieces.as_slice()
+            && !always_text
+        {
+            return Ok(self.expr(e, span)?.folded());
+        }
+        let mut parts = Vec::new();
+        for p in pieces {
+            match p {
+                Piece::Text(t) => parts.push(quote(t)),
+                Piece::Expr(e) => {
+                    let x = self.expr(e, span)?.folded();
+                    parts.push(format!("({x} == null ? 'null' : string({x}))"));
+                }
+            }
+        }
+        Ok(parts.join(" + "))
+    }
+
     /// [`Translator::template`] without presence guards: a missing path is an error, as
     /// a failed substitution is in Kyverno (inside patterns).
     pub(crate) fn template_unguarded(&self, s: &str, span: Span) -> Result<String, Blocked> {

@@ -1,5 +1,6 @@
-//! `kpol migrate`: a ClusterPolicy or Policy's validate rules rewritten as a ValidatingPolicy
-//! (NamespacedValidatingPolicy for a Policy), construct by construct (docs/MIGRATE.md).
+//! `kpol migrate`: a ClusterPolicy or Policy's rules rewritten as the CEL kinds, construct by
+//! construct (docs/MIGRATE.md): validate rules as a ValidatingPolicy, mutate rules as a
+//! MutatingPolicy, generate rules as a GeneratingPolicy (the Namespaced kinds for a Policy).
 //!
 //! The conversion works on the policy's YAML tree, so every refusal points at the construct
 //! it is about. It never guesses: a rule with a construct that has no faithful CEL spelling
@@ -7,6 +8,7 @@
 
 mod cel_text;
 mod conditions;
+mod generate;
 mod jmes;
 mod matching;
 mod mutate;
@@ -70,6 +72,8 @@ struct RuleCel {
     validations: Vec<J>,
     /// MutatingPolicy mutations (a mutate rule).
     mutations: Vec<mutate::Mutation>,
+    /// The GeneratingPolicy `generate` entry (a generate rule).
+    generate: Option<generate::Generate>,
     actions: Vec<String>,
 }
 
@@ -131,11 +135,19 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
                     reason: b.reason,
                 }),
             },
+            Some("generate") => match generate_rule(rule, spec, namespaced, &mut out.notes) {
+                Ok(r) => converted.push(r),
+                Err(b) => out.unconverted.push(Unconverted {
+                    rule: rule_name,
+                    span: b.span,
+                    reason: b.reason,
+                }),
+            },
             Some(other) => out.unconverted.push(Unconverted {
                 rule: rule_name,
                 span: rule.get(other).map_or(rule.span, |n| n.span),
                 reason: format!(
-                    "`{other}` rules are not converted yet (validate and mutate rules are)"
+                    "`{other}` rules are not converted yet (validate, mutate and generate rules are)"
                 ),
             }),
             None => out.unconverted.push(Unconverted {
@@ -149,6 +161,8 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
     if converted.is_empty() {
         return Some(out);
     }
+    let (generating, converted): (Vec<RuleCel>, Vec<RuleCel>) =
+        converted.into_iter().partition(|r| r.generate.is_some());
     let (mutating, validating): (Vec<RuleCel>, Vec<RuleCel>) =
         converted.into_iter().partition(|r| !r.mutations.is_empty());
     let mut groups = Vec::new();
@@ -157,6 +171,9 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
     }
     if !mutating.is_empty() {
         groups.extend(group(mutating, &mut out.notes));
+    }
+    if !generating.is_empty() {
+        groups.extend(group(generating, &mut out.notes));
     }
     let single = groups.len() == 1;
     for rules in groups {
@@ -168,16 +185,104 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
         out.policies
             .push(assemble(root, spec, &pname, namespaced, &rules));
     }
+    if rc_covered(root, spec) {
+        let copies: Vec<J> = out
+            .policies
+            .iter()
+            .filter_map(replication_controllers)
+            .collect();
+        if !copies.is_empty() {
+            out.notes.push(
+                "a ValidatingPolicy's autogen has no ReplicationController (Kyverno's ClusterPolicy autogen has): each ValidatingPolicy for Pods got a copy NAME-replicationcontrollers for them, its expressions rewritten to the pod template as autogen rewrites them".to_owned(),
+            );
+            out.policies.extend(copies);
+        }
+    }
     Some(out)
+}
+
+/// Whether the ClusterPolicy's autogen covers ReplicationControllers: autogen is on (no
+/// generate rule or JSON patch) and the controllers annotation is absent or names them.
+fn rc_covered(root: &Node, spec: &Node) -> bool {
+    if no_autogen(spec) {
+        return false;
+    }
+    match root
+        .get_path(&[
+            "metadata",
+            "annotations",
+            "pod-policies.kyverno.io/autogen-controllers",
+        ])
+        .and_then(Node::as_str)
+    {
+        None => true,
+        Some(list) => list.split(',').any(|c| c.trim() == "ReplicationController"),
+    }
+}
+
+/// For a converted ValidatingPolicy that ValidatingPolicy autogen copies for pod controllers
+/// (its constraints exactly `""/v1/pods`, autogen not turned off): the same policy for
+/// ReplicationControllers, every expression and message rewritten to the pod template as the
+/// autogen copies are (`object.spec` → `object.spec.template.spec`, …), its own autogen off.
+fn replication_controllers(p: &J) -> Option<J> {
+    use crate::vpol::autogen::{Target, rewrite};
+    if p["kind"] != "ValidatingPolicy" && p["kind"] != "NamespacedValidatingPolicy" {
+        return None;
+    }
+    let spec = p.get("spec")?;
+    let c = spec.get("matchConstraints")?;
+    let [rule] = c.get("resourceRules")?.as_array()?.as_slice() else {
+        return None;
+    };
+    if rule["apiGroups"] != json!([""])
+        || rule["apiVersions"] != json!(["v1"])
+        || rule["resources"] != json!(["pods"])
+        || c.get("excludeResourceRules").is_some()
+        || c.get("objectSelector").is_some()
+        || spec["autogen"]["podControllers"]["controllers"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    {
+        return None;
+    }
+    let mut copy = p.clone();
+    let name = format!("{}-replicationcontrollers", p["metadata"]["name"].as_str()?);
+    copy["metadata"]["name"] = J::String(name);
+    let s = &mut copy["spec"];
+    s["matchConstraints"]["resourceRules"][0]["resources"] = json!(["replicationcontrollers"]);
+    s["autogen"] = json!({"podControllers": {"controllers": []}});
+    let fields: [(&str, &[&str]); 3] = [
+        ("matchConditions", &["expression"]),
+        ("variables", &["expression"]),
+        (
+            "validations",
+            &["expression", "message", "messageExpression"],
+        ),
+    ];
+    for (list, keys) in fields {
+        if let Some(items) = s.get_mut(list).and_then(J::as_array_mut) {
+            for item in items {
+                for k in keys {
+                    if let Some(t) = item.get(*k).and_then(J::as_str) {
+                        item[*k] = J::String(rewrite(t, Target::Template));
+                    }
+                }
+            }
+        }
+    }
+    Some(copy)
 }
 
 /// Rules that share matching and actions go into one policy; where their preconditions
 /// differ, each rule's become a guard on its own validations.
 fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
     let first = &rules[0];
-    let same = rules
-        .iter()
-        .all(|r| r.matching == first.matching && r.actions == first.actions);
+    let same = rules.iter().all(|r| {
+        r.matching == first.matching
+            && r.actions == first.actions
+            && r.generate.as_ref().map(|g| &g.evaluation)
+                == first.generate.as_ref().map(|g| &g.evaluation)
+    });
     if !same {
         notes.push(
             "the rules match different resources or have different failure actions: one policy per rule, named POLICY-RULE".to_owned(),
@@ -187,6 +292,13 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
     let same_pre = rules.iter().all(|r| r.preconditions == first.preconditions);
     if same_pre {
         return vec![rules];
+    }
+    if first.generate.is_some() {
+        notes.push(
+            "the generate rules' preconditions differ: one policy per rule, named POLICY-RULE"
+                .to_owned(),
+        );
+        return rules.into_iter().map(|r| vec![r]).collect();
     }
     notes.push(
         "the rules' preconditions differ: each became a guard on its rule's validations or mutations, so where a rule's preconditions do not hold the policy passes (or patches nothing) where Kyverno skipped the rule".to_owned(),
@@ -235,11 +347,14 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
         }
     }
     let mutating = !first.mutations.is_empty();
+    let generating = first.generate.is_some();
     let mut s = serde_json::Map::new();
-    if !mutating {
+    if !mutating && !generating {
         s.insert("validationActions".to_owned(), json!(first.actions));
     }
-    if let Some(b) = spec.get("background").and_then(Node::as_bool) {
+    if let Some(g) = &first.generate {
+        s.insert("evaluation".to_owned(), g.evaluation.clone());
+    } else if let Some(b) = spec.get("background").and_then(Node::as_bool) {
         s.insert(
             "evaluation".to_owned(),
             json!({"background": {"enabled": b}}),
@@ -272,7 +387,14 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
     if !vars.is_empty() {
         s.insert("variables".to_owned(), J::Array(vars));
     }
-    if let Some(controllers) = root
+    if generating {
+        // GeneratingPolicies have no autogen.
+    } else if no_autogen(spec) {
+        s.insert(
+            "autogen".to_owned(),
+            json!({"podControllers": {"controllers": []}}),
+        );
+    } else if let Some(controllers) = root
         .get_path(&[
             "metadata",
             "annotations",
@@ -293,7 +415,19 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
             json!({"podControllers": {"controllers": list}}),
         );
     }
-    let kind = if mutating {
+    let kind = if generating {
+        let entries: Vec<J> = rules
+            .iter()
+            .filter_map(|r| r.generate.as_ref())
+            .map(|g| json!({"expression": g.expr}))
+            .collect();
+        s.insert("generate".to_owned(), J::Array(entries));
+        if namespaced {
+            "NamespacedGeneratingPolicy"
+        } else {
+            "GeneratingPolicy"
+        }
+    } else if mutating {
         let mutations: Vec<J> = rules
             .iter()
             .flat_map(|r| r.mutations.iter())
@@ -326,6 +460,25 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
         "metadata": metadata,
         "spec": s,
     })
+}
+
+/// Kyverno generates no pod-controller rules for any rule of a ClusterPolicy that has a
+/// generate rule or a `patchesJson6902` (also inside a mutate foreach entry); the converted
+/// policies then get an empty autogen controller list.
+fn no_autogen(spec: &Node) -> bool {
+    spec.get("rules")
+        .and_then(Node::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .any(|r| {
+            r.get("generate").is_some()
+                || r.get_path(&["mutate", "patchesJson6902"]).is_some()
+                || r.get_path(&["mutate", "foreach"])
+                    .and_then(Node::as_seq)
+                    .unwrap_or(&[])
+                    .iter()
+                    .any(|e| e.get("patchesJson6902").is_some())
+        })
 }
 
 fn validate_rule(
@@ -381,6 +534,7 @@ fn validate_rule(
         variables,
         validations,
         mutations: Vec::new(),
+        generate: None,
         actions,
     })
 }
@@ -393,7 +547,7 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         .to_owned();
     let null = Node::null();
     let mutate = rule.get("mutate").unwrap_or(&null);
-    for key in ["foreach", "targets", "mutateExistingOnPolicyUpdate"] {
+    for key in ["targets", "mutateExistingOnPolicyUpdate"] {
         if let Some(n) = mutate.get(key) {
             return Err(Blocked::new(
                 n.span,
@@ -406,6 +560,18 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         mutate.get("patchStrategicMerge"),
         mutate.get("patchesJson6902"),
     ) {
+        _ if mutate.get("foreach").is_some() => {
+            if let Some(p) = mutate
+                .get("patchStrategicMerge")
+                .or_else(|| mutate.get("patchesJson6902"))
+            {
+                return Err(Blocked::new(
+                    p.span,
+                    "a mutate rule with both `foreach` and a patch is not converted".to_owned(),
+                ));
+            }
+            mutate::foreach(mutate.get("foreach").unwrap_or(&null), &jmes)?
+        }
         (Some(patch), None) => mutate::strategic_merge(patch, &jmes, &matching.kinds)?,
         (None, Some(patch)) => mutate::json6902(patch)?,
         (Some(_), Some(p)) => {
@@ -433,6 +599,37 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         variables,
         validations: Vec::new(),
         mutations,
+        generate: None,
+        actions: Vec::new(),
+    })
+}
+
+fn generate_rule(
+    rule: &Node,
+    spec: &Node,
+    namespaced: bool,
+    notes: &mut Vec<String>,
+) -> Result<RuleCel, Blocked> {
+    let name = rule
+        .get("name")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let null = Node::null();
+    let block = rule.get("generate").unwrap_or(&null);
+    let (matching, jmes, variables, preconditions) = common(rule, &name, notes)?;
+    let existing = ["generateExisting", "generateExistingOnPolicyUpdate"]
+        .iter()
+        .any(|k| spec.get(k).and_then(Node::as_bool) == Some(true));
+    let g = generate::generate(block, &jmes, namespaced, existing)?;
+    Ok(RuleCel {
+        name,
+        matching,
+        preconditions,
+        variables,
+        validations: Vec::new(),
+        mutations: Vec::new(),
+        generate: Some(g),
         actions: Vec::new(),
     })
 }

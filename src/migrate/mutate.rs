@@ -642,31 +642,49 @@ fn json6902_op(op: &serde_json::Value) -> Result<Mutation, String> {
             "the path `{path}` is not translated (it must start with `/`)"
         ));
     };
+    let value = op.get("value").map(literal);
+    let at = |tail: &str| quote(&format!("/{tail}"));
+    let expr = op_expr(kind, rest, path, "object", &at, value.as_deref())?;
+    Ok(Mutation {
+        json_patch: true,
+        expr,
+    })
+}
+
+/// One JSON patch operation as a CEL list of `JSONPatch`: `rest` is its path below the node
+/// `base` (a CEL expression), `at` spells the CEL string of the full path of a pointer below
+/// `base`, `value` the CEL value of an `add` or `replace`; `shown` is the path as written.
+fn op_expr(
+    kind: &str,
+    rest: &str,
+    shown: &str,
+    base: &str,
+    at: &dyn Fn(&str) -> String,
+    value: Option<&str>,
+) -> Result<String, String> {
+    let path = at(rest);
     let raw: Vec<&str> = rest.split('/').collect();
     let (last, parents) = raw.split_last().ok_or("an empty path")?;
     for p in parents {
         if p.is_empty() || *p == "-" || p.parse::<i64>().is_ok() {
             return Err(format!(
-                "the path `{path}`: only map keys are translated above the last step"
+                "the path `{shown}`: only map keys are translated above the last step"
             ));
         }
     }
     if last.is_empty() || last.starts_with('-') && *last != "-" {
-        return Err(format!("the path `{path}` is not translated"));
+        return Err(format!("the path `{shown}` is not translated"));
     }
     let keys: Vec<String> = parents.iter().map(|p| unescape(p)).collect();
     let numeric = last.parse::<usize>().ok();
     let patch = |op: &str, at: &str, value: Option<&str>| match value {
-        Some(v) => format!(
-            "JSONPatch{{op: {}, path: {}, value: {v}}}",
-            quote(op),
-            quote(at)
-        ),
-        None => format!("JSONPatch{{op: {}, path: {}}}", quote(op), quote(at)),
+        Some(v) => format!("JSONPatch{{op: {}, path: {at}, value: {v}}}", quote(op)),
+        None => format!("JSONPatch{{op: {}, path: {at}}}", quote(op)),
     };
+    let need_value = || value.ok_or_else(|| "an `add` or `replace` without a `value`".to_owned());
     // The parents' presence (not null), each a test on its own map; a parent that is not a
     // map goes on to the patch, which fails as Kyverno's does.
-    let mut sel = "object".to_owned();
+    let mut sel = base.to_owned();
     let mut present = Vec::new();
     for k in &keys {
         let q = quote(k);
@@ -678,42 +696,39 @@ fn json6902_op(op: &serde_json::Value) -> Result<Mutation, String> {
     let expr = match kind {
         "remove" | "replace" if *last == "-" || numeric.is_some() => {
             return Err(format!(
-                "`{kind}` at a list index (`{path}`) is not translated"
+                "`{kind}` at a list index (`{shown}`) is not translated"
             ));
         }
         "remove" => {
             let q = quote(&unescape(last));
             let mut all = present.clone();
             all.push(format!("(type({sel}) != map || {q} in {sel})"));
-            format!("{} ? [{}] : []", and(&all), patch("remove", path, None))
+            format!("{} ? [{}] : []", and(&all), patch("remove", &path, None))
         }
-        "replace" => format!("[{}]", patch("replace", path, Some(&value_of(op)?))),
+        "replace" => format!("[{}]", patch("replace", &path, Some(need_value()?))),
         "add" => {
-            let v = value_of(op)?;
+            let v = need_value()?;
             // Where the parents down to `j` are there and the next is missing, Kyverno
             // creates the rest: the CEL form adds the built value at that next parent.
-            let mut e = format!("[{}]", patch("add", path, Some(&v)));
+            let mut e = format!("[{}]", patch("add", &path, Some(v)));
             for j in (0..keys.len()).rev() {
-                let mut inner = container(last, &v);
+                let mut inner = container(last, v);
                 for k in keys[j + 1..].iter().rev() {
                     inner = format!("{{{}: {inner}}}", quote(k));
                 }
-                let at = format!("/{}", raw[..=j].join("/"));
+                let parent = at(&raw[..=j].join("/"));
                 e = format!(
                     "{} ? {} : [{}]",
                     and(&present[..=j]),
                     paren_list(&e),
-                    patch("add", &at, Some(&inner))
+                    patch("add", &parent, Some(&inner))
                 );
             }
             e
         }
         other => return Err(format!("the operation `{other}` is not translated")),
     };
-    Ok(Mutation {
-        json_patch: true,
-        expr,
-    })
+    Ok(expr)
 }
 
 /// The container Kyverno creates to hold `v` at step `last`: a list for `-` or an index
@@ -740,14 +755,242 @@ fn paren_list(e: &str) -> String {
     }
 }
 
-fn value_of(op: &serde_json::Value) -> Result<String, String> {
-    match op.get("value") {
-        Some(v) => Ok(literal(v)),
-        None => Err("an `add` or `replace` without a `value`".to_owned()),
-    }
-}
-
 /// A JSON pointer step unescaped (`~1` is `/`, `~0` is `~`).
 fn unescape(step: &str) -> String {
     step.replace("~1", "/").replace("~0", "~")
+}
+
+/// The placeholder `{{elementIndex}}` stands for while a foreach entry's patch is parsed.
+const INDEX: &str = "__kpol_element_index__";
+
+/// A `mutate.foreach` whose entries are `patchesJson6902` patches of the element they iterate:
+/// each entry becomes one `JSONPatch` mutation (the entry sees the object as the entries
+/// before it left it, as in Kyverno), its operations one per element in list order. Kyverno
+/// substitutes `element` and `elementIndex` per element; the conversion binds them with
+/// `cel.bind` over `lists.range`. Translated: a `list` that is a path from `request.object`,
+/// an entry's `preconditions`, and one `add`, `remove` or `replace` whose path is the list's
+/// own path, `/{{elementIndex}}`, then map keys (so each element patches only its own
+/// subtree and the order of the elements does not matter). Nested `foreach`, `context`,
+/// `patchStrategicMerge` in a foreach and anything else are refused.
+pub(crate) fn foreach(entries: &Node, outer: &Translator) -> Result<Vec<Mutation>, Blocked> {
+    let items: Vec<&Node> = match &entries.value {
+        Value::Seq(items) => items.iter().collect(),
+        Value::Map(_) => vec![entries],
+        _ => {
+            return Err(Blocked::new(
+                entries.span,
+                "`mutate.foreach` must be a list".to_owned(),
+            ));
+        }
+    };
+    let mut out = Vec::new();
+    for entry in items {
+        out.push(foreach_entry(entry, outer)?);
+    }
+    Ok(out)
+}
+
+fn foreach_entry(entry: &Node, outer: &Translator) -> Result<Mutation, Blocked> {
+    let Value::Map(m) = &entry.value else {
+        return Err(Blocked::new(
+            entry.span,
+            "a foreach entry must be a map".to_owned(),
+        ));
+    };
+    for e in m.entries() {
+        match e.key.as_str() {
+            "list" | "order" | "preconditions" | "patchesJson6902" => {}
+            "patchStrategicMerge" => {
+                return Err(Blocked::new(
+                    e.key_span,
+                    "`patchStrategicMerge` inside a mutate foreach is not converted yet".to_owned(),
+                ));
+            }
+            other => {
+                return Err(Blocked::new(
+                    e.key_span,
+                    format!("`{other}` inside a mutate foreach is not translated"),
+                ));
+            }
+        }
+    }
+    let Some(list_node) = entry.get("list") else {
+        return Err(Blocked::new(
+            entry.span,
+            "a foreach needs a `list`".to_owned(),
+        ));
+    };
+    let list = list_node.as_str().unwrap_or_default().trim();
+    let steps: Vec<&str> = list
+        .strip_suffix("[]")
+        .unwrap_or(list)
+        .strip_prefix("request.object.")
+        .map(|p| p.split('.').collect())
+        .unwrap_or_default();
+    if steps.is_empty() || !steps.iter().all(|s| is_field(s)) {
+        return Err(Blocked::new(
+            list_node.span,
+            format!(
+                "the foreach list `{list}`: only a path of plain keys from `request.object` is translated in a mutate foreach"
+            ),
+        ));
+    }
+    if let Some(o) = entry.get("order")
+        && !matches!(o.as_str(), Some("Ascending" | "Descending"))
+    {
+        return Err(Blocked::new(
+            o.span,
+            "`order` must be Ascending or Descending".to_owned(),
+        ));
+    }
+    let Some(patch) = entry.get("patchesJson6902") else {
+        return Err(Blocked::new(
+            entry.span,
+            "a mutate foreach entry without `patchesJson6902` is not converted".to_owned(),
+        ));
+    };
+    let mut jmes = outer.clone();
+    jmes.element = Some("element".to_owned());
+    let pre = match entry.get("preconditions") {
+        Some(p) => Some(super::conditions::block(p, &jmes)?),
+        None => None,
+    };
+    let refuse = |why: String| Blocked::new(patch.span, format!("`patchesJson6902`: {why}"));
+    let Some(text) = patch.as_str() else {
+        return Err(refuse("must be a string".to_owned()));
+    };
+    let text = replace_index(text);
+    let docs = crate::yaml::parse_documents(&text, crate::yaml::Limits::default())
+        .map_err(|e| refuse(format!("does not parse: {}", e.message)))?;
+    let [doc] = docs.as_slice() else {
+        return Err(refuse("must be one YAML document".to_owned()));
+    };
+    let ops = doc.root.to_json();
+    if text.matches("{{").count() != braces_in_strings(&ops) {
+        return Err(refuse(
+            "a `{{ }}` outside a quoted string (Kyverno substitutes it into the text before reading it) is not translated".to_owned(),
+        ));
+    }
+    let [op] = ops.as_array().map(Vec::as_slice).unwrap_or_default() else {
+        return Err(refuse(
+            "a foreach patch of other than one operation is not translated".to_owned(),
+        ));
+    };
+    let path = op.get("path").and_then(|p| p.as_str()).unwrap_or_default();
+    let prefix = format!("/{}/{INDEX}/", steps.join("/"));
+    let Some(rest) = path.strip_prefix(&prefix) else {
+        return Err(refuse(format!(
+            "the path `{}` must start with the list's own path and `{{{{elementIndex}}}}` (`/{}/{{{{elementIndex}}}}/…`)",
+            path.replace(INDEX, "{{elementIndex}}"),
+            steps.join("/")
+        )));
+    };
+    if rest.contains(INDEX) || rest.contains("{{") || rest.contains("$(") {
+        return Err(refuse(format!(
+            "variables in the path `{}` after the element's index are not translated",
+            path.replace(INDEX, "{{elementIndex}}")
+        )));
+    }
+    let value = match op.get("value") {
+        Some(v) => Some(patch_value(v, &jmes).map_err(refuse)?),
+        None => None,
+    };
+    let kind = op.get("op").and_then(|o| o.as_str()).unwrap_or_default();
+    let at = |tail: &str| {
+        format!(
+            "{} + string(i) + {}",
+            quote(&format!("/{}/", steps.join("/"))),
+            quote(&format!("/{tail}"))
+        )
+    };
+    let shown = path.replace(INDEX, "{{elementIndex}}");
+    let ops = op_expr(kind, rest, &shown, "element", &at, value.as_deref()).map_err(refuse)?;
+    let items = format!(
+        "({} ? {} : [])",
+        and(&steps
+            .iter()
+            .scan("object".to_owned(), |cur, s| {
+                let h = has(cur, s);
+                *cur = select(cur, s);
+                Some(h)
+            })
+            .collect::<Vec<_>>()),
+        steps
+            .iter()
+            .fold("object".to_owned(), |cur, s| select(&cur, s))
+    );
+    let keep = match &pre {
+        Some(p) => format!("items[i] != null && cel.bind(element, items[i], {p})"),
+        None => "items[i] != null".to_owned(),
+    };
+    Ok(Mutation {
+        json_patch: true,
+        expr: format!(
+            "cel.bind(items, {items}, type(items) != list ? [] : lists.range(size(items)).filter(i, {keep}).map(i, cel.bind(element, items[i], {ops})).flatten())"
+        ),
+    })
+}
+
+/// `{{elementIndex}}` (any spacing) replaced by [`INDEX`].
+fn replace_index(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("{{") {
+        let after = &rest[i + 2..];
+        match after.find("}}") {
+            Some(j) if after[..j].trim() == "elementIndex" => {
+                out.push_str(&rest[..i]);
+                out.push_str(INDEX);
+                rest = &after[j + 2..];
+            }
+            _ => {
+                out.push_str(&rest[..i + 2]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A JSON patch value: literals as they are; a string holding `{{ }}` as Kyverno splices it
+/// into the patch text (a string piece as it is, `null` as `null`).
+fn patch_value(v: &serde_json::Value, jmes: &Translator) -> Result<String, String> {
+    match v {
+        serde_json::Value::String(s) if s.contains(INDEX) => {
+            Err("`{{elementIndex}}` in a value is not translated".to_owned())
+        }
+        serde_json::Value::String(s) if s.contains("{{") => jmes
+            .template_text(s, crate::source::Span::EMPTY, true)
+            .map_err(|b| b.reason),
+        serde_json::Value::Array(a) => {
+            let items: Result<Vec<String>, String> =
+                a.iter().map(|x| patch_value(x, jmes)).collect();
+            Ok(format!("[{}]", items?.join(", ")))
+        }
+        serde_json::Value::Object(m) => {
+            let mut items = Vec::new();
+            for (k, x) in m {
+                if k.contains("{{") {
+                    return Err(format!("the key `{k}` holds a variable"));
+                }
+                items.push(format!("{}: {}", quote(k), patch_value(x, jmes)?));
+            }
+            Ok(format!("{{{}}}", items.join(", ")))
+        }
+        other => Ok(literal(other)),
+    }
+}
+
+/// How many `{{` the string values of `v` hold.
+fn braces_in_strings(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::String(s) => s.matches("{{").count(),
+        serde_json::Value::Array(a) => a.iter().map(braces_in_strings).sum(),
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, x)| k.matches("{{").count() + braces_in_strings(x))
+            .sum(),
+        _ => 0,
+    }
 }

@@ -468,13 +468,15 @@ fn mutate_overlay_becomes_apply_configuration() {
 #[test]
 fn unconverted_bodies_are_said() {
     let m = migrate(&policy(
-        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      kind: ConfigMap\n      name: x\n      namespace: y\n      data: {}\n",
+        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    verifyImages:\n    - imageReferences: ['*']\n",
     ));
     assert!(m.policies.is_empty());
     assert!(
         m.unconverted[0]
             .reason
-            .contains("`generate` rules are not converted yet")
+            .contains("`verifyImages` rules are not converted yet"),
+        "{:?}",
+        m.unconverted
     );
 }
 
@@ -749,4 +751,114 @@ fn atomic_fields_become_json_patches_with_strategic_merge_semantics() {
             m.unconverted
         );
     }
+}
+
+#[test]
+fn generate_data_becomes_a_generating_policy() {
+    let text = policy(
+        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      apiVersion: v1\n      kind: ConfigMap\n      name: \"{{request.object.metadata.name}}-cm\"\n      namespace: \"{{request.object.metadata.name}}\"\n      synchronize: true\n      data:\n        metadata:\n          labels:\n            team: core\n        data:\n          owner: \"{{request.object.metadata.labels.owner}}\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let p = &m.policies[0];
+    assert_eq!(p["kind"], "GeneratingPolicy");
+    assert_eq!(p["spec"]["evaluation"]["synchronize"]["enabled"], true);
+    let e = p["spec"]["generate"][0]["expression"]
+        .as_str()
+        .expect("expression");
+    assert!(
+        e.starts_with("generator.Apply((has(object.metadata)"),
+        "{e}"
+    );
+    // Text around a variable: a null piece is Kyverno's text `null`.
+    assert!(e.contains("== null ? 'null' : string("), "{e}");
+    assert!(e.contains("'labels': {'team': 'core'}"), "{e}");
+    assert!(e.contains("'kind': 'ConfigMap'"), "{e}");
+    assert!(
+        !p["spec"]
+            .as_object()
+            .is_some_and(|s| s.contains_key("validationActions"))
+    );
+    load(&to_yaml(&m, "t.yaml", 1));
+
+    let clone = policy(
+        "  - name: g\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      apiVersion: v1\n      kind: Secret\n      name: s\n      namespace: x\n      clone:\n        namespace: default\n        name: s\n",
+    );
+    let m = migrate(&clone);
+    assert!(m.policies.is_empty());
+    assert_eq!(m.unconverted.len(), 1);
+    assert!(
+        m.unconverted[0].reason.contains("generate.clone"),
+        "{:?}",
+        m.unconverted
+    );
+    let at = SourceFile::new("t", clone.clone()).line_col(m.unconverted[0].span.start);
+    assert_eq!((at.line, at.column), (20, 7));
+}
+
+#[test]
+fn foreach_json_patches_bind_element_and_index() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers[]\n        preconditions:\n          all:\n          - key: \"{{ element.name }}\"\n            operator: NotEquals\n            value: skip\n        patchesJson6902: |-\n          - op: add\n            path: /spec/containers/{{elementIndex}}/env/-\n            value:\n              name: IMAGE\n              value: \"img-{{ element.image }}\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let p = &m.policies[0];
+    assert_eq!(p["kind"], "MutatingPolicy");
+    // A patchesJson6902 turns Kyverno's autogen off.
+    assert_eq!(
+        p["spec"]["autogen"]["podControllers"]["controllers"],
+        serde_json::json!([])
+    );
+    let policies = load(&to_yaml(&m, "t.yaml", 1));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n    env:\n    - name: K\n      value: v\n  - name: skip\n    image: y\n  - name: c\n    image: z\n";
+    let out = mutated_json(policies, pod);
+    let cs = &out["spec"]["containers"];
+    assert_eq!(
+        cs[0]["env"],
+        serde_json::json!([{"name": "K", "value": "v"}, {"name": "IMAGE", "value": "img-x"}])
+    );
+    assert!(cs[1].get("env").is_none(), "{out}");
+    assert_eq!(
+        cs[2]["env"],
+        serde_json::json!([{"name": "IMAGE", "value": "img-z"}])
+    );
+    // The same patch on the ClusterPolicy gives the same resource.
+    assert_eq!(mutated_json(load(&text), pod), out);
+
+    // A path that does not patch the element's own subtree is refused.
+    let other = text.replace("/spec/containers/{{elementIndex}}/env/-", "/spec/volumes/-");
+    let m = migrate(&other);
+    assert!(
+        m.unconverted[0].reason.contains("the list's own path"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
+#[test]
+fn pod_policies_get_a_replication_controller_copy() {
+    let text = pattern_rule("        spec:\n          =(hostNetwork): false\n");
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    assert_eq!(m.policies.len(), 2);
+    let rc = &m.policies[1];
+    assert_eq!(rc["metadata"]["name"], "p-replicationcontrollers");
+    assert_eq!(
+        rc["spec"]["matchConstraints"]["resourceRules"][0]["resources"],
+        serde_json::json!(["replicationcontrollers"])
+    );
+    let e = rc["spec"]["validations"][0]["expression"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(e.contains("object.spec.template.spec"), "{e}");
+    let bad = "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: r\nspec:\n  template:\n    spec:\n      hostNetwork: true\n      containers:\n      - name: a\n        image: x\n";
+    let good = bad.replace("hostNetwork: true", "hostNetwork: false");
+    assert_eq!(same_verdicts(&text, &[bad, &good]), ["fail", "pass"]);
+    // With autogen limited to Deployments there is no copy.
+    let limited = text.replace(
+        "    a: b\n",
+        "    a: b\n    pod-policies.kyverno.io/autogen-controllers: Deployment\n",
+    );
+    assert_eq!(migrate(&limited).policies.len(), 1);
 }
