@@ -219,6 +219,8 @@ impl From<ApplyArgs> for CheckArgs {
             config: a.config,
             no_config: a.no_config,
             verbose: a.verbose,
+            max_findings: DEFAULT_MAX_FINDINGS,
+            width: None,
             request: a.request,
             old: Vec::new(),
             diff_base: None,
@@ -244,6 +246,9 @@ impl CheckArgs {
         self
     }
 }
+
+/// `--max-findings` unless given.
+pub const DEFAULT_MAX_FINDINGS: u32 = 50;
 
 const CHECK_EXIT_HELP: &str = "Exit codes (Kyverno's order): 2 the run was incomplete (bad flag, \
                                unreadable file, malformed YAML, invalid policy, or nothing checked: no policy from -p, no \
@@ -317,6 +322,17 @@ pub struct CheckArgs {
     /// Same as `--color never` (`kyverno apply --remove-color`).
     #[arg(long)]
     pub remove_color: bool,
+
+    /// Show at most N findings in detail in the human output: with more, the worst come first
+    /// (Enforce failures and errors, then by policy severity) and one line counts the rest.
+    /// 0 shows all, as does -v. The summary, the tables and the exit code count every one.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FINDINGS)]
+    pub max_findings: u32,
+
+    /// Wrap the human output's messages at N columns (0: never). Default: the terminal's
+    /// width (`COLUMNS`, else its size) on a terminal, else 100.
+    #[arg(long, value_name = "N")]
+    pub width: Option<u16>,
 
     /// Write the output to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
