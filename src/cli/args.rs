@@ -543,6 +543,31 @@ pub struct TestArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+
+    /// `kyverno test -o`: the result rows as one JSON, YAML, markdown or JUnit document on
+    /// standard output (the summary on standard error); with --fail-only the failing rows,
+    /// with --detailed-results the messages too (docs/TEST-FORMAT.md).
+    #[arg(
+        short = 'o',
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "format"
+    )]
+    pub output_format: Option<TestOutput>,
+
+    /// Accepted as `kyverno test` spells it: kpol test writes no colour.
+    #[arg(long)]
+    pub remove_color: bool,
+}
+
+/// `kpol test -o/--output-format`: Kyverno's shapes of the result rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TestOutput {
+    Json,
+    Yaml,
+    Markdown,
+    Junit,
 }
 
 const MUTATE_HELP: &str = "Policies: -p, else `policies` of .kpol.yaml (in the working directory or \
