@@ -10,7 +10,8 @@ use common::kpol;
 const DIR: &str = "testdata/check/apiserver-defaults";
 
 fn run(args: &[&str]) -> (Option<i32>, String) {
-    let o = kpol(args);
+    // The messages are matched whole: no wrapping.
+    let o = kpol(&[args, &["--width", "0"]].concat());
     (
         o.status.code(),
         String::from_utf8_lossy(&o.stdout).into_owned(),

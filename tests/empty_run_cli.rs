@@ -48,7 +48,15 @@ fn a_policy_path_without_policies_exits_2() {
 /// An exclude that removes every input: exit 2, and 0 with `--allow-empty`.
 #[test]
 fn every_input_excluded_exits_2() {
-    let o = kpol(&["check", "--no-config", "--exclude", "*.yaml", POD]);
+    let o = kpol(&[
+        "check",
+        "--width",
+        "0",
+        "--no-config",
+        "--exclude",
+        "*.yaml",
+        POD,
+    ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(2), "{text}");
     assert!(
@@ -94,6 +102,8 @@ fn empty_stdin_exits_2() {
 fn an_exception_naming_no_policy_warns_at_policy_name() {
     let o = kpol(&[
         "check",
+        "--width",
+        "0",
         "--no-config",
         "-p",
         "policies/disallow-latest-tag.yaml",

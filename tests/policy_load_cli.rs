@@ -30,6 +30,8 @@ fn invalid_positions(text: &str) -> Vec<String> {
 fn a_policy_with_four_mistakes_reports_four_diagnostics() {
     let o = kpol(&[
         "check",
+        "--width",
+        "0",
         "-p",
         "testdata/check/invalid/four-mistakes.yaml",
         "testdata/check/invalid/pod.yaml",
@@ -69,7 +71,14 @@ fn a_policy_with_four_mistakes_reports_four_diagnostics() {
 #[test]
 fn bad_jmespath_is_reported_at_its_character() {
     let f = "testdata/check/invalid/jmespath-bad-expressions.yaml";
-    let o = kpol(&["check", "-p", f, "testdata/check/invalid/pod.yaml"]);
+    let o = kpol(&[
+        "check",
+        "--width",
+        "0",
+        "-p",
+        f,
+        "testdata/check/invalid/pod.yaml",
+    ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(2), "{text}");
     let at = invalid_positions(&text);
@@ -106,6 +115,8 @@ fn bad_jmespath_is_reported_at_its_character() {
 fn a_validating_policy_reports_each_bad_expression() {
     let o = kpol(&[
         "check",
+        "--width",
+        "0",
         "-p",
         "testdata/check/invalid/vpol-bad-expressions.yaml",
         "testdata/check/invalid/pod.yaml",

@@ -25,7 +25,12 @@ fn finding<'a>(text: &'a str, rule: &str) -> &'a str {
 
 #[test]
 fn host_network_pod_fails_the_baseline_default_at_its_line() {
-    let o = kpol(&["check", "testdata/pss/host-network-pod.yaml"]);
+    let o = kpol(&[
+        "check",
+        "--width",
+        "0",
+        "testdata/pss/host-network-pod.yaml",
+    ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
     let f = finding(&text, "pod-security-baseline/baseline");
@@ -47,7 +52,12 @@ fn host_network_pod_fails_the_baseline_default_at_its_line() {
 
 #[test]
 fn controllers_are_checked_through_autogen_at_the_template_field() {
-    let o = kpol(&["check", "testdata/pss/host-path-deployment.yaml"]);
+    let o = kpol(&[
+        "check",
+        "--width",
+        "0",
+        "testdata/pss/host-path-deployment.yaml",
+    ]);
     let text = stdout(&o);
     let f = finding(&text, "pod-security-baseline/autogen-baseline");
     assert!(

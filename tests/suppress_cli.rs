@@ -13,6 +13,8 @@ fn kpol(dir: &Path, args: &[&str], today: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kpol"))
         .arg("check")
         .arg("--no-config")
+        // Reasons and messages are matched whole: no wrapping.
+        .args(["--width", "0"])
         .args(args)
         .current_dir(dir)
         .env("KPOL_TODAY", today)

@@ -219,6 +219,8 @@ impl From<ApplyArgs> for CheckArgs {
             config: a.config,
             no_config: a.no_config,
             verbose: a.verbose,
+            max_findings: DEFAULT_MAX_FINDINGS,
+            width: None,
             request: a.request,
             old: Vec::new(),
             diff_base: None,
@@ -244,6 +246,9 @@ impl CheckArgs {
         self
     }
 }
+
+/// `--max-findings` unless given.
+pub const DEFAULT_MAX_FINDINGS: u32 = 50;
 
 const CHECK_EXIT_HELP: &str = "Exit codes (Kyverno's order): 2 the run was incomplete (bad flag, \
                                unreadable file, malformed YAML, invalid policy, or nothing checked: no policy from -p, no \
@@ -317,6 +322,17 @@ pub struct CheckArgs {
     /// Same as `--color never` (`kyverno apply --remove-color`).
     #[arg(long)]
     pub remove_color: bool,
+
+    /// Show at most N findings in detail in the human output: with more, the worst come first
+    /// (Enforce failures and errors, then by policy severity) and one line counts the rest.
+    /// 0 shows all, as does -v. The summary, the tables and the exit code count every one.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FINDINGS)]
+    pub max_findings: u32,
+
+    /// Wrap the human output's messages at N columns (0: never). Default: the terminal's
+    /// width (`COLUMNS`, else its size) on a terminal, else 100.
+    #[arg(long, value_name = "N")]
+    pub width: Option<u16>,
 
     /// Write the output to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -527,6 +543,31 @@ pub struct TestArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+
+    /// `kyverno test -o`: the result rows as one JSON, YAML, markdown or JUnit document on
+    /// standard output (the summary on standard error); with --fail-only the failing rows,
+    /// with --detailed-results the messages too (docs/TEST-FORMAT.md).
+    #[arg(
+        short = 'o',
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "format"
+    )]
+    pub output_format: Option<TestOutput>,
+
+    /// Accepted as `kyverno test` spells it: kpol test writes no colour.
+    #[arg(long)]
+    pub remove_color: bool,
+}
+
+/// `kpol test -o/--output-format`: Kyverno's shapes of the result rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TestOutput {
+    Json,
+    Yaml,
+    Markdown,
+    Junit,
 }
 
 const MUTATE_HELP: &str = "Policies: -p, else `policies` of .kpol.yaml (in the working directory or \

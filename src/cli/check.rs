@@ -163,7 +163,7 @@ impl Summary {
 /// What a worker hands back for one input: the report, or its rendered text.
 enum Checked {
     File(FileReport),
-    Text(std::io::Result<Vec<u8>>),
+    Text(std::io::Result<render::cap::Parts>),
 }
 
 impl Summary {
@@ -366,11 +366,15 @@ pub fn run(args: CheckArgs) -> u8 {
     }
     let writes_baseline = settings.write_baseline.is_some();
 
-    let color = super::color::enabled(
-        color_when,
-        settings.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
-    );
-    let renderer = render::renderer(settings.format, color, settings.output.as_deref());
+    let terminal =
+        settings.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let layout = render::Layout {
+        color: super::color::enabled(color_when, terminal),
+        width: render::wrap::width(settings.width, terminal),
+        // `-v` shows every result, so every finding too.
+        max_findings: settings.max_findings.filter(|_| !settings.verbose),
+    };
+    let renderer = render::renderer(settings.format, layout, settings.output.as_deref());
     let mut out = match render::open(
         settings.output.as_deref(),
         super::write::Links {
@@ -458,8 +462,7 @@ pub fn run(args: CheckArgs) -> u8 {
             .iter()
             .any(|d| d.severity == Severity::Error);
         let body = if streams {
-            let mut text = Vec::new();
-            Checked::Text(renderer.file(&report, &file, &mut text).map(|()| text))
+            Checked::Text(renderer.parts(&report, &file))
         } else {
             Checked::File(file)
         };
@@ -481,6 +484,8 @@ pub fn run(args: CheckArgs) -> u8 {
     };
     let (mut used, mut recorded, mut checked) =
         (Vec::new(), Vec::new(), std::collections::HashSet::new());
+    // `--max-findings`: the worst findings are held back to the end, the others written.
+    let mut cap = render::cap::Cap::new(renderer.cap());
     ordered::for_each(
         &inputs,
         check,
@@ -506,7 +511,7 @@ pub fn run(args: CheckArgs) -> u8 {
                 Checked::File(file) => files.push(file),
                 Checked::Text(text) if written.is_ok() => {
                     written = progress.suspend(|| {
-                        out.write_all(&text?)?;
+                        cap.push(text?, &mut out)?;
                         // Lines under a progress bar are written before it is drawn again.
                         if progress.is_drawn() {
                             out.flush()?;
@@ -544,6 +549,7 @@ pub fn run(args: CheckArgs) -> u8 {
     report.incomplete |= incomplete;
     report.files = files;
     let written = written
+        .and_then(|()| cap.finish(&mut out))
         .and_then(|()| renderer.render(&report, &mut out))
         .and_then(|()| out.flush());
     // A closed pipe (`kpol check … | head`) is the reader's choice, not a failure.

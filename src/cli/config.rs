@@ -98,6 +98,10 @@ pub struct Settings {
     /// `--allow-empty`: nothing to check is an info note, not an error.
     pub allow_empty: bool,
     pub verbose: bool,
+    /// `--max-findings` (`None`: all).
+    pub max_findings: Option<usize>,
+    /// `--width` of the human output (`None`: the terminal's, else 100).
+    pub width: Option<usize>,
     /// `--max-file-size`, in bytes.
     pub max_bytes: u64,
     /// Warnings about the config file, reported with the run.
@@ -165,6 +169,8 @@ pub fn settings(args: CheckArgs, config: Config) -> Result<Settings, Diagnostic>
         warn_no_pass: args.warn_no_pass || config.warn_no_pass.unwrap_or(false),
         allow_empty: args.allow_empty,
         verbose: args.verbose,
+        max_findings: usize::try_from(args.max_findings).ok().filter(|n| *n > 0),
+        width: args.width.map(usize::from),
         max_bytes: args.max_file_size.saturating_mul(1024 * 1024),
         diagnostics,
         inline_ignores: !args.no_inline_ignores,

@@ -67,6 +67,8 @@ fn jmespath_growth_is_a_rule_error_and_the_rest_goes_on() {
     std::fs::write(&good, GOOD_POD).unwrap();
     let o = kpol(&[
         "check",
+        "--width",
+        "0",
         "-p",
         policy.to_str().unwrap(),
         "testdata/sample/debug-pod.yaml",
@@ -154,6 +156,8 @@ fn wrong_typed_cel_policy_fields_are_invalid_at_their_line() {
     .unwrap();
     let o = kpol(&[
         "check",
+        "--width",
+        "0",
         "-p",
         p.to_str().unwrap(),
         "testdata/sample/debug-pod.yaml",
@@ -206,6 +210,8 @@ fn long_cel_chain_is_an_invalid_policy_at_any_thread_count() {
     for j in ["-j1", "-j2"] {
         let o = kpol(&[
             "check",
+            "--width",
+            "0",
             j,
             "-p",
             p.to_str().unwrap(),
@@ -261,6 +267,8 @@ fn cel_variables_doubling_each_other_hit_the_budget() {
     std::fs::write(&good, GOOD_POD).unwrap();
     let o = kpol(&[
         "check",
+        "--width",
+        "0",
         "-p",
         p.to_str().unwrap(),
         "-p",
@@ -303,6 +311,8 @@ fn nested_foreach_over_a_large_list_hits_the_element_budget() {
     .unwrap();
     let o = kpol(&[
         "check",
+        "--width",
+        "0",
         "-p",
         validate.to_str().unwrap(),
         pod.to_str().unwrap(),

@@ -158,6 +158,9 @@ fn injection_check(format: &str, file: &str) -> Output {
         "policies/require-resource-limits.yaml",
         "--format",
         format,
+        // Names and messages are matched whole: no wrapping.
+        "--width",
+        "0",
         file,
     ])
 }

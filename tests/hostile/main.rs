@@ -335,6 +335,8 @@ fn invalid_regex_in_a_policy_is_a_rule_error() {
 fn unknown_operator_is_an_invalid_policy_at_its_line() {
     let o = kpol(&[
         "check",
+        "--width",
+        "0",
         "-p",
         "testdata/hostile/unknown-operator-policy.yaml",
         "-p",

@@ -1,8 +1,11 @@
 //! Human output: one diagnostic per failing (resource, rule) with a source snippet, then
-//! Kyverno's summary line. No terminal width: the same bytes everywhere; colour (the level
-//! tag of each headline) only when asked for or on a terminal (`--color`, `super::super::color`). Text from
-//! files and policies (names, messages, source lines) is [printable](super::printable): it
-//! starts no line and sends no control sequence to a terminal or a CI log.
+//! Kyverno's summary line. Headlines longer than the line are [wrapped](super::wrap) (the
+//! terminal's width, else a fixed 100 columns: the same bytes in every log); with more
+//! findings than `--max-findings`, the worst are shown and the rest counted
+//! ([`super::cap`]). Colour (the level tag of each headline) only when asked for or on a
+//! terminal (`--color`, `super::super::color`). Text from files and policies (names,
+//! messages, source lines) is [printable](super::printable): it starts no line and sends no
+//! control sequence to a terminal or a CI log.
 
 use std::io::{self, Write};
 
@@ -12,6 +15,8 @@ use kpol::source::{LineCol, SourceFile};
 
 use crate::cli::check::{CheckReport, FileReport, Finding};
 
+use super::cap::{Parts, Piece, Rank};
+use super::wrap::write_wrapped;
 use super::{printable, push_printable};
 use crate::cli::color::paint;
 
@@ -19,6 +24,10 @@ use crate::cli::color::paint;
 pub struct Human {
     /// Colour the level tag of each headline.
     pub color: bool,
+    /// The line width headlines wrap at (`None`: never wrap).
+    pub width: Option<usize>,
+    /// `--max-findings`: the most findings shown in detail (`None`: all).
+    pub max_findings: Option<usize>,
 }
 
 /// The SGR style of a level tag.
@@ -42,19 +51,49 @@ impl super::Render for Human {
 
     fn head(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         for d in &report.diagnostics {
-            diagnostic(d, report.verbose, self.color, out)?;
+            diagnostic(d, report.verbose, self.color, self.width, out)?;
         }
         Ok(())
     }
 
     fn file(&self, report: &CheckReport, file: &FileReport, out: &mut dyn Write) -> io::Result<()> {
-        for d in &file.diagnostics {
-            diagnostic(d, report.verbose, self.color, out)?;
-        }
-        for f in &file.findings {
-            finding(f, report.verbose, self.color, out)?;
+        for piece in self.parts(report, file)?.pieces {
+            out.write_all(&piece.text)?;
         }
         Ok(())
+    }
+
+    fn cap(&self) -> Option<usize> {
+        self.max_findings
+    }
+
+    fn parts(&self, report: &CheckReport, file: &FileReport) -> io::Result<Parts> {
+        let mut pieces = Vec::new();
+        let mut text = Vec::new();
+        for d in &file.diagnostics {
+            diagnostic(d, report.verbose, self.color, self.width, &mut text)?;
+        }
+        for f in &file.findings {
+            // A suppressed result is listed, never dropped by the cap.
+            let rank = Rank::of(report, f).filter(|_| f.suppressed.is_none());
+            if rank.is_some() && !text.is_empty() {
+                pieces.push(Piece {
+                    rank: None,
+                    text: std::mem::take(&mut text),
+                });
+            }
+            finding(f, report.verbose, self.color, self.width, &mut text)?;
+            if rank.is_some() {
+                pieces.push(Piece {
+                    rank,
+                    text: std::mem::take(&mut text),
+                });
+            }
+        }
+        if !text.is_empty() {
+            pieces.push(Piece { rank: None, text });
+        }
+        Ok(Parts { pieces })
     }
 
     fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
@@ -68,6 +107,20 @@ fn summary(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         tally_table("FILE", files, out)?;
     }
     writeln!(out, "{}", report.summary.line())
+}
+
+/// `level[id]: text`, wrapped at `width` under the start of `text`.
+fn headline(
+    out: &mut dyn Write,
+    color: bool,
+    level: &str,
+    id: &str,
+    text: &str,
+    width: Option<usize>,
+) -> io::Result<()> {
+    let prefix = format!("{}[{id}]: ", paint(color, style(level), level));
+    let prefix_width = level.chars().count() + id.chars().count() + 4;
+    write_wrapped(out, &prefix, prefix_width, text, width)
 }
 
 /// `-t`: one row per policy (or file) with a failure, warning or error, most failures first.
@@ -102,7 +155,13 @@ fn tally_table(
     Ok(())
 }
 
-fn diagnostic(d: &Diagnostic, verbose: bool, color: bool, out: &mut dyn Write) -> io::Result<()> {
+fn diagnostic(
+    d: &Diagnostic,
+    verbose: bool,
+    color: bool,
+    width: Option<usize>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let level = match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
@@ -110,12 +169,13 @@ fn diagnostic(d: &Diagnostic, verbose: bool, color: bool, out: &mut dyn Write) -
         Severity::Info if verbose || d.code == kpol::diagnostic::Code::WouldBeDeleted => "info",
         Severity::Info => return Ok(()),
     };
-    writeln!(
+    headline(
         out,
-        "{}[{}]: {}",
-        paint(color, style(level), level),
+        color,
+        level,
         d.code.as_str(),
-        printable(&d.message)
+        &printable(&d.message),
+        width,
     )?;
     if let Some(loc) = &d.location {
         let file = printable(&loc.file);
@@ -127,19 +187,20 @@ fn diagnostic(d: &Diagnostic, verbose: bool, color: bool, out: &mut dyn Write) -
     writeln!(out)
 }
 
-fn finding(f: &Finding, verbose: bool, color: bool, out: &mut dyn Write) -> io::Result<()> {
+fn finding(
+    f: &Finding,
+    verbose: bool,
+    color: bool,
+    width: Option<usize>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let level = f.status.as_str();
     let shown = matches!(f.status, Status::Fail | Status::Warn | Status::Error);
     // A suppressed result is listed with its reason, -v or not: suppressions stay visible.
+    let id = printable(&f.rule_id()).into_owned();
     if let Some(s) = &f.suppressed {
-        writeln!(
-            out,
-            "{}[{}]: {} ({})",
-            paint(color, style(level), level),
-            printable(&f.rule_id()),
-            printable(&s.describe()),
-            printable(&f.resource)
-        )?;
+        let text = format!("{} ({})", printable(&s.describe()), printable(&f.resource));
+        headline(out, color, level, &id, &text, width)?;
         if let (Some(src), Some(start)) = (f.source.as_deref(), f.start) {
             writeln!(
                 out,
@@ -153,23 +214,22 @@ fn finding(f: &Finding, verbose: bool, color: bool, out: &mut dyn Write) -> io::
     }
     if !shown {
         if verbose {
-            writeln!(
-                out,
-                "{}[{}]: {} ({})",
-                paint(color, style(level), level),
-                printable(&f.rule_id()),
+            let text = format!(
+                "{} ({})",
                 printable(&f.response.message),
                 printable(&f.resource)
-            )?;
+            );
+            headline(out, color, level, &id, &text, width)?;
         }
         return Ok(());
     }
-    writeln!(
+    headline(
         out,
-        "{}[{}]: {}",
-        paint(color, style(level), level),
-        printable(&f.rule_id()),
-        printable(&f.response.message)
+        color,
+        level,
+        &id,
+        &printable(&f.response.message),
+        width,
     )?;
     let file = f.source.as_deref();
     // The gutter is as wide as the line number plus one, as rustc draws it.

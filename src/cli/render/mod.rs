@@ -3,6 +3,7 @@
 //! Every output format implements [`Render`] over the same report, so the formats cannot
 //! disagree about what was found: they differ only in how they write it (docs/OUTPUT.md).
 
+pub mod cap;
 pub mod concise;
 pub mod github;
 pub mod html;
@@ -12,6 +13,7 @@ pub mod junit;
 pub mod policy_report;
 pub mod progress;
 pub mod sarif;
+pub mod wrap;
 pub mod yaml_out;
 
 use std::io::{self, Write};
@@ -58,6 +60,20 @@ pub trait Render: Sync {
         Ok(())
     }
 
+    /// The most findings a streaming format shows in detail (`--max-findings`, human only):
+    /// the run feeds [`parts`](Render::parts) through a [`cap::Cap`]. `None`: all.
+    fn cap(&self) -> Option<usize> {
+        None
+    }
+
+    /// What one input found, piece by piece, each finding the cap may drop apart with its
+    /// rank (streaming formats); by default the whole of [`file`](Render::file), kept.
+    fn parts(&self, report: &CheckReport, file: &FileReport) -> io::Result<cap::Parts> {
+        let mut text = Vec::new();
+        self.file(report, file, &mut text)?;
+        Ok(cap::Parts::whole(text))
+    }
+
     /// Writes the report: the whole of it, or what follows the inputs of a streaming format.
     fn render(&self, report: &CheckReport, out: &mut dyn Write) -> io::Result<()>;
 }
@@ -76,10 +92,29 @@ pub fn ci_level(f: &Finding) -> Option<&'static str> {
     }
 }
 
+/// How the human format lays out its findings.
+#[derive(Clone, Copy, Default)]
+pub struct Layout {
+    /// Colour the level tags.
+    pub color: bool,
+    /// The width headlines wrap at ([`wrap::width`]; `None`: never).
+    pub width: Option<usize>,
+    /// `--max-findings` (`None`: all).
+    pub max_findings: Option<usize>,
+}
+
 /// The renderer of a format; `output` is the report's file (`-o`), if any.
-pub fn renderer(format: Format, color: bool, output: Option<&std::path::Path>) -> Box<dyn Render> {
+pub fn renderer(
+    format: Format,
+    layout: Layout,
+    output: Option<&std::path::Path>,
+) -> Box<dyn Render> {
     match format {
-        Format::Human => Box::new(human::Human { color }),
+        Format::Human => Box::new(human::Human {
+            color: layout.color,
+            width: layout.width,
+            max_findings: layout.max_findings,
+        }),
         Format::Concise => Box::new(concise::Concise),
         Format::Json => Box::new(json::Json),
         Format::Sarif => Box::new(sarif::Sarif),
@@ -205,7 +240,7 @@ mod tests {
         };
         for format in Format::value_variants() {
             let mut out = Vec::new();
-            let rendered = renderer(*format, false, None).render(&report, &mut out);
+            let rendered = renderer(*format, Layout::default(), None).render(&report, &mut out);
             assert!(rendered.is_ok(), "{format:?}");
             let text = String::from_utf8_lossy(&out);
             assert!(!text.is_empty(), "{format:?}");

@@ -57,26 +57,29 @@ pub fn render(files: &[FileReport], totals: &Totals, fail_only: bool, detailed: 
             let _ = writeln!(out, "  {}", printable(e));
         }
     }
-    if fail_only {
-        let _ = writeln!(
-            out,
-            "\nTest Summary: {} out of {} tests failed\n",
-            totals.fail,
-            totals.pass + totals.skip + totals.fail
-        );
-        if !failed.is_empty() {
-            out.push_str("Aggregated Failed Test Cases : \n");
-            out.push_str(&table(failed.into_iter(), detailed));
-        }
-    } else {
-        let _ = writeln!(
-            out,
-            "\nTest Summary: {} tests passed and {} tests failed\n",
-            totals.pass + totals.skip,
-            totals.fail
-        );
+    let _ = writeln!(out, "\n{}\n", summary_line(totals, fail_only));
+    if fail_only && !failed.is_empty() {
+        out.push_str("Aggregated Failed Test Cases : \n");
+        out.push_str(&table(failed.into_iter(), detailed));
     }
     out
+}
+
+/// `Test Summary: …`, as `kyverno test` words it with and without `--fail-only`.
+pub fn summary_line(totals: &Totals, fail_only: bool) -> String {
+    if fail_only {
+        format!(
+            "Test Summary: {} out of {} tests failed",
+            totals.fail,
+            totals.pass + totals.skip + totals.fail
+        )
+    } else {
+        format!(
+            "Test Summary: {} tests passed and {} tests failed",
+            totals.pass + totals.skip,
+            totals.fail
+        )
+    }
 }
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {

@@ -11,6 +11,7 @@ mod generated;
 mod human;
 mod json;
 mod load;
+mod output;
 mod policies;
 mod report;
 mod rows;
@@ -63,21 +64,31 @@ pub fn run(args: TestArgs) -> u8 {
         }
     }
     let totals = Totals::of(&files);
-    let text = match args.format {
-        Format::Json => json::render(&files, &totals, args.detailed_results),
-        Format::Human => {
-            let mut t = String::new();
-            if files.is_empty() && missing.is_empty() {
-                t.push_str("No test yamls available\n");
+    let text = match (args.output_format, args.format) {
+        // One document on stdout; the errors and the summary on stderr.
+        (Some(o), _) => {
+            for e in files.iter().flat_map(FileReport::error_lines) {
+                eprintln!("{}", crate::cli::render::printable(&e));
             }
-            t.push_str(&human::render(
-                &files,
-                &totals,
-                args.fail_only,
-                args.detailed_results,
-            ));
-            t
+            eprintln!("{}", human::summary_line(&totals, args.fail_only));
+            output::render(o, &files, args.fail_only, args.detailed_results)
         }
+        (None, format) => match format {
+            Format::Json => json::render(&files, &totals, args.detailed_results),
+            Format::Human => {
+                let mut t = String::new();
+                if files.is_empty() && missing.is_empty() {
+                    t.push_str("No test yamls available\n");
+                }
+                t.push_str(&human::render(
+                    &files,
+                    &totals,
+                    args.fail_only,
+                    args.detailed_results,
+                ));
+                t
+            }
+        },
     };
     // A closed pipe is not a failure of the run.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
