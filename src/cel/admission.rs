@@ -7,7 +7,8 @@
 
 use cel::Value;
 
-use super::convert::{map_of, string, strings, to_cel};
+use super::convert::{map_of, string, strings};
+use super::eval::node_val;
 use super::{Activation, ResourceValues, Shared};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
@@ -38,20 +39,15 @@ pub fn bind_admission(
         Operation::Delete => (None, Some(OBJECT)),
         _ => (Some(OBJECT), None),
     };
-    let build = |key: &'static str| match key {
-        OBJECT => to_cel(&resource.root),
-        _ => request
-            .old_object
-            .as_ref()
-            .map_or(Value::Null, |old| to_cel(&old.root)),
+    // The node each key names: the resource, or the request's previous revision.
+    let node_of = |key: &'static str| match key {
+        OBJECT => Some(&resource.root),
+        _ => request.old_object.as_ref().map(|old| &old.root),
     };
-    let value_of = |key: Option<&'static str>| match key {
-        None => Value::Null,
-        Some(k) => values.value(k, || build(k)),
-    };
-    let shared_of = |key: Option<&'static str>| match key {
+    let shared_of = |key: Option<&'static str>| match key.map(|k| (k, node_of(k))) {
         None => Shared::null(),
-        Some(k) => values.shared(k, || build(k)),
+        Some((k, Some(node))) => values.shared_node(k, node),
+        Some((k, None)) => values.shared(k, || Value::Null),
     };
     let request_key = match (op, with_objects) {
         (Operation::Create, true) => "request/create+objects",
@@ -65,15 +61,19 @@ pub fn bind_admission(
     };
     act.bind(
         "request",
-        values.shared(request_key, || {
-            let (object, old) = (value_of(object_key), value_of(old_key));
-            request_value(
-                resource,
-                request,
-                op,
-                with_objects.then_some((&object, &old)),
-                !with_objects,
-            )
+        values.shared_with(request_key, || {
+            let fields = request_value(resource, request, op, None, !with_objects);
+            // perf: the objects go in converted straight from the tree, not through a
+            // `cel::Value` of each (what `request_value` with them holds).
+            let mut extra = Vec::new();
+            if with_objects {
+                for (name, key) in [("object", object_key), ("oldObject", old_key)] {
+                    if let Some(node) = key.and_then(node_of) {
+                        extra.push((name, node_val(node)));
+                    }
+                }
+            }
+            Shared::map_with(fields, extra)
         }),
     );
     act.bind("object", shared_of(object_key));

@@ -94,49 +94,107 @@ fn parse(text: &str) -> Result<IdedExpr, SyntaxError> {
     if chain > MAX_CHAIN {
         return Err(too_deep("nested"));
     }
-    let parse_with = || super::env::env().parser().parse_with_source_info(text);
-    // perf: shallow expressions (most) parse here; deeper ones on their own thread.
-    let parsed = if chain < 12 {
-        parse_with()
-    } else {
-        std::thread::scope(|s| {
-            std::thread::Builder::new()
-                .stack_size(PARSER_STACK)
-                .spawn_scoped(s, parse_with)
-                .ok()
-                .and_then(|h| h.join().ok())
-        })
-        .ok_or_else(|| SyntaxError {
-            line: 1,
-            column: 0,
-            message: "the CEL parser could not run".to_owned(),
-        })?
-    };
-    match parsed {
+    // perf: shallow expressions (most) parse here; deeper ones on the parser's thread.
+    if chain >= 12 {
+        return on_parser_thread(Job::Parse(text.to_owned())).unwrap_or_else(|| {
+            Err(SyntaxError {
+                line: 1,
+                column: 0,
+                message: "the CEL parser could not run".to_owned(),
+            })
+        });
+    }
+    match parse_here(text) {
+        Err(Deep(expr)) => {
+            // Dropped on the parser's own large stack, not this one.
+            let _ = on_parser_thread(Job::Drop(expr));
+            Err(too_deep("nested"))
+        }
+        Ok(r) => r,
+    }
+}
+
+/// A parsed expression nested beyond [`MAX_DEPTH`], to be dropped on a large stack.
+struct Deep(IdedExpr);
+
+/// Parses and instruments `text` on the calling thread.
+fn parse_here(text: &str) -> Result<Result<IdedExpr, SyntaxError>, Deep> {
+    match super::env::env().parser().parse_with_source_info(text) {
         Ok((mut expr, _)) => {
             if depth(&expr) > MAX_DEPTH {
-                // Dropped on the parser's own large stack, not this one.
-                std::thread::scope(|s| {
-                    let _ = std::thread::Builder::new()
-                        .stack_size(PARSER_STACK)
-                        .spawn_scoped(s, move || drop(expr));
-                });
-                return Err(too_deep("nested"));
+                return Err(Deep(expr));
             }
             let mut next_id = u64::MAX / 2;
             instrument(&mut expr, &mut next_id);
-            Ok(expr)
+            Ok(Ok(expr))
         }
         Err(errors) => {
             let first = errors.errors.first();
-            Err(SyntaxError {
+            Ok(Err(SyntaxError {
                 line: first.map_or(1, |e| usize::try_from(e.pos.0).unwrap_or(1).max(1)),
                 // The parser's columns are 1-based.
                 column: first.map_or(0, |e| usize::try_from(e.pos.1 - 1).unwrap_or(0)),
                 message: first.map_or_else(|| "syntax error".to_owned(), |e| e.msg.clone()),
-            })
+            }))
         }
     }
+}
+
+/// Work for the parser's thread.
+enum Job {
+    Parse(String),
+    Drop(IdedExpr),
+}
+
+type Reply = Result<IdedExpr, SyntaxError>;
+type Request = (Job, std::sync::mpsc::Sender<Reply>);
+
+/// The one long-lived thread with a [`PARSER_STACK`] stack that parses deep expressions and
+/// drops deep trees (perf: a thread per expression cost a stack mapping and a fresh allocator
+/// heap each; the library's 523 policies started ~500 of them). `None`: it could not start.
+static PARSER: std::sync::LazyLock<Option<std::sync::mpsc::Sender<Request>>> =
+    std::sync::LazyLock::new(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("kpol-cel-parser".to_owned())
+            .stack_size(PARSER_STACK)
+            .spawn(move || {
+                for (job, reply) in rx {
+                    let text = match job {
+                        Job::Drop(expr) => {
+                            drop(expr);
+                            continue;
+                        }
+                        Job::Parse(text) => text,
+                    };
+                    let r = std::panic::catch_unwind(|| parse_here(&text));
+                    let r = match r {
+                        Ok(Ok(r)) => r,
+                        Ok(Err(Deep(expr))) => {
+                            drop(expr);
+                            Err(too_deep("nested"))
+                        }
+                        Err(_) => Err(SyntaxError {
+                            line: 1,
+                            column: 0,
+                            message: "the CEL parser could not run".to_owned(),
+                        }),
+                    };
+                    let _ = reply.send(r);
+                }
+            })
+            .ok()
+            .map(|_| tx)
+    });
+
+/// Runs `job` on the parser's thread; its reply for a parse (`None` for a drop, or when the
+/// thread is not there).
+fn on_parser_thread(job: Job) -> Option<Reply> {
+    let tx = PARSER.as_ref()?;
+    let (reply_tx, reply_rx) = std::sync::mpsc::channel();
+    let parse = matches!(job, Job::Parse(_));
+    tx.send((job, reply_tx)).ok()?;
+    if parse { reply_rx.recv().ok() } else { None }
 }
 
 /// An upper bound of the parser's recursion from the text alone: operator runs and selector
@@ -388,6 +446,31 @@ mod tests {
         // Parentheses make no tree: parsed on the parser's thread, accepted.
         let (_, e) = compile(&("(".repeat(60) + "1" + &")".repeat(60)), Span::EMPTY);
         assert!(e.is_none(), "{e:?}");
+    }
+
+    /// Deep expressions from many threads at once all go through the one parser thread and
+    /// each gets its own result; a deep tree refused there does not stop it.
+    #[test]
+    fn the_parser_thread_serves_concurrent_callers() {
+        let deep = vec!["1"; 20].join("+");
+        assert!(chain(&deep) >= 12);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let deep = &deep;
+                s.spawn(move || {
+                    for i in 0..25 {
+                        let ok = format!("{deep} + {t} + {i}");
+                        let (p, e) = compile(&ok, Span::EMPTY);
+                        assert!(e.is_none(), "{e:?}");
+                        assert!(p.expr.is_ok());
+                        let (_, e) = compile(&format!("{deep} +"), Span::EMPTY);
+                        assert!(e.is_some());
+                        let (_, e) = compile(&vec!["1"; 40].join("+"), Span::EMPTY);
+                        assert!(e.unwrap().message.contains("too deeply"));
+                    }
+                });
+            }
+        });
     }
 
     /// The error's column counts characters: text that is not ASCII before it, a second line

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use cel::common::types::CelMapKey;
-use cel::common::types::{CelMap, CelNull};
+use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelNull, CelString};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
 use cel::{Context, ExecutionError, Value};
@@ -69,6 +69,56 @@ impl Shared {
     pub fn null() -> Self {
         Shared(Arc::new(CelNull))
     }
+
+    /// A YAML node converted straight into the interpreter's values: the same values as
+    /// `Shared::new(to_cel(node))`, without the `cel::Value` tree in between (perf: that tree
+    /// was built, cloned map by map and dropped for every resource a CEL policy read).
+    pub fn of_node(node: &crate::yaml::Node) -> Self {
+        Shared(Arc::from(node_val(node)))
+    }
+
+    /// The map `value` with `extra` entries added (replacing entries of the same key), each
+    /// converted once; a `value` that is not a map is converted as it is.
+    pub fn map_with(value: Value, extra: Vec<(&'static str, Box<dyn Val>)>) -> Self {
+        let Value::Map(m) = value else {
+            return Self::new(value);
+        };
+        let mut map: std::collections::HashMap<CelMapKey<'static>, Box<dyn Val>> =
+            std::collections::HashMap::with_capacity(m.map.len() + extra.len());
+        for (k, v) in m.map.iter() {
+            // As Shared::new: a function value is null.
+            let v = Box::<dyn Val>::try_from(v.clone()).unwrap_or_else(|_| Box::new(CelNull));
+            map.insert(CelMapKey::from(k.clone()), v);
+        }
+        for (k, v) in extra {
+            map.insert(CelMapKey::from(k.to_owned()), v);
+        }
+        Shared(Arc::new(CelMap::from(map)))
+    }
+}
+
+/// A YAML node as the interpreter's value ([`super::convert::to_cel`]'s types: `Int` stays
+/// `int`, `Float` `double`, map keys strings).
+pub fn node_val(node: &crate::yaml::Node) -> Box<dyn Val> {
+    use crate::yaml::Value as Y;
+    match &node.value {
+        Y::Null => Box::new(CelNull),
+        Y::Bool(b) => Box::new(CelBool::from(*b)),
+        Y::Int(i) => Box::new(CelInt::from(*i)),
+        Y::Float(f) => Box::new(CelDouble::from(*f)),
+        Y::Str(s) => Box::new(CelString::from(s.clone())),
+        Y::Seq(items) => Box::new(CelList::from(
+            items.iter().map(node_val).collect::<Vec<_>>(),
+        )),
+        Y::Map(m) => {
+            let mut map: std::collections::HashMap<CelMapKey<'static>, Box<dyn Val>> =
+                std::collections::HashMap::with_capacity(m.len());
+            for (k, v) in m.iter() {
+                map.insert(CelMapKey::from(k.to_owned()), node_val(v));
+            }
+            Box::new(CelMap::from(map))
+        }
+    }
 }
 
 /// The values every CEL evaluation on one resource binds (`object`, `oldObject`, `request`,
@@ -79,8 +129,13 @@ impl Shared {
 /// take it), so no value outlives the resource it was built from.
 #[derive(Default)]
 pub struct ResourceValues {
-    built: RefCell<Vec<(&'static str, Value, Option<Shared>)>>,
+    /// Per key: the value as a `cel::Value` (when one was asked for) and as a binding.
+    built: RefCell<Vec<Built>>,
 }
+
+/// One key of a [`ResourceValues`]: its value as a `cel::Value` and as a binding, each once
+/// asked for.
+type Built = (&'static str, Option<Value>, Option<Shared>);
 
 impl ResourceValues {
     pub fn new() -> Self {
@@ -90,23 +145,58 @@ impl ResourceValues {
     /// The value `key` names, built with `build` the first time it is asked for (as a
     /// `cel::Value`, to be placed inside another value: clones of it share its contents).
     pub fn value(&self, key: &'static str, build: impl FnOnce() -> Value) -> Value {
-        if let Some((_, v, _)) = self.built.borrow().iter().find(|(k, ..)| *k == key) {
+        if let Some((_, Some(v), _)) = self.built.borrow().iter().find(|(k, ..)| *k == key) {
             return v.clone();
         }
         // Built with no borrow held: a builder may ask for other values.
         let v = build();
-        self.built.borrow_mut().push((key, v.clone(), None));
+        let mut built = self.built.borrow_mut();
+        match built.iter_mut().find(|(k, ..)| *k == key) {
+            Some(entry) => entry.1 = Some(v.clone()),
+            None => built.push((key, Some(v.clone()), None)),
+        }
         v
     }
 
     /// The value `key` names as a [`Shared`] binding, built with `build` the first time.
     pub fn shared(&self, key: &'static str, build: impl FnOnce() -> Value) -> Shared {
+        if let Some((_, _, Some(s))) = self.built.borrow().iter().find(|(k, ..)| *k == key) {
+            return s.clone();
+        }
         let v = self.value(key, build);
         let mut built = self.built.borrow_mut();
         let Some(entry) = built.iter_mut().find(|(k, ..)| *k == key) else {
             return Shared::new(v);
         };
         entry.2.get_or_insert_with(|| Shared::new(v)).clone()
+    }
+
+    /// The binding `key` names, converted straight from `node` the first time it is asked
+    /// for ([`Shared::of_node`]); `node` must be what `key` names for this resource.
+    pub fn shared_node(&self, key: &'static str, node: &crate::yaml::Node) -> Shared {
+        self.shared_with(key, || Shared::of_node(node))
+    }
+
+    /// The binding `key` names, built with `build` the first time it is asked for (a
+    /// `cel::Value` of the same key built already is converted instead).
+    pub fn shared_with(&self, key: &'static str, build: impl FnOnce() -> Shared) -> Shared {
+        let existing = self
+            .built
+            .borrow()
+            .iter()
+            .find(|(k, ..)| *k == key)
+            .map(|(_, v, s)| (v.clone(), s.clone()));
+        let shared = match existing {
+            Some((_, Some(s))) => return s,
+            Some((Some(v), None)) => Shared::new(v),
+            _ => build(),
+        };
+        let mut built = self.built.borrow_mut();
+        match built.iter_mut().find(|(k, ..)| *k == key) {
+            Some(entry) => entry.2 = Some(shared.clone()),
+            None => built.push((key, None, Some(shared.clone()))),
+        }
+        shared
     }
 }
 
@@ -252,6 +342,69 @@ mod tests {
         // The same key as a value: no second build either.
         let v = values.value("object", || Value::Null);
         assert!(matches!(v, Value::Map(_)));
+    }
+
+    fn node(text: &str) -> crate::yaml::Node {
+        crate::yaml::parse_documents(text, Default::default())
+            .unwrap()
+            .remove(0)
+            .root
+    }
+
+    fn as_value(s: &Shared) -> Value {
+        Value::try_from(&*s.0).unwrap()
+    }
+
+    /// A node converted straight into the interpreter's values equals the same node converted
+    /// through a `cel::Value` (types included: `int` stays `int`, `double` `double`).
+    #[test]
+    fn nodes_convert_straight_to_the_same_values() {
+        let n = node("{a: 1, b: 1.5, c: [x, 2, {d: null}], e: true, f: {g: ''}, h: []}");
+        let straight = Shared::of_node(&n);
+        let through = Shared::new(crate::cel::convert::to_cel(&n));
+        assert_eq!(as_value(&straight), as_value(&through));
+        let (p, _) = compile(
+            "object.a == 1 && type(object.a) == int && type(object.b) == double && object.c[2].d == null && object.f.g == '' && size(object.h) == 0",
+            Span::EMPTY,
+        );
+        let mut act = Activation::new();
+        act.bind("object", straight);
+        assert_eq!(act.eval(&p), Ok(Value::Bool(true)));
+    }
+
+    /// A key converted straight from its node is built once; asked for as a `cel::Value`
+    /// afterwards it is built as one, and the binding stays the first.
+    #[test]
+    fn shared_node_values_are_built_once() {
+        let values = ResourceValues::new();
+        let n = node("{s: ab}");
+        let a = values.shared_node("object", &n);
+        let b = values.shared_node("object", &n);
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        let v = values.value("object", || crate::cel::convert::to_cel(&n));
+        assert_eq!(v, as_value(&a));
+        let c = values.shared("object", || Value::Null);
+        assert!(Arc::ptr_eq(&a.0, &c.0));
+        // A value first, then the binding: converted from that value, not built again.
+        let values = ResourceValues::new();
+        values.value("object", || map_of([("s", Value::from("x"))]));
+        let d = values.shared_node("object", &n);
+        assert_eq!(as_value(&d), map_of([("s", Value::from("x"))]));
+    }
+
+    #[test]
+    fn maps_with_extra_entries() {
+        let s = Shared::map_with(
+            map_of([("a", Value::Int(1)), ("o", Value::Int(2))]),
+            vec![("o", node_val(&node("{k: v}")))],
+        );
+        assert_eq!(
+            as_value(&s),
+            map_of([
+                ("a", Value::Int(1)),
+                ("o", map_of([("k", Value::from("v"))]))
+            ])
+        );
     }
 
     #[test]

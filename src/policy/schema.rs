@@ -272,14 +272,20 @@ pub fn likely_kind(kind: &str) -> Option<&'static str> {
     s.builtin
         .iter()
         .find(|k| k.eq_ignore_ascii_case(kind))
-        .or_else(|| s.builtin.iter().find(|k| edit_distance(k, kind) <= 1))
+        .or_else(|| s.builtin.iter().find(|k| within(k, kind, 1)))
         .or_else(|| {
             // Longer names: two edits (a swapped pair of letters is two).
             (kind.len() >= 6)
-                .then(|| s.builtin.iter().find(|k| edit_distance(k, kind) <= 2))
+                .then(|| s.builtin.iter().find(|k| within(k, kind, 2)))
                 .flatten()
         })
         .map(String::as_str)
+}
+
+/// Whether `a` and `b` are at most `n` edits apart. perf: names whose lengths differ by more
+/// are not compared (the length difference is a lower bound of the distance).
+fn within(a: &str, b: &str, n: usize) -> bool {
+    a.chars().count().abs_diff(b.chars().count()) <= n && edit_distance(a, b) <= n
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

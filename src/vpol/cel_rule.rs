@@ -29,7 +29,7 @@ pub fn evaluate(
 ) -> (Status, String, Option<&'static str>) {
     let _budget = crate::base::budget::Scope::enter();
     let mut act = Activation::new();
-    let obj = || values.shared(OBJECT, || to_cel(&resource.root));
+    let obj = || values.shared_node(OBJECT, &resource.root);
     let op = request.operation;
     let (object, old) = match op {
         crate::request::Operation::Update => match old {
@@ -42,9 +42,9 @@ pub fn evaluate(
                     .as_deref()
                     .is_some_and(|o| std::ptr::eq(o, old)) =>
             {
-                (obj(), values.shared(OLD_OBJECT, || to_cel(&old.root)))
+                (obj(), values.shared_node(OLD_OBJECT, &old.root))
             }
-            Some(old) => (obj(), Shared::new(to_cel(&old.root))),
+            Some(old) => (obj(), Shared::of_node(&old.root)),
             None => (obj(), obj()),
         },
         crate::request::Operation::Delete => (Shared::null(), obj()),

@@ -79,7 +79,7 @@ fn evaluate_vpol(
     let mut act = Activation::new();
     let variant = if policy.json_mode {
         // JSON mode: every payload, only `object` (and `variables`) bound (§3.5).
-        act.bind("object", values.shared(OBJECT, || to_cel(&resource.root)));
+        act.bind("object", values.shared_node(OBJECT, &resource.root));
         for name in ["oldObject", "request", "namespaceObject"] {
             act.bind(name, Shared::null());
         }
