@@ -105,6 +105,32 @@ pub fn check_document(ctx: &PolicyCtx, errs: &mut Vec<Invalid>) -> Vec<usize> {
             }
         }
     }
+    // verifyImages: an entry that resolves tags to digests (`mutateDigest`, true unless set)
+    // needs Enforce: Audit would admit the unmutated resource. The action is the policy's
+    // `validationFailureAction` (anything but Enforce is Audit), and an entry's own
+    // `failureAction` replaces it for that entry and, as Kyverno's loop keeps the flag, for the
+    // entries after it in the same rule (`pkg/validation/policy/validate.go`).
+    let policy_audit = !is_enforce(ctx.spec.get("validationFailureAction"));
+    for (i, r) in ctx.rule_nodes.iter().enumerate() {
+        let Some(entries) = r.get("verifyImages").and_then(Node::as_seq) else {
+            continue;
+        };
+        let mut audit = policy_audit;
+        for (j, e) in entries.iter().enumerate() {
+            if let Some(action) = e.get("failureAction").filter(|n| !n.is_null()) {
+                audit = !is_enforce(Some(action));
+            }
+            let mutate_digest = e.get("mutateDigest");
+            if audit && mutate_digest.and_then(Node::as_bool) != Some(false) {
+                errs.push(Invalid::new(
+                    format!(
+                        "spec.rules[{i}].verifyImages[{j}].mutateDigest: Invalid value: true: mutateDigest must be set to false for \u{2018}Audit\u{2019} failure action"
+                    ),
+                    mutate_digest.map_or(e.span, |n| n.span),
+                ));
+            }
+        }
+    }
     // 4. Duplicate rule names.
     let mut seen = Vec::new();
     for (i, r) in ctx.rule_nodes.iter().enumerate() {
@@ -136,6 +162,12 @@ pub fn check_document(ctx: &PolicyCtx, errs: &mut Vec<Invalid>) -> Vec<usize> {
         ));
     }
     bad_types
+}
+
+/// Whether a failure action reads as Enforce (`Enforce`, or the old `enforce`); anything else,
+/// absent included, is Audit.
+fn is_enforce(action: Option<&Node>) -> bool {
+    matches!(action.and_then(Node::as_str), Some("Enforce" | "enforce"))
 }
 
 /// A rule with the index Kyverno names it by (`spec.rules[i]`).

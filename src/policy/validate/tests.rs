@@ -461,3 +461,42 @@ fn condition_blocks_of_one_rule_are_each_reported() {
         "{d:#?}"
     );
 }
+
+#[test]
+fn verify_images_mutate_digest_needs_enforce() {
+    let vi = |entry: &str| {
+        format!(
+            "  - name: r\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n    verifyImages:\n    - imageReferences: [\"*\"]\n{entry}"
+        )
+    };
+    // mutateDigest defaults to true; the policy's action defaults to Audit.
+    let (r, l, _) = invalid(&pol("", "", &vi("      verifyDigest: false\n")));
+    assert_eq!(
+        r,
+        "spec.rules[0].verifyImages[0].mutateDigest: Invalid value: true: mutateDigest must be set to false for \u{2018}Audit\u{2019} failure action"
+    );
+    assert_eq!(l, 10, "at the entry when mutateDigest is not written");
+    let (_, l, c) = invalid(&pol("", "", &vi("      mutateDigest: true\n")));
+    assert_eq!((l, c), (11, 21), "at the value when it is written");
+    // Enforce (the policy's or the entry's) allows it; mutateDigest: false is valid under Audit.
+    let enforce = "  validationFailureAction: Enforce\n";
+    assert_eq!(load(&pol("", enforce, &vi(""))).policies.len(), 1);
+    assert_eq!(
+        load(&pol("", "", &vi("      failureAction: Enforce\n")))
+            .policies
+            .len(),
+        1
+    );
+    assert_eq!(
+        load(&pol("", "", &vi("      mutateDigest: false\n")))
+            .policies
+            .len(),
+        1
+    );
+    // An entry's Audit under an Enforce policy is refused.
+    assert!(
+        invalid(&pol("", enforce, &vi("      failureAction: Audit\n")))
+            .0
+            .contains("for \u{2018}Audit\u{2019} failure action")
+    );
+}
