@@ -342,7 +342,7 @@ fn verify_images_cronjob_like_kyverno_test() {
     // kyverno/kyverno:pkg/autogen/v1/autogen_test.go Test_ComputeRules, kind CronJob.
     let p = policy(&pol(
         "",
-        "  - name: check-image\n    match:\n      resources:\n        kinds:\n        - Pod\n    verifyImages:\n    - imageReferences: ['*']\n",
+        "  - name: check-image\n    match:\n      resources:\n        kinds:\n        - Pod\n    verifyImages:\n    - imageReferences: ['*']\n      mutateDigest: false\n",
     ));
     let c = p.validate_rules("CronJob");
     assert_eq!(names(c), ["check-image", "autogen-cronjob-check-image"]);
