@@ -15,7 +15,7 @@ mod validate;
 
 pub use build::build_rule;
 pub use cel_rule::{CelRule, Validation as CelValidation};
-pub(crate) use envelope::Envelope;
+pub(crate) use envelope::{Envelope, Opened};
 pub use load::{InvalidPolicy, KindLoader, LoadedPolicies, UnsupportedPolicy, load_policies_with};
 pub use model::{
     Autogen, CelBody, Policy, PolicyBody, PolicyKind, Rule, RuleBody, RuleSet, Validate,
