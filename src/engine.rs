@@ -3,6 +3,7 @@
 //! `Engine` is `Send + Sync` and does no I/O; the binary runs it over files in parallel.
 
 pub mod file;
+pub mod phases;
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -13,6 +14,7 @@ use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
 use crate::validate;
+use phases::Phase;
 
 pub struct Engine {
     policies: Vec<Policy>,
@@ -190,15 +192,28 @@ impl Engine {
         resource: &Resource,
         request: &Request,
     ) -> (Option<Resource>, Vec<crate::mutate::PolicyMutation>) {
-        let (current, mut policies) = crate::mutate::run_policies(
-            resource,
-            &self.policies,
-            &self.mutating,
-            &self.exceptions,
-            request,
-            false,
-        );
-        let current = self.mutating_policies_on(current, request, &mut policies);
+        let mut current = std::borrow::Cow::Borrowed(resource);
+        let mut policies = Vec::new();
+        for phase in phases::of(phases::Command::Mutate) {
+            match phase {
+                Phase::MutateRules => {
+                    let (after, responses) = crate::mutate::run_policies(
+                        resource,
+                        &self.policies,
+                        &self.mutating,
+                        &self.exceptions,
+                        request,
+                        false,
+                    );
+                    current = after;
+                    policies.extend(responses);
+                }
+                Phase::CelMutations => {
+                    current = self.mutating_policies_on(current, request, &mut policies);
+                }
+                _ => {}
+            }
+        }
         let patched = match current {
             std::borrow::Cow::Owned(r) => Some(r),
             std::borrow::Cow::Borrowed(_) => None,
@@ -256,34 +271,45 @@ impl Engine {
         resource: &Resource,
         request: &Request,
     ) -> (Option<Resource>, Vec<(usize, RuleResponse)>) {
-        let (mut mutated, mut errors) = crate::mutate::mutated_with_errors(
-            resource,
-            &self.policies,
-            &self.mutating,
-            &self.exceptions,
-            request,
-        );
-        if !self.mutating_policies.is_empty() {
-            let current = match &mutated {
-                Some(r) => std::borrow::Cow::Borrowed(r),
-                None => std::borrow::Cow::Borrowed(resource),
-            };
-            let mut responses = Vec::new();
-            let after = self.mutating_policies_on(current, request, &mut responses);
-            if let std::borrow::Cow::Owned(r) = after {
-                mutated = Some(r);
-            }
-            for pm in responses {
-                let i = pm.response.policy;
-                let ignored = crate::mpol::mutating_policy(&self.policies[i])
-                    .is_some_and(|m| m.ignore_failures);
-                errors.extend(
-                    pm.response
-                        .rules
-                        .into_iter()
-                        .filter(|r| r.status == Status::Error && !ignored)
-                        .map(|r| (i, r)),
-                );
+        let mut mutated: Option<Resource> = None;
+        let mut errors = Vec::new();
+        // The mutate phases of `kpol check`'s row; the CLI validates and asks the
+        // DeletingPolicies after (`Engine::validate`, `Engine::deletions`).
+        for phase in phases::of(phases::Command::Check) {
+            match phase {
+                Phase::MutateRules => {
+                    (mutated, errors) = crate::mutate::mutated_with_errors(
+                        resource,
+                        &self.policies,
+                        &self.mutating,
+                        &self.exceptions,
+                        request,
+                    );
+                }
+                Phase::CelMutations if !self.mutating_policies.is_empty() => {
+                    let current = match &mutated {
+                        Some(r) => std::borrow::Cow::Borrowed(r),
+                        None => std::borrow::Cow::Borrowed(resource),
+                    };
+                    let mut responses = Vec::new();
+                    let after = self.mutating_policies_on(current, request, &mut responses);
+                    if let std::borrow::Cow::Owned(r) = after {
+                        mutated = Some(r);
+                    }
+                    for pm in responses {
+                        let i = pm.response.policy;
+                        let ignored = crate::mpol::mutating_policy(&self.policies[i])
+                            .is_some_and(|m| m.ignore_failures);
+                        errors.extend(
+                            pm.response
+                                .rules
+                                .into_iter()
+                                .filter(|r| r.status == Status::Error && !ignored)
+                                .map(|r| (i, r)),
+                        );
+                    }
+                }
+                _ => {}
             }
         }
         for (_, r) in &mut errors {

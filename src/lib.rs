@@ -35,6 +35,8 @@ pub mod resource;
 pub mod smd;
 pub mod source;
 pub mod suppress;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod testfile;
 pub mod validate;
 pub mod variables;

@@ -7,21 +7,16 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+mod common;
 
+use std::process::Output;
+
+use common::{kpol, shown};
 use serde_json::Value;
 
 const POLICIES: &str = "testdata/explain/policies";
 const PODS: &str = "testdata/explain/resources/pods.yaml";
 const DEPLOYMENTS: &str = "testdata/explain/resources/deployment.yaml";
-
-fn kpol(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run kpol")
-}
 
 fn explain(more: &[&str]) -> Output {
     let mut args = vec!["explain", "--no-config", "-p", POLICIES];
@@ -29,27 +24,10 @@ fn explain(more: &[&str]) -> Output {
     kpol(&args)
 }
 
-fn shown(o: &Output) -> String {
-    let mut s = format!("exit code: {:?}\n", o.status.code());
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    if !stderr.is_empty() {
-        s.push_str(&format!("--- stderr\n{stderr}"));
-    }
-    s.push_str("--- stdout\n");
-    s.push_str(&String::from_utf8_lossy(&o.stdout));
-    s
-}
-
 fn snapshot(name: &str, more: &[&str]) {
     let o = explain(more);
-    let mut settings = insta::Settings::clone_current();
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_snapshot_path("snapshots");
-    settings.set_description(format!(
-        "kpol explain --no-config -p {POLICIES} {}",
-        more.join(" ")
-    ));
-    settings.bind(|| insta::assert_snapshot!(name, shown(&o)));
+    let description = format!("kpol explain --no-config -p {POLICIES} {}", more.join(" "));
+    common::snapshot(name, description, &o);
 }
 
 #[test]

@@ -4,36 +4,14 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+mod common;
 
+use common::{kpol, shown};
 use serde_json::Value;
-
-fn kpol(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run kpol")
-}
-
-fn shown(o: &Output) -> String {
-    let mut s = format!("exit code: {:?}\n", o.status.code());
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    if !stderr.is_empty() {
-        s.push_str(&format!("--- stderr\n{stderr}"));
-    }
-    s.push_str("--- stdout\n");
-    s.push_str(&String::from_utf8_lossy(&o.stdout));
-    s
-}
 
 fn snapshot(name: &str, args: &[&str]) {
     let o = kpol(args);
-    let mut settings = insta::Settings::clone_current();
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_snapshot_path("snapshots");
-    settings.set_description(format!("kpol {}", args.join(" ")));
-    settings.bind(|| insta::assert_snapshot!(name, shown(&o)));
+    common::snapshot(name, format!("kpol {}", args.join(" ")), &o);
 }
 
 #[test]

@@ -87,12 +87,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn parse(text: &str) -> IdedExpr {
-        crate::cel::compile::compile(text, Span::EMPTY)
-            .0
-            .expr
-            .unwrap()
-    }
+    use crate::test_support::parse_cel as parse;
 
     #[test]
     fn the_first_chain_written_is_taken() {

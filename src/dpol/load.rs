@@ -26,22 +26,16 @@ pub fn deleting_policy(
 }
 
 fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Policy {
-    let envelope = Envelope::read(&node, "NamespacedDeletingPolicy");
-    let kind: &'static str = if envelope.namespace.is_some() {
-        "NamespacedDeletingPolicy"
-    } else {
-        "DeletingPolicy"
-    };
-    let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
-    let mut c = Compiler::new(source, diagnostics, format!("{kind} {}", envelope.name));
-    if spec.as_map().is_none() {
-        c.problem(
-            format!("spec must be a map, not {}", spec.value.type_name()),
-            spec.span,
-        );
-    }
+    let opened = Envelope::open(
+        &node,
+        PolicyKind::DeletingPolicy,
+        Some(PolicyKind::NamespacedDeletingPolicy),
+    );
+    let kind = opened.kind.name();
+    let spec = opened.spec.clone();
+    let mut c = Compiler::open(source, diagnostics, &opened);
     let mut broken = None;
-    let constraints = match spec.get("matchConstraints").filter(|n| !n.is_null()) {
+    let constraints = match opened.match_constraints() {
         Some(m) => match Constraints::read(m) {
             Ok(mut cons) => {
                 if cons.resource_rules.is_empty() {
@@ -107,19 +101,14 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
     }
     let body = DeletingPolicy {
         kind,
-        name: envelope.name.clone(),
+        name: opened.envelope.name.clone(),
         constraints,
         variables,
         conditions,
         schedule,
         broken,
     };
-    let policy_kind = if envelope.namespace.is_some() {
-        PolicyKind::NamespacedDeletingPolicy
-    } else {
-        PolicyKind::DeletingPolicy
-    };
-    envelope.policy(source, node, policy_kind, Arc::new(body))
+    opened.policy(source, node, Arc::new(body))
 }
 
 /// A problem Kyverno's admission check reports (`dpol/validate.go`) but the CLI evaluates

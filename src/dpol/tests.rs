@@ -3,40 +3,13 @@
 //! selectors (a Namespace selects by its own labels), namespaced scope, conditions and
 //! variables, CEL PolicyExceptions (a match keeps the resource), errors and load problems.
 
-use std::sync::Arc;
-
 use super::evaluate;
 use crate::diagnostic::Code;
 use crate::exception::PolicyException;
-use crate::kinds::load_policies;
-use crate::manifest::read_manifests;
-use crate::policy::{LoadedPolicies, PolicyKind};
+use crate::policy::PolicyKind;
 use crate::report::{RuleType, Status};
 use crate::request::{Operation, Request};
-use crate::resource::Resource;
-use crate::source::SourceFile;
-use crate::yaml::{Limits, parse_documents};
-
-fn load(text: &str) -> LoadedPolicies {
-    let source = Arc::new(SourceFile::new("p.yaml", text));
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    load_policies(&source, docs)
-}
-
-fn resource(text: &str) -> Resource {
-    let source = Arc::new(SourceFile::new("r.yaml", text));
-    read_manifests(&source, Limits::default())
-        .resources
-        .remove(0)
-}
-
-fn exceptions(text: &str) -> Vec<PolicyException> {
-    let source = SourceFile::new("e.yaml", text);
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    let l = crate::exception::load_documents(&source, docs.iter().map(|d| &d.root), true);
-    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
-    l.exceptions
-}
+use crate::test_support::{exceptions, load, resource};
 
 /// A DeletingPolicy `d` on pods with `extra` spec lines (indented two spaces).
 fn dpol(kind: &str, extra: &str) -> String {

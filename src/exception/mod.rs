@@ -16,10 +16,12 @@
 pub mod cel;
 mod load;
 mod pss;
+mod step;
 
 use std::sync::Arc;
 
 pub use load::{Loaded, load_documents};
+pub use step::{CelRefs, Decided, cel_step};
 
 use crate::base::wildcard;
 use crate::cel::Program;

@@ -21,8 +21,7 @@ use serde_json::Value as Json;
 
 use super::{Entry, GeneratingPolicy};
 use crate::cel::Activation;
-use crate::cel::convert::{map_of, strings};
-use crate::exception::{self, Outcome, PolicyException};
+use crate::exception::{self, CelRefs, Decided, PolicyException};
 use crate::policy::Policy;
 use crate::report::Status;
 use crate::request::Request;
@@ -139,26 +138,11 @@ fn run(
         "namespaceObject",
         crate::vpol::evaluate::namespace_object(trigger, request),
     );
-    let outcome = {
-        let probe = &act;
-        let mut eval = |p: &crate::cel::Program| probe.eval_bool(p);
-        exception::apply_every_cel(exceptions, &mut eval)
-    };
-    let (images, values) = match outcome {
-        Outcome::Respond(r) => return Run::Exception(r),
-        Outcome::Error(e) => return Run::Error(e),
-        Outcome::Evaluate {
-            allowed_images,
-            allowed_values,
-        } => (allowed_images, allowed_values),
-    };
-    act.set(
-        "exceptions",
-        map_of([
-            ("allowedImages", strings(images.iter().map(String::as_str))),
-            ("allowedValues", strings(values.iter().map(String::as_str))),
-        ]),
-    );
+    match exception::cel_step(&mut act, exceptions, CelRefs::Every, trigger, request) {
+        Decided::GoOn => {}
+        Decided::Respond(r) => return Run::Exception(r),
+        Decided::Error(e) => return Run::Error(e),
+    }
     // Every condition is evaluated: a false one decides, else the errors do.
     let mut errors = Vec::new();
     for (name, cond) in &g.match_conditions {

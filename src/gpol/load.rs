@@ -303,25 +303,22 @@ fn load(
     namespaced: bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Policy {
-    let name = node
-        .get_path(&["metadata", "name"])
-        .and_then(Node::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let kind = if namespaced {
-        "NamespacedGeneratingPolicy"
-    } else {
-        "GeneratingPolicy"
-    };
+    // The envelope's namespace (test-file keys `ns/name`) is `default` when unset.
+    let opened = Envelope::open(
+        &node,
+        PolicyKind::GeneratingPolicy,
+        Some(PolicyKind::NamespacedGeneratingPolicy),
+    );
+    let name = opened.envelope.name.clone();
     let written_ns = node
         .get_path(&["metadata", "namespace"])
         .and_then(Node::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
-    let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
+    let spec = opened.spec.clone();
     let mut l = Loader {
         source,
-        what: format!("{kind} {name}"),
+        what: opened.what(),
         diagnostics,
         broken: None,
         apply_args: if namespaced && written_ns.is_some() {
@@ -330,13 +327,11 @@ fn load(
             2
         },
     };
-    if spec.as_map().is_none() {
-        l.problem(
-            format!("spec must be a map, not {}", spec.value.type_name()),
-            if spec.is_null() { node.span } else { spec.span },
-        );
+    if let Some((message, span)) = opened.spec_problem() {
+        // A missing spec is reported at the document.
+        l.problem(message, if spec.is_null() { node.span } else { span });
     }
-    let constraints = match spec.get("matchConstraints").filter(|n| !n.is_null()) {
+    let constraints = match opened.match_constraints() {
         None => None,
         Some(m) if m.as_map().is_none() => {
             l.problem(
@@ -375,12 +370,6 @@ fn load(
         synchronize,
         broken: l.broken,
     };
-    let kind = if namespaced {
-        PolicyKind::NamespacedGeneratingPolicy
-    } else {
-        PolicyKind::GeneratingPolicy
-    };
-    // The envelope's namespace (test-file keys `ns/name`) is `default` when unset. The CLI
-    // evaluates GeneratingPolicies whatever `evaluation.admission` says.
-    Envelope::read(&node, "NamespacedGeneratingPolicy").policy(source, node, kind, Arc::new(gpol))
+    // The CLI evaluates GeneratingPolicies whatever `evaluation.admission` says.
+    opened.policy(source, node, Arc::new(gpol))
 }

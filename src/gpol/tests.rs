@@ -3,44 +3,19 @@
 //! `test/cli/test-generating-policy/` (data, clone, template, with-exceptions); the policies
 //! here are kpol's own fixtures.
 
-use std::sync::Arc;
-
 use serde_json::json;
 
 use super::{Generation, generate, generating_policy};
 use crate::exception::PolicyException;
-use crate::kinds::load_policies;
-use crate::manifest::read_manifests;
-use crate::policy::{LoadedPolicies, Policy};
+use crate::policy::Policy;
 use crate::report::Status;
 use crate::request::{Operation, Request};
-use crate::resource::Resource;
-use crate::source::SourceFile;
-use crate::yaml::{Limits, parse_documents};
-
-fn load(text: &str) -> LoadedPolicies {
-    let source = Arc::new(SourceFile::new("p.yaml", text));
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    load_policies(&source, docs)
-}
+use crate::test_support::{exceptions_unchecked as exceptions, load, resource};
 
 fn policy(text: &str) -> Policy {
     let mut l = load(text);
     assert_eq!(l.policies.len(), 1, "{:?}", l.diagnostics);
     l.policies.remove(0)
-}
-
-fn resource(text: &str) -> Resource {
-    let source = Arc::new(SourceFile::new("r.yaml", text));
-    read_manifests(&source, Limits::default())
-        .resources
-        .remove(0)
-}
-
-fn exceptions(text: &str) -> Vec<PolicyException> {
-    let src = SourceFile::new("e.yaml", text);
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    crate::exception::load_documents(&src, docs.iter().map(|d| &d.root), true).exceptions
 }
 
 fn run(policy_text: &str, trigger: &str) -> Option<Generation> {

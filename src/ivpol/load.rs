@@ -30,30 +30,15 @@ pub fn image_validating_policy(
 }
 
 fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Policy {
-    let envelope = Envelope::read(&node, "NamespacedImageValidatingPolicy");
-    let kind: &'static str = if envelope.namespace.is_some() {
-        "NamespacedImageValidatingPolicy"
-    } else {
-        "ImageValidatingPolicy"
-    };
-    let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
-    let mut c = Compiler::new(source, diagnostics, format!("{kind} {}", envelope.name));
-    if spec.as_map().is_none() {
-        c.problem(
-            format!("spec must be a map, not {}", spec.value.type_name()),
-            spec.span,
-        );
-    }
-    let constraints = match spec.get("matchConstraints").filter(|n| !n.is_null()) {
-        Some(m) => match Constraints::read(m) {
-            Ok(cons) => Some(cons),
-            Err(e) => {
-                c.problem(format!("invalid matchConstraints: {e}"), m.span);
-                None
-            }
-        },
-        None => None,
-    };
+    let opened = Envelope::open(
+        &node,
+        PolicyKind::ImageValidatingPolicy,
+        Some(PolicyKind::NamespacedImageValidatingPolicy),
+    );
+    let kind = opened.kind.name();
+    let spec = opened.spec.clone();
+    let mut c = Compiler::open(source, diagnostics, &opened);
+    let constraints = c.constraints(opened.match_constraints(), "matchConstraints");
     let mut variants = vec![variant(&mut c, &spec, constraints.clone(), true)];
     let mut broken = c
         .errors
@@ -85,7 +70,7 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
         .unwrap_or_default();
     let body = ImageValidatingPolicy {
         kind,
-        name: envelope.name.clone(),
+        name: opened.envelope.name.clone(),
         variants,
         ignore_failures: spec.get("failurePolicy").and_then(Node::as_str) == Some("Ignore"),
         verify_digest: flag(&["validationConfigurations", "verifyDigest"]).unwrap_or(true),
@@ -96,12 +81,7 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
         action: FailureAction::from_validation_actions(actions.iter().map(String::as_str)),
         broken,
     };
-    let policy_kind = if envelope.namespace.is_some() {
-        PolicyKind::NamespacedImageValidatingPolicy
-    } else {
-        PolicyKind::ImageValidatingPolicy
-    };
-    envelope.policy(source, node, policy_kind, Arc::new(body))
+    opened.policy(source, node, Arc::new(body))
 }
 
 /// One variant: the spec's expressions compiled (rewritten for an autogen copy).

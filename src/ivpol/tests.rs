@@ -4,40 +4,12 @@
 //! error (registry data offline), no matched image runs the validations, autogen copies
 //! reach pod controllers, namespaced scope, load problems at line:column.
 
-use std::sync::Arc;
-
 use super::evaluate;
 use crate::diagnostic::Code;
 use crate::exception::PolicyException;
-use crate::kinds::load_policies;
-use crate::manifest::read_manifests;
-use crate::policy::LoadedPolicies;
 use crate::report::{RuleType, Status};
 use crate::request::Request;
-use crate::resource::Resource;
-use crate::source::SourceFile;
-use crate::yaml::{Limits, parse_documents};
-
-fn load(text: &str) -> LoadedPolicies {
-    let source = Arc::new(SourceFile::new("p.yaml", text));
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    load_policies(&source, docs)
-}
-
-fn resource(text: &str) -> Resource {
-    let source = Arc::new(SourceFile::new("r.yaml", text));
-    read_manifests(&source, Limits::default())
-        .resources
-        .remove(0)
-}
-
-fn exceptions(text: &str) -> Vec<PolicyException> {
-    let source = SourceFile::new("e.yaml", text);
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    let l = crate::exception::load_documents(&source, docs.iter().map(|d| &d.root), true);
-    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
-    l.exceptions
-}
+use crate::test_support::{exceptions, load, resource};
 
 /// An ImageValidatingPolicy `iv` on pods with `extra` spec lines.
 fn ivpol(kind: &str, extra: &str) -> String {

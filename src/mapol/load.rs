@@ -11,7 +11,6 @@ use crate::mpol::load::Compiler;
 use crate::policy::Envelope;
 use crate::policy::{Policy, PolicyKind};
 use crate::source::Source;
-use crate::vpol::constraints::Constraints;
 use crate::vpol::params::ParamRef;
 use crate::yaml::Node;
 
@@ -23,31 +22,10 @@ pub fn mutating_admission_policy(
     bindings: &[Node],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Policy, Node> {
-    let envelope = Envelope::read(&node, "");
-    let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
-    let mut c = Compiler::new(
-        source,
-        diagnostics,
-        format!("MutatingAdmissionPolicy {}", envelope.name),
-    );
-    if spec.as_map().is_none() {
-        c.problem(
-            format!("spec must be a map, not {}", spec.value.type_name()),
-            spec.span,
-        );
-    }
-    let constraints =
-        |c: &mut Compiler<'_>, n: Option<&Node>, what: &str| match n.filter(|n| !n.is_null()) {
-            Some(m) => match Constraints::read(m) {
-                Ok(cons) => Some(cons),
-                Err(e) => {
-                    c.problem(format!("invalid {what}: {e}"), m.span);
-                    None
-                }
-            },
-            None => None,
-        };
-    let own = constraints(&mut c, spec.get("matchConstraints"), "matchConstraints");
+    let opened = Envelope::open(&node, PolicyKind::MutatingAdmissionPolicy, None);
+    let spec = opened.spec.clone();
+    let mut c = Compiler::open(source, diagnostics, &opened);
+    let own = c.constraints(opened.match_constraints(), "matchConstraints");
     let variables = c.named(&spec, "variables", false);
     let match_conditions = c.named(&spec, "matchConditions", false);
     let mutations = c.mutations(&spec);
@@ -55,15 +33,14 @@ pub fn mutating_admission_policy(
     for b in bindings.iter().filter(|b| {
         b.get("kind").and_then(Node::as_str) == Some("MutatingAdmissionPolicyBinding")
             && b.get_path(&["spec", "policyName"]).and_then(Node::as_str)
-                == Some(envelope.name.as_str())
+                == Some(opened.envelope.name.as_str())
     }) {
         let name = b
             .get_path(&["metadata", "name"])
             .and_then(Node::as_str)
             .unwrap_or("")
             .to_owned();
-        let match_resources = constraints(
-            &mut c,
+        let match_resources = c.constraints(
             b.get_path(&["spec", "matchResources"]),
             &format!("matchResources of binding {name}"),
         );
@@ -84,7 +61,7 @@ pub fn mutating_admission_policy(
         });
     }
     let body = MutatingAdmissionPolicy {
-        name: envelope.name.clone(),
+        name: opened.envelope.name.clone(),
         constraints: own,
         variables,
         match_conditions,
@@ -96,10 +73,5 @@ pub fn mutating_admission_policy(
             .first()
             .map(|e| format!("failed to compile policy: {e}")),
     };
-    Ok(envelope.policy(
-        source,
-        node,
-        PolicyKind::MutatingAdmissionPolicy,
-        Arc::new(body),
-    ))
+    Ok(opened.policy(source, node, Arc::new(body)))
 }

@@ -8,28 +8,10 @@ use std::sync::Arc;
 
 use super::mutate;
 use crate::diagnostic::Code;
-use crate::kinds::load_policies;
-use crate::manifest::read_manifests;
-use crate::policy::LoadedPolicies;
 use crate::report::Status;
 use crate::request::{Operation, Request};
-use crate::resource::Resource;
-use crate::source::SourceFile;
-use crate::yaml::{Limits, parse_documents};
+use crate::test_support::{load, resource};
 use serde_json::json;
-
-fn load(text: &str) -> LoadedPolicies {
-    let source = Arc::new(SourceFile::new("p.yaml", text));
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    load_policies(&source, docs)
-}
-
-fn resource(text: &str) -> Resource {
-    let source = Arc::new(SourceFile::new("r.yaml", text));
-    read_manifests(&source, Limits::default())
-        .resources
-        .remove(0)
-}
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: default, labels: {app: game}}\ndata: {k: v}\n";
 

@@ -13,9 +13,9 @@ use cel::Value;
 use super::apply::apply_configuration;
 use super::{MutatingPolicy, Mutation, Variant, mutating_policy};
 use crate::cel::Activation;
-use crate::cel::convert::{map_of, strings, to_cel};
+use crate::cel::convert::to_cel;
 use crate::cel::objects::{check_type_names, to_plain_node, type_name};
-use crate::exception::{self, Outcome, PolicyException, Subject};
+use crate::exception::{self, CelRefs, Decided, PolicyException};
 use crate::mutate::PolicyMutation;
 use crate::mutate::json_patch;
 use crate::policy::Policy;
@@ -227,35 +227,19 @@ fn evaluate_variant(
         act.set("namespaceObject", namespace_object(resource, request));
     }
     let conditions = on.map_or(v.match_conditions.as_slice(), |(_, c)| c);
-    let outcome = {
-        let probe = &act;
-        let mut eval = |p: &crate::cel::Program| probe.eval_bool(p);
-        let subject = Subject::Cel {
-            kind: body.kind,
-            name: &body.name,
-            ignore_failures: body.ignore_failures,
-            eval: &mut eval,
-        };
-        exception::apply(exceptions, subject, resource, request)
+    let refs = CelRefs::Policy {
+        kind: body.kind,
+        name: &body.name,
+        ignore_failures: body.ignore_failures,
     };
-    let (images, values) = match outcome {
-        Outcome::Respond(mut r) => {
+    match exception::cel_step(&mut act, exceptions, refs, resource, request) {
+        Decided::GoOn => {}
+        Decided::Respond(mut r) => {
             r.rule_type = RuleType::Mutation;
             return (r, None);
         }
-        Outcome::Error(e) => return (error(e), None),
-        Outcome::Evaluate {
-            allowed_images,
-            allowed_values,
-        } => (allowed_images, allowed_values),
-    };
-    act.set(
-        "exceptions",
-        map_of([
-            ("allowedImages", strings(images.iter().map(String::as_str))),
-            ("allowedValues", strings(values.iter().map(String::as_str))),
-        ]),
-    );
+        Decided::Error(e) => return (error(e), None),
+    }
     act.bind_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let mut errors = Vec::new();
     for (_, cond) in conditions {

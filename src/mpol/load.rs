@@ -10,7 +10,7 @@ use super::autogen::{self, Target};
 use super::{Existing, MutatingPolicy, Mutation, Variant};
 use crate::cel::{Program, compile, syntax_diagnostic};
 use crate::diagnostic::{Code, Diagnostic, Location};
-use crate::policy::{Envelope, Policy, PolicyKind};
+use crate::policy::{Envelope, Opened, Policy, PolicyKind};
 use crate::source::{Source, Span};
 use crate::vpol::constraints::Constraints;
 use crate::yaml::Node;
@@ -56,6 +56,20 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// A compiler for the policy a CEL loader opened ([`Envelope::open`]), with the problem
+    /// of a `spec` that is not a map already recorded.
+    pub(crate) fn open(
+        source: &'a Source,
+        diagnostics: &'a mut Vec<Diagnostic>,
+        opened: &Opened,
+    ) -> Self {
+        let mut c = Compiler::new(source, diagnostics, opened.what());
+        if let Some((message, span)) = opened.spec_problem() {
+            c.problem(message, span);
+        }
+        c
+    }
+
     /// Compiles what follows as the autogen copy for `target` (`None`: the policy as
     /// written), rewritten by `with`; a copy's problems are errors only, not diagnostics.
     pub(crate) fn rewriting(&mut self, target: Option<Target>, with: fn(&str, Target) -> String) {
@@ -65,6 +79,19 @@ impl<'a> Compiler<'a> {
 }
 
 impl Compiler<'_> {
+    /// The match constraints at `node` (when written and not null); one that does not read is
+    /// the problem `invalid <what>: …`.
+    pub(crate) fn constraints(&mut self, node: Option<&Node>, what: &str) -> Option<Constraints> {
+        let m = node.filter(|n| !n.is_null())?;
+        match Constraints::read(m) {
+            Ok(cons) => Some(cons),
+            Err(e) => {
+                self.problem(format!("invalid {what}: {e}"), m.span);
+                None
+            }
+        }
+    }
+
     pub(crate) fn problem(&mut self, message: String, span: Span) {
         if self.rewrite.is_none() {
             self.diagnostics.push(Diagnostic::error(
@@ -211,32 +238,20 @@ impl Compiler<'_> {
 }
 
 fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Policy {
-    let envelope = Envelope::read(&node, "NamespacedMutatingPolicy");
-    let name = envelope.name.clone();
-    let namespaced = envelope.namespace.is_some();
-    let kind: &'static str = if namespaced {
-        "NamespacedMutatingPolicy"
-    } else {
-        "MutatingPolicy"
-    };
-    let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
-    let mut c = Compiler::new(source, diagnostics, format!("{kind} {name}"));
-    if !spec.is_null() && spec.as_map().is_none() {
-        c.problem(
-            format!("spec must be a map, not {}", spec.value.type_name()),
-            spec.span,
-        );
+    let opened = Envelope::open(
+        &node,
+        PolicyKind::MutatingPolicy,
+        Some(PolicyKind::NamespacedMutatingPolicy),
+    );
+    let name = opened.envelope.name.clone();
+    let kind = opened.kind.name();
+    let spec = opened.spec.clone();
+    // A missing spec is no problem of a MutatingPolicy (it mutates nothing).
+    let mut c = Compiler::new(source, diagnostics, opened.what());
+    if let Some((message, span)) = opened.spec_problem().filter(|_| !spec.is_null()) {
+        c.problem(message, span);
     }
-    let constraints = match spec.get("matchConstraints").filter(|n| !n.is_null()) {
-        Some(m) => match Constraints::read(m) {
-            Ok(cons) => Some(cons),
-            Err(e) => {
-                c.problem(format!("invalid matchConstraints: {e}"), m.span);
-                None
-            }
-        },
-        None => None,
-    };
+    let constraints = c.constraints(opened.match_constraints(), "matchConstraints");
     let mut variants = vec![c.variant(&spec, constraints.clone())];
     // Kyverno refuses MAP generation when match conditions read variables (cel.md §11.1.5).
     let map_autogen = spec
@@ -305,12 +320,7 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
             .is_some_and(|n| matches!(n.value, crate::yaml::Value::Bool(true))),
         broken,
     };
-    let kind = if namespaced {
-        PolicyKind::NamespacedMutatingPolicy
-    } else {
-        PolicyKind::MutatingPolicy
-    };
-    envelope.policy(source, node, kind, Arc::new(body))
+    opened.policy(source, node, Arc::new(body))
 }
 
 /// The target selection of a mutate-existing policy (`compiler.go`): `targetMatchConstraints`

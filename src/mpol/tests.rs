@@ -2,41 +2,20 @@
 //! no match, namespaced scope, false matchConditions, errors, JSONPatch and ApplyConfiguration,
 //! autogen copies, and CEL PolicyExceptions.
 
-use std::sync::Arc;
-
 use super::mutate;
 use crate::exception::PolicyException;
-use crate::kinds::load_policies;
-use crate::manifest::read_manifests;
 use crate::mutate::PolicyMutation;
-use crate::policy::{LoadedPolicies, Policy};
+use crate::policy::Policy;
 use crate::report::Status;
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
-use crate::source::SourceFile;
-use crate::yaml::{Limits, parse_documents};
+use crate::test_support::{load, resource};
 use serde_json::json;
 
-fn load(text: &str) -> LoadedPolicies {
-    let source = Arc::new(SourceFile::new("p.yaml", text));
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    load_policies(&source, docs)
-}
-
-fn resource(text: &str) -> Resource {
-    let source = Arc::new(SourceFile::new("r.yaml", text));
-    read_manifests(&source, Limits::default())
-        .resources
-        .remove(0)
-}
-
 fn exceptions(text: &str) -> Vec<PolicyException> {
-    let source = SourceFile::new("e.yaml", text);
-    let docs = parse_documents(text, Limits::default()).unwrap();
-    let l = crate::exception::load_documents(&source, docs.iter().map(|d| &d.root), true);
-    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
-    assert_eq!(l.exceptions.len(), 1);
-    l.exceptions
+    let e = crate::test_support::exceptions(text);
+    assert_eq!(e.len(), 1);
+    e
 }
 
 fn run_with(

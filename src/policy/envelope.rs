@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{CelBody, Policy, PolicyBody, PolicyKind};
-use crate::source::Source;
+use crate::source::{Source, Span};
 use crate::yaml::Node;
 
 /// What every CEL kind's envelope reads from `metadata` (name, namespace, annotations).
@@ -17,7 +17,59 @@ pub(crate) struct Envelope {
     annotations: BTreeMap<String, String>,
 }
 
+/// What every CEL loader starts from ([`Envelope::open`]): the envelope, which of the kind's
+/// two forms the document is (cluster-wide or namespaced), and its `spec`.
+pub(crate) struct Opened {
+    pub(crate) envelope: Envelope,
+    pub(crate) kind: PolicyKind,
+    /// `spec`, or null when the document has none.
+    pub(crate) spec: Node,
+}
+
+impl Opened {
+    /// `<Kind> <name>`: how the loader's diagnostics name the policy.
+    pub(crate) fn what(&self) -> String {
+        format!("{} {}", self.kind.name(), self.envelope.name)
+    }
+
+    /// The problem of a `spec` that is not a map (a missing one included), at the spec.
+    pub(crate) fn spec_problem(&self) -> Option<(String, Span)> {
+        self.spec.as_map().is_none().then(|| {
+            (
+                format!("spec must be a map, not {}", self.spec.value.type_name()),
+                self.spec.span,
+            )
+        })
+    }
+
+    /// `spec.matchConstraints`, when written and not null.
+    pub(crate) fn match_constraints(&self) -> Option<&Node> {
+        self.spec.get("matchConstraints").filter(|n| !n.is_null())
+    }
+
+    /// The loaded policy with `body`.
+    pub(crate) fn policy(self, source: &Source, node: Node, body: Arc<dyn CelBody>) -> Policy {
+        self.envelope.policy(source, node, self.kind, body)
+    }
+}
+
 impl Envelope {
+    /// The start every CEL loader shares: the envelope of a document of `cluster` or (when
+    /// its `kind` says so) `namespaced`, and its `spec`. A kind with no namespaced form
+    /// passes `None`.
+    pub(crate) fn open(node: &Node, cluster: PolicyKind, namespaced: Option<PolicyKind>) -> Opened {
+        let envelope = Envelope::read(node, namespaced.map_or("", PolicyKind::name));
+        let kind = match namespaced {
+            Some(ns) if envelope.namespace.is_some() => ns,
+            _ => cluster,
+        };
+        Opened {
+            envelope,
+            kind,
+            spec: node.get("spec").cloned().unwrap_or_else(Node::null),
+        }
+    }
+
     /// Reads the envelope; the document is of a namespaced kind when its kind is `namespaced`.
     pub(crate) fn read(node: &Node, namespaced: &str) -> Self {
         let str_at = |path: &[&str]| node.get_path(path).and_then(Node::as_str);

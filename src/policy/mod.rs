@@ -15,7 +15,7 @@ mod validate;
 
 pub use build::build_rule;
 pub use cel_rule::{CelRule, Validation as CelValidation};
-pub(crate) use envelope::Envelope;
+pub(crate) use envelope::{Envelope, Opened};
 pub use load::{
     InvalidPolicy, KindLoader, LoadedPolicies, UnsupportedPolicy, admission_bindings,
     load_policies_bound, load_policies_with,

@@ -31,6 +31,28 @@ pub enum PolicyKind {
     MutatingAdmissionPolicy,
 }
 
+impl PolicyKind {
+    /// The kind as a document writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::ClusterPolicy => "ClusterPolicy",
+            PolicyKind::Policy => "Policy",
+            PolicyKind::ValidatingPolicy => "ValidatingPolicy",
+            PolicyKind::NamespacedValidatingPolicy => "NamespacedValidatingPolicy",
+            PolicyKind::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
+            PolicyKind::MutatingPolicy => "MutatingPolicy",
+            PolicyKind::NamespacedMutatingPolicy => "NamespacedMutatingPolicy",
+            PolicyKind::GeneratingPolicy => "GeneratingPolicy",
+            PolicyKind::NamespacedGeneratingPolicy => "NamespacedGeneratingPolicy",
+            PolicyKind::DeletingPolicy => "DeletingPolicy",
+            PolicyKind::NamespacedDeletingPolicy => "NamespacedDeletingPolicy",
+            PolicyKind::ImageValidatingPolicy => "ImageValidatingPolicy",
+            PolicyKind::NamespacedImageValidatingPolicy => "NamespacedImageValidatingPolicy",
+            PolicyKind::MutatingAdmissionPolicy => "MutatingAdmissionPolicy",
+        }
+    }
+}
+
 /// A loaded policy of any kind: what every kind shares (the envelope), and its [`PolicyBody`].
 #[derive(Clone, Debug)]
 pub struct Policy {

@@ -5,9 +5,9 @@
 use cel::Value;
 
 use super::{CelKind, CelPolicy, Variant};
-use crate::cel::convert::{map_of, string, strings, to_cel};
+use crate::cel::convert::{map_of, string, to_cel};
 use crate::cel::{Activation, ResourceValues, Shared};
-use crate::exception::{self, Outcome, PolicyException, Subject};
+use crate::exception::{self, CelRefs, Decided, PolicyException};
 use crate::report::{RuleResponse, Status};
 use crate::request::{Operation, Request};
 use crate::resource::Resource;
@@ -115,35 +115,19 @@ fn evaluate_vpol(
         CelKind::NamespacedValidatingPolicy => "NamespacedValidatingPolicy",
         _ => "ValidatingPolicy",
     };
-    let outcome = {
-        let probe = &act;
-        let mut eval = |p: &crate::cel::Program| probe.eval_bool(p);
-        let subject = Subject::Cel {
-            kind,
-            name: &policy.name,
-            ignore_failures: policy.ignore_failures,
-            eval: &mut eval,
-        };
-        exception::apply(exceptions, subject, resource, request)
+    let refs = CelRefs::Policy {
+        kind,
+        name: &policy.name,
+        ignore_failures: policy.ignore_failures,
     };
-    let (images, values) = match outcome {
-        Outcome::Respond(mut r) => {
+    match exception::cel_step(&mut act, exceptions, refs, resource, request) {
+        Decided::GoOn => {}
+        Decided::Respond(mut r) => {
             r.failure_action = policy.action;
             return Some(vec![r]);
         }
-        Outcome::Error(e) => return Some(vec![response(policy, Status::Error, e)]),
-        Outcome::Evaluate {
-            allowed_images,
-            allowed_values,
-        } => (allowed_images, allowed_values),
-    };
-    act.set(
-        "exceptions",
-        map_of([
-            ("allowedImages", strings(images.iter().map(String::as_str))),
-            ("allowedValues", strings(values.iter().map(String::as_str))),
-        ]),
-    );
+        Decided::Error(e) => return Some(vec![response(policy, Status::Error, e)]),
+    }
     Some(vec![run_vpol(policy, variant, &mut act, &resource.root)])
 }
 

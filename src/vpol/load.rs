@@ -245,9 +245,14 @@ pub fn load(
     bindings: &[Node],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Policy {
-    let envelope = Envelope::read(&node, "NamespacedValidatingPolicy");
-    let name = envelope.name.clone();
-    let spec = node.get("spec").cloned().unwrap_or_else(Node::null);
+    let cluster = if kind == CelKind::ValidatingAdmissionPolicy {
+        PolicyKind::ValidatingAdmissionPolicy
+    } else {
+        PolicyKind::ValidatingPolicy
+    };
+    let opened = Envelope::open(&node, cluster, Some(PolicyKind::NamespacedValidatingPolicy));
+    let name = opened.envelope.name.clone();
+    let spec = opened.spec.clone();
     let kind_str = match kind {
         CelKind::ValidatingPolicy => "ValidatingPolicy",
         CelKind::NamespacedValidatingPolicy => "NamespacedValidatingPolicy",
@@ -352,10 +357,5 @@ pub fn load(
         broken,
         action,
     };
-    let kind = match kind {
-        CelKind::ValidatingPolicy => PolicyKind::ValidatingPolicy,
-        CelKind::NamespacedValidatingPolicy => PolicyKind::NamespacedValidatingPolicy,
-        CelKind::ValidatingAdmissionPolicy => PolicyKind::ValidatingAdmissionPolicy,
-    };
-    envelope.policy(source, node, kind, Arc::new(cel))
+    opened.policy(source, node, Arc::new(cel))
 }

@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 
 use super::load::Inputs;
-use kpol::engine::Engine;
+use kpol::engine::{Engine, phases};
 use kpol::generate::{RuleGeneration, SourcePool, generate_policy};
 use kpol::policy::{Policy, RuleBody};
 use kpol::report::Status;
@@ -219,29 +219,43 @@ fn run_resource(
     // CLI's do.
     let classic = &mutation.resource;
     let mut resource = classic.clone();
-    for (i, p) in policies.iter().enumerate() {
-        let Some(pm) = kpol::mapol::mutate(i, p, &resource, &request_for(ops[i])) else {
-            continue;
-        };
-        if let Some(root) = &pm.patched {
-            resource = resource.with_root(root.clone());
+    // The two CEL mutating kinds in the order of `kpol test`'s row of the phase table.
+    let mut first_mpol = responses.len();
+    for phase in phases::of(phases::Command::Test) {
+        match phase {
+            phases::Phase::MutatingAdmissionPolicies => {
+                for (i, p) in policies.iter().enumerate() {
+                    let Some(pm) = kpol::mapol::mutate(i, p, &resource, &request_for(ops[i]))
+                    else {
+                        continue;
+                    };
+                    if let Some(root) = &pm.patched {
+                        resource = resource.with_root(root.clone());
+                    }
+                    let rules =
+                        mutate_outcomes(inputs, p, &pm, classic, mutated, pm.patched.as_ref());
+                    responses.push(response(p, rules));
+                }
+            }
+            phases::Phase::MutatingPolicies => {
+                first_mpol = responses.len();
+                for (i, p) in policies.iter().enumerate() {
+                    let request = request_for(ops[i]);
+                    let Some(pm) =
+                        kpol::mpol::mutate(i, p, &resource, &request, &inputs.policy_exceptions)
+                    else {
+                        continue;
+                    };
+                    if let Some(root) = &pm.patched {
+                        resource = resource.with_root(root.clone());
+                    }
+                    // Set below to the resource after every MutatingPolicy.
+                    let rules = mutate_outcomes(inputs, p, &pm, classic, mutated, None);
+                    responses.push(response(p, rules));
+                }
+            }
+            _ => {}
         }
-        let rules = mutate_outcomes(inputs, p, &pm, classic, mutated, pm.patched.as_ref());
-        responses.push(response(p, rules));
-    }
-    let first_mpol = responses.len();
-    for (i, p) in policies.iter().enumerate() {
-        let request = request_for(ops[i]);
-        let Some(pm) = kpol::mpol::mutate(i, p, &resource, &request, &inputs.policy_exceptions)
-        else {
-            continue;
-        };
-        if let Some(root) = &pm.patched {
-            resource = resource.with_root(root.clone());
-        }
-        // Set below to the resource after every MutatingPolicy.
-        let rules = mutate_outcomes(inputs, p, &pm, classic, mutated, None);
-        responses.push(response(p, rules));
     }
     for r in &mut responses[first_mpol..] {
         for o in &mut r.rules {
