@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::kpol;
+use common::{kpol, kpol_env};
+
+/// Report timestamps fixed, so that runs a second apart print the same report.
+const EPOCH: &[(&str, &str)] = &[("SOURCE_DATE_EPOCH", "1700000000")];
 
 const POD: &str = "testdata/check/invalid/pod.yaml";
 
@@ -61,28 +64,37 @@ fn apply_takes_kyverno_apply_argument_order() {
 /// `kpol apply … -p` and `kpol check --policy-report` print Kyverno's policy report.
 #[test]
 fn policy_report_spellings() {
-    let apply = kpol(&[
-        "apply",
-        "policies/disallow-latest-tag.yaml",
-        "--resources",
-        POD,
-        "-p",
-    ]);
-    let check = kpol(&[
-        "check",
-        "-p",
-        "policies/disallow-latest-tag.yaml",
-        POD,
-        "--policy-report",
-    ]);
-    let format = kpol(&[
-        "check",
-        "-p",
-        "policies/disallow-latest-tag.yaml",
-        POD,
-        "--format",
-        "policy-report",
-    ]);
+    let apply = kpol_env(
+        &[
+            "apply",
+            "policies/disallow-latest-tag.yaml",
+            "--resources",
+            POD,
+            "-p",
+        ],
+        EPOCH,
+    );
+    let check = kpol_env(
+        &[
+            "check",
+            "-p",
+            "policies/disallow-latest-tag.yaml",
+            POD,
+            "--policy-report",
+        ],
+        EPOCH,
+    );
+    let format = kpol_env(
+        &[
+            "check",
+            "-p",
+            "policies/disallow-latest-tag.yaml",
+            POD,
+            "--format",
+            "policy-report",
+        ],
+        EPOCH,
+    );
     assert!(
         text(&apply).starts_with("apiVersion: openreports.io/v1alpha1"),
         "{}",

@@ -8,8 +8,14 @@ use std::process::{Command, Output};
 
 /// Runs `kpol` with `args` in the repository root.
 pub fn kpol(args: &[&str]) -> Output {
+    kpol_env(args, &[])
+}
+
+/// Runs `kpol` with `args` and extra environment variables in the repository root.
+pub fn kpol_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     match Command::new(env!("CARGO_BIN_EXE_kpol"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
     {
