@@ -58,6 +58,7 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     super::k8s_lists::register(ctx);
     super::image::register(ctx);
     super::data::register(ctx);
+    super::regex_ext::register(ctx);
     super::generator::register(ctx);
     super::transform::register(ctx);
     super::gzip::register(ctx);

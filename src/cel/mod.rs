@@ -26,6 +26,7 @@ pub mod libs;
 pub mod locate;
 pub mod objects;
 pub mod random;
+pub mod regex_ext;
 pub mod time;
 pub mod transform;
 
