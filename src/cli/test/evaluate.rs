@@ -37,6 +37,21 @@ pub struct RuleOutcome {
     pub target: Option<kpol::yaml::Node>,
 }
 
+impl From<kpol::report::RuleResponse> for RuleOutcome {
+    /// A response with nothing generated, patched or targeted.
+    fn from(r: kpol::report::RuleResponse) -> Self {
+        Self {
+            unsupported: r.unsupported,
+            rule: r.rule,
+            status: r.status,
+            message: r.message,
+            generated: None,
+            patched: None,
+            target: None,
+        }
+    }
+}
+
 /// One engine response (a policy in one phase) for one resource.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Response {
@@ -125,19 +140,7 @@ fn payload_run(engine: &Engine, inputs: &Inputs, payload: &Resource) -> Resource
         .into_iter()
         .filter_map(|pr| {
             let p = policies.get(pr.policy)?;
-            let rules = pr
-                .rules
-                .into_iter()
-                .map(|r| RuleOutcome {
-                    unsupported: r.unsupported,
-                    rule: r.rule,
-                    status: r.status,
-                    message: r.message,
-                    generated: None,
-                    patched: None,
-                    target: None,
-                })
-                .collect();
+            let rules = pr.rules.into_iter().map(RuleOutcome::from).collect();
             Some(response(p, rules))
         })
         .collect();
@@ -150,15 +153,7 @@ fn payload_run(engine: &Engine, inputs: &Inputs, payload: &Resource) -> Resource
     };
     for p in policies {
         if let Some(r) = kpol::dpol::evaluate(p, payload, &request, &inputs.policy_exceptions) {
-            let rules = vec![RuleOutcome {
-                unsupported: r.unsupported.clone(),
-                rule: r.rule,
-                status: r.status,
-                message: r.message,
-                generated: None,
-                patched: None,
-                target: None,
-            }];
+            let rules = vec![RuleOutcome::from(r)];
             responses.push(response(p, rules));
         }
     }
@@ -335,13 +330,8 @@ fn run_resource(
                     .into_iter()
                     .map(|r| {
                         let mut o = RuleOutcome {
-                            unsupported: r.unsupported,
-                            rule: r.rule,
-                            status: r.status,
-                            message: r.message,
-                            generated: None,
                             patched: Some(validated.root.clone()),
-                            target: None,
+                            ..RuleOutcome::from(r)
                         };
                         if o.unsupported.is_none() {
                             o.unsupported = taint(inputs, policy, validated, &o.rule, mutated);
@@ -416,15 +406,7 @@ fn run_resource(
             else {
                 continue;
             };
-            let rules = vec![RuleOutcome {
-                unsupported: r.unsupported.clone(),
-                rule: r.rule,
-                status: r.status,
-                message: r.message,
-                generated: None,
-                patched: None,
-                target: None,
-            }];
+            let rules = vec![RuleOutcome::from(r)];
             responses.push(response(p, rules));
         }
     }
