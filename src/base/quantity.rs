@@ -103,6 +103,12 @@ impl Quantity {
         }
     }
 
+    /// Whether the value was too large for kpol's nano-unit form (more than ~1.7e29 units):
+    /// Kubernetes keeps such decimal values exactly, so compare them with [`cmp_texts`].
+    pub fn is_saturated(&self) -> bool {
+        self.scale == 9 && self.unscaled.unsigned_abs() == i128::MAX.unsigned_abs()
+    }
+
     /// `AsApproximateFloat64`.
     pub fn as_f64(&self) -> f64 {
         self.unscaled as f64 / 10f64.powi(self.scale)
@@ -488,6 +494,75 @@ fn div_small(big: &mut Vec<u32>, d: u32) -> u32 {
         big.pop();
     }
     rem as u32
+}
+
+/// Compares two quantity texts as `Quantity.Cmp` does; `None` when either does not parse.
+/// Decimal values too large for kpol's nano-unit form are compared exactly from their digits
+/// (Kubernetes keeps them as exact decimals; only binary-suffixed values are capped).
+pub fn cmp_texts(a: &str, b: &str) -> Option<Ordering> {
+    let (qa, qb) = (Quantity::parse(a)?, Quantity::parse(b)?);
+    if (qa.is_saturated() || qb.is_saturated())
+        && let (Some(x), Some(y)) = (ExactDecimal::parse(a), ExactDecimal::parse(b))
+    {
+        return Some(x.cmp(&y));
+    }
+    Some(qa.cmp_value(&qb))
+}
+
+/// A decimal quantity as sign, significant digits and a power of ten.
+struct ExactDecimal {
+    positive: bool,
+    /// No leading or trailing zeros; empty for zero.
+    digits: Vec<u8>,
+    exponent: i64,
+}
+
+impl ExactDecimal {
+    fn parse(text: &str) -> Option<Self> {
+        let parts = split_quantity(text.as_bytes())?;
+        let (base, exponent, _) = interpret_suffix(parts.suffix)?;
+        if base != 10 {
+            return None;
+        }
+        let mut digits: Vec<u8> = parts.num.iter().chain(parts.denom).copied().collect();
+        let lead = digits.iter().take_while(|&&d| d == b'0').count();
+        digits.drain(..lead);
+        let trail = digits.iter().rev().take_while(|&&d| d == b'0').count();
+        digits.truncate(digits.len() - trail);
+        let exponent = exponent - parts.denom.len() as i64 + trail as i64;
+        Some(Self {
+            positive: parts.positive || digits.is_empty(),
+            digits,
+            exponent,
+        })
+    }
+
+    /// The magnitude's order: the power of ten just above its leading digit.
+    fn order(&self) -> i64 {
+        self.digits.len() as i64 + self.exponent
+    }
+
+    fn cmp_magnitude(&self, other: &Self) -> Ordering {
+        match (self.digits.is_empty(), other.digits.is_empty()) {
+            (true, true) => return Ordering::Equal,
+            (true, false) => return Ordering::Less,
+            (false, true) => return Ordering::Greater,
+            (false, false) => {}
+        }
+        // Same order: the digit strings compare as written, a shorter one padded with zeros.
+        self.order()
+            .cmp(&other.order())
+            .then_with(|| self.digits.cmp(&other.digits))
+    }
+
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self.positive, other.positive) {
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (true, true) => self.cmp_magnitude(other),
+            (false, false) => other.cmp_magnitude(self),
+        }
+    }
 }
 
 #[cfg(test)]

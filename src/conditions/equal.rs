@@ -3,7 +3,10 @@
 //! is not always the negation: a null key is false for both, and a quantity key against an
 //! unparsable string value is false for Equals and true for NotEquals.
 
+use std::cmp::Ordering;
+
 use crate::base::duration;
+
 use crate::base::quantity::Quantity;
 use crate::jmespath::value::deep_equal;
 use crate::yaml::{Node, Value};
@@ -57,7 +60,13 @@ fn string_equal(key: &str, val: &Node) -> Option<bool> {
     if let Some(kq) = Quantity::parse(key)
         && let Value::Str(v) = &val.value
     {
-        return Quantity::parse(v).map(|vq| kq.cmp_value(&vq).is_eq());
+        return Quantity::parse(v).map(|vq| {
+            if kq.is_saturated() || vq.is_saturated() {
+                crate::base::quantity::cmp_texts(key, v).is_some_and(Ordering::is_eq)
+            } else {
+                kq.cmp_value(&vq).is_eq()
+            }
+        });
     }
     match &val.value {
         Value::Str(v) => Some(wildcard(v, key)),

@@ -7,7 +7,6 @@ use std::cmp::Ordering;
 
 use super::equal::{durations, parse_float, parse_int};
 use crate::base::duration;
-use crate::base::quantity::Quantity;
 use crate::base::semver::Version;
 use crate::yaml::{Node, Value};
 
@@ -52,10 +51,10 @@ pub(super) fn compare(op: &str, key: &Node, val: &Node) -> bool {
             if let Some((a, b)) = durations(key, val) {
                 return by_condition(op, a.partial_cmp(&b));
             }
-            if let (Some(kq), Value::Str(v)) = (Quantity::parse(k), &val.value)
-                && let Some(vq) = Quantity::parse(v)
+            if let Value::Str(v) = &val.value
+                && let Some(order) = crate::base::quantity::cmp_texts(k, v)
             {
-                return by_condition(op, Some(kq.cmp_value(&vq)));
+                return by_condition(op, Some(order));
             }
             if let Some(f) = parse_float(k) {
                 return num_vs(op, f, &Node::synthetic(Value::Float(f)), val);

@@ -304,3 +304,36 @@ fn h_cases() {
     // H15: userInfo absent without a user.
     assert!(pre(json!({"any": [{"key": "{{ request.userInfo.username }}", "operator": "Equals", "value": "admin"}]})).unwrap_err().message.contains("Unknown key \"userInfo\""));
 }
+
+/// Decimal quantities too large for nano units (an RSA modulus, a 40-digit count) compare
+/// exactly, as Kubernetes' `Quantity.Cmp` on its exact decimals does; before, both sides
+/// saturated and compared equal.
+#[test]
+fn huge_decimal_quantities_compare_exactly() {
+    let a = format!("2649{}", "1".repeat(600));
+    let b = format!("2562{}", "7".repeat(600));
+    assert!(cond(json!(a), "NotEquals", json!(b)));
+    assert!(!cond(json!(a), "Equals", json!(b)));
+    assert!(cond(json!(a), "Equals", json!(a.clone())));
+    assert!(cond(json!(a), "GreaterThan", json!(b)));
+    assert!(cond(json!(b), "LessThan", json!(a)));
+    let big = "1".to_owned() + &"0".repeat(40);
+    assert!(cond(
+        json!(big),
+        "Equals",
+        json!("10000000000000000000000000000000000000e3")
+    ));
+    assert!(cond(
+        json!(big),
+        "GreaterThan",
+        json!("9999999999999999999999999999999999999999")
+    ));
+    assert!(cond(json!(format!("-{big}")), "LessThan", json!("1")));
+    assert!(cond(json!(format!("{big}.5")), "GreaterThan", json!(big)));
+    // Binary suffixes stay capped as Kubernetes caps them.
+    assert!(cond(
+        json!("100000000000000000000Ei"),
+        "Equals",
+        json!("200000000000000000000Ei")
+    ));
+}
