@@ -10,6 +10,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,23 +21,8 @@ use serde_json::Value;
 const KNOWN: &str = "tests/conformance-known-failures.txt";
 
 fn kpol_test(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .arg("test")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .expect("run kpol");
-    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "kpol test did not print JSON ({e}); stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        out.status.code().unwrap_or(-1),
-        json,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = common::kpol_test(args);
+    (run.code.unwrap_or(-1), run.json, run.stderr)
 }
 
 /// Known failures: `relative/path/kyverno-test.yaml: reason` per line; `#` comments.
@@ -176,20 +163,9 @@ fn fixture(name: &str) -> String {
 
 /// `(rule, resource, actual, ok, reason)` of every row of the first file.
 fn rows_of(json: &Value) -> Vec<(String, String, String, bool, String)> {
-    json["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
-            (
-                s("rule"),
-                s("resource"),
-                s("actual"),
-                r["ok"].as_bool().unwrap_or(false),
-                s("reason"),
-            )
-        })
+    common::rows_of(json)
+        .into_iter()
+        .map(|r| (r.rule, r.resource, r.actual, r.ok, r.reason))
         .collect()
 }
 
@@ -326,7 +302,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 8);
+    assert_eq!(names.len(), 10);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -356,7 +332,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 27 tests passed and 6 tests failed\n"),
+        text.contains("\nTest Summary: 37 tests passed and 6 tests failed\n"),
         "{text}"
     );
 }

@@ -19,6 +19,9 @@ pub struct Values {
     pub namespace_objects: BTreeMap<String, Node>,
     /// `subresources` mappings are given (not evaluated by kpol yet).
     pub subresources: bool,
+    /// The (group, version, kind) of each mapping's `subresource`: a resource of one of them
+    /// is matched upstream as its parent kind and subresource.
+    pub subresource_kinds: Vec<(String, String, String)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -124,5 +127,128 @@ impl Values {
 
     pub fn is_empty(&self) -> bool {
         self.global.is_empty() && self.policies.is_empty()
+    }
+}
+
+/// A values key split as the Kyverno CLI splits it (`AddVariable`: Go's `encoding/csv`
+/// with `.` as the separator): `a.b."c.d"` is `[a, b, c.d]`, `""` inside a quoted segment
+/// is one `"`. A `"` inside an unquoted segment, or text after a closing `"`, is Go's csv
+/// error, which makes the policy context fail upstream.
+pub fn split_key(key: &str) -> Result<Vec<String>, String> {
+    if key.is_empty() {
+        return Err("EOF".to_owned());
+    }
+    let err = |col: usize, what: &str| format!("parse error on line 1, column {col}: {what}");
+    let chars: Vec<char> = key.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        let mut field = String::new();
+        if chars.get(i) == Some(&'"') {
+            i += 1;
+            loop {
+                match chars.get(i) {
+                    None => return Err(err(i + 1, "extraneous or missing \" in quoted-field")),
+                    Some('"') if chars.get(i + 1) == Some(&'"') => {
+                        field.push('"');
+                        i += 2;
+                    }
+                    Some('"') => {
+                        i += 1;
+                        match chars.get(i) {
+                            None | Some('.') => break,
+                            Some(_) => {
+                                return Err(err(i + 1, "extraneous or missing \" in quoted-field"));
+                            }
+                        }
+                    }
+                    Some(c) => {
+                        field.push(*c);
+                        i += 1;
+                    }
+                }
+            }
+        } else {
+            while let Some(c) = chars.get(i).filter(|c| **c != '.') {
+                if *c == '"' {
+                    return Err(err(i + 1, "bare \" in non-quoted-field"));
+                }
+                field.push(*c);
+                i += 1;
+            }
+        }
+        out.push(field);
+        if chars.get(i) == Some(&'.') {
+            i += 1;
+            continue;
+        }
+        return Ok(out);
+    }
+}
+
+/// Merges `src` into `dest` as the Kyverno JSON context merges values (`mergeMaps`): a map
+/// into a map key by key, anything else replaces what was there.
+pub fn merge_into(dest: &mut Node, src: Node) {
+    use crate::yaml::Value;
+    match (&mut dest.value, src.value) {
+        (Value::Map(d), Value::Map(s)) => {
+            for e in s.entries() {
+                match d.get_mut(&e.key) {
+                    Some(existing) if existing.as_map().is_some() && e.value.as_map().is_some() => {
+                        merge_into(existing, e.value.clone());
+                    }
+                    _ => d.insert(e.key.clone(), e.key_span, e.value.clone()),
+                }
+            }
+        }
+        (_, v) => *dest = Node::synthetic(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_split_as_go_csv_splits_them() {
+        let ok = |k: &str| split_key(k).unwrap();
+        assert_eq!(ok("a.b.c"), ["a", "b", "c"]);
+        assert_eq!(
+            ok(r#"request.object.metadata.annotations."hpedevops.net/platform""#),
+            [
+                "request",
+                "object",
+                "metadata",
+                "annotations",
+                "hpedevops.net/platform"
+            ]
+        );
+        assert_eq!(ok(r#""a""b".c"#), [r#"a"b"#, "c"]);
+        assert_eq!(ok("a..b"), ["a", "", "b"]);
+        assert_eq!(
+            split_key(r#"a.b"c"#).unwrap_err(),
+            r#"parse error on line 1, column 4: bare " in non-quoted-field"#
+        );
+        assert!(
+            split_key(r#""a"b.c"#)
+                .unwrap_err()
+                .contains("extraneous or missing")
+        );
+        assert!(split_key(r#""abc"#).is_err());
+        assert_eq!(split_key("").unwrap_err(), "EOF");
+    }
+
+    #[test]
+    fn merge_keeps_maps_and_replaces_the_rest() {
+        let j = |v: serde_json::Value| Node::from_json(&v);
+        let mut dest = j(serde_json::json!({"a": {"x": 1, "y": [1]}, "b": 2}));
+        merge_into(
+            &mut dest,
+            j(serde_json::json!({"a": {"y": [2], "z": 3}, "b": {"c": 1}})),
+        );
+        assert_eq!(
+            dest.to_json(),
+            serde_json::json!({"a": {"x": 1, "y": [2], "z": 3}, "b": {"c": 1}})
+        );
     }
 }

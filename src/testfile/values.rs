@@ -17,7 +17,6 @@ const SPEC_FIELDS: &[&str] = &[
     "namespaceSelector",
     "namespaces",
     "subresources",
-    "variables",
 ];
 
 impl Values {
@@ -52,6 +51,17 @@ fn from_fields(f: &Fields<'_>) -> Result<Values, LoadError> {
         subresources: !f.list("subresources")?.is_empty(),
         ..Values::default()
     };
+    // The subresource kinds (`subresource.group`, `version`, `kind`) the mappings name.
+    for s in f.list("subresources")? {
+        let part = |k: &str| {
+            s.get_path(&["subresource", k])
+                .and_then(Node::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        v.subresource_kinds
+            .push((part("group"), part("version"), part("kind")));
+    }
     for p in f.list("policies")? {
         let pf = Fields::new(src, p, "values policy", &["name", "resources", "rules"])?;
         let mut pv = PolicyValues {
@@ -185,6 +195,15 @@ mod tests {
     use super::*;
     use crate::request::Operation;
     use crate::yaml::{Limits, parse_documents};
+
+    // Kyverno v1.19's ValuesSpec has no `variables` field: its strict decoding refuses it
+    // (`json: unknown field "variables"`), and so does kpol.
+    #[test]
+    fn a_variables_field_in_values_is_refused() {
+        let e = values("apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\nvariables: {a: b}\n")
+            .unwrap_err();
+        assert!(e.message.contains("unknown field \"variables\""), "{e:?}");
+    }
 
     fn values(text: &str) -> Result<(Values, Vec<String>), LoadError> {
         let src = SourceFile::new("values.yaml", text);

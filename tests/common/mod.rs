@@ -11,6 +11,24 @@ pub fn kpol(args: &[&str]) -> Output {
     kpol_env(args, &[])
 }
 
+/// Runs `kpol` with `args` in `dir` (relative to the repository root): the exit code,
+/// stdout and stderr.
+pub fn kpol_in(dir: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = match Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(args)
+        .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run kpol: {e}"),
+    };
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Runs `kpol` with `args` and extra environment variables in the repository root.
 pub fn kpol_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     match Command::new(env!("CARGO_BIN_EXE_kpol"))
@@ -44,4 +62,76 @@ pub fn snapshot(name: &str, description: String, o: &Output) {
     settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"));
     settings.set_description(description);
     settings.bind(|| insta::assert_snapshot!(name, shown(o)));
+}
+
+/// A `kpol test … --format json` run in the repository root (docs/test-json.md).
+pub struct TestRun {
+    pub code: Option<i32>,
+    /// The JSON document printed on stdout.
+    pub json: serde_json::Value,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// One row of a [`TestRun`]: the fields the tests compare (absent ones are empty).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Row {
+    pub policy: String,
+    pub rule: String,
+    pub resource: String,
+    pub expected: String,
+    pub actual: String,
+    pub ok: bool,
+    pub reason: String,
+    pub message: String,
+}
+
+/// Runs `kpol test ARGS… --format json`; a run whose stdout is not JSON panics with its
+/// stderr.
+pub fn kpol_test(args: &[&str]) -> TestRun {
+    let mut all = vec!["test"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let out = kpol(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = match serde_json::from_str(&stdout) {
+        Ok(j) => j,
+        Err(e) => panic!("kpol test did not print JSON ({e}); stderr:\n{stderr}"),
+    };
+    TestRun {
+        code: out.status.code(),
+        json,
+        stdout,
+        stderr,
+    }
+}
+
+impl TestRun {
+    /// Every row, in output order.
+    pub fn rows(&self) -> Vec<Row> {
+        rows_of(&self.json)
+    }
+}
+
+/// The rows of a `kpol test --format json` document, in output order.
+pub fn rows_of(json: &serde_json::Value) -> Vec<Row> {
+    let Some(rows) = json["rows"].as_array() else {
+        panic!("no rows in {json}");
+    };
+    rows.iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+            Row {
+                policy: s("policy"),
+                rule: s("rule"),
+                resource: s("resource"),
+                expected: s("expected"),
+                actual: s("actual"),
+                ok: r["ok"] == true,
+                reason: s("reason"),
+                message: s("message"),
+            }
+        })
+        .collect()
 }

@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 
 use super::load::Inputs;
+use super::overrides::{ContextPhase, Overlay};
 use kpol::engine::{Engine, phases};
 use kpol::generate::{RuleGeneration, SourcePool, generate_policy};
 use kpol::policy::{Policy, RuleBody};
@@ -174,7 +175,42 @@ fn run_resource(
     forced: Option<Operation>,
 ) -> Result<ResourceRun, String> {
     let original = resource;
+    let first = resource;
     let policies = engine.policies();
+    // Values `subresources` (outside cluster mode): upstream matches a resource of a mapped
+    // subresource kind as its parent kind and subresource, which kpol does not; every
+    // policy's rows for it are unsupported rather than `Excluded`.
+    let (group, version) = resource.group_version();
+    if inputs.offline.cluster.is_none()
+        && inputs
+            .values
+            .subresource_kinds
+            .iter()
+            .any(|(g, v, k)| g == group && v == version && *k == resource.kind)
+    {
+        let feature = "values subresources";
+        let responses = policies
+            .iter()
+            .map(|p| {
+                let mut rules: Vec<RuleOutcome> = p
+                    .rules()
+                    .iter()
+                    .map(|r| unsupported(&r.name, feature))
+                    .collect();
+                if rules.is_empty() {
+                    rules.push(unsupported(&p.name, feature));
+                }
+                response(p, rules)
+            })
+            .collect();
+        return Ok(ResourceRun {
+            api_version: resource.api_version.clone(),
+            kind: resource.kind.clone(),
+            namespace: resource.namespace.clone(),
+            name: resource.name.clone(),
+            responses,
+        });
+    }
     let mut ops = Vec::with_capacity(policies.len());
     for p in policies {
         ops.push(match forced {
@@ -182,11 +218,39 @@ fn run_resource(
             None => inputs.values.operation(&p.name, &resource.name)?,
         });
     }
+    // Values that override the resource (super::overrides): a run for a declared operation
+    // starts from the resource as the default run left it.
+    let failed = |e: String| {
+        format!(
+            "failed to apply policies on resource {} ({e})",
+            resource.name
+        )
+    };
+    let overlay = Overlay::new(&inputs.values, policies, &resource.name, &ops).map_err(failed)?;
+    let settled = match forced {
+        Some(_) => {
+            let mut first = Vec::with_capacity(policies.len());
+            for p in policies {
+                first.push(inputs.values.operation(&p.name, &resource.name)?);
+            }
+            Overlay::new(&inputs.values, policies, &resource.name, &first)
+                .map_err(failed)?
+                .map(|o| o.settled(policies, resource))
+        }
+        None => None,
+    };
+    let resource = settled.as_ref().unwrap_or(resource);
+    let values_for = |op: Operation| {
+        overlay
+            .as_ref()
+            .and_then(|o| o.values(op))
+            .unwrap_or_else(|| inputs.values.clone())
+    };
     let request_for = |op: Operation| Request {
         operation: op,
         namespace_labels: inputs.values.namespace_labels.clone(),
         user_info: inputs.user_info.clone(),
-        values: inputs.values.clone(),
+        values: values_for(op),
         namespaces: Default::default(),
         old_object: None,
         offline: inputs.offline.clone(),
@@ -213,6 +277,16 @@ fn run_resource(
     // §6.4); each MutatingPolicy response carries the resource after all of them, as the
     // CLI's do.
     let classic = &mutation.resource;
+    // With overriding values: the resource each classic policy's context sees in the
+    // verify-images and validate phases, and the live resource after them, on which the
+    // CEL mutating kinds run.
+    let chain = overlay.as_ref().map(|o| Chain::new(o, policies, classic));
+    let overlay_mutated = overlay.as_ref().is_some_and(|o| {
+        mutation.resource.root != resource.root
+            || (0..policies.len())
+                .any(|i| o.touches(i) && ContextPhase::Mutate.builds(&policies[i]))
+    });
+    let classic = chain.as_ref().map_or(classic, |c| &c.after_validate);
     let mut resource = classic.clone();
     // The two CEL mutating kinds in the order of `kpol test`'s row of the phase table.
     let mut first_mpol = responses.len();
@@ -273,6 +347,10 @@ fn run_resource(
             let RuleBody::VerifyImages(entries) = &r.body else {
                 continue;
             };
+            let resource = chain
+                .as_ref()
+                .and_then(|c| c.verify.get(i)?.as_ref())
+                .map_or(resource, |(r, _)| r);
             if !(p.in_scope(&resource.namespace) && r.matches(resource, &request)) {
                 continue;
             }
@@ -305,15 +383,36 @@ fn run_resource(
         let Some(&operation) = ops.iter().find(|o| **o as usize == op) else {
             continue;
         };
-        let request = request_for(operation);
-        // Which resource each run validates, and whether it keeps CEL-kind responses (`None`:
-        // all responses).
-        let passes: Vec<(&Resource, Option<bool>)> = if mpol_changed {
-            vec![(classic, Some(false)), (resource, Some(true))]
-        } else {
-            vec![(resource, None)]
+        // Which resource each run validates (with the old object of an UPDATE whose values
+        // override it), and whether it keeps CEL-kind responses (`None`: all responses) or
+        // only those of some classic policies.
+        let is_cel = |i: usize| matches!(policies[i].body, kpol::policy::PolicyBody::Cel(_));
+        let passes: Vec<(&Resource, Option<&Resource>, Keep)> = match &chain {
+            Some(c) => {
+                let mut passes: Vec<(&Resource, Option<&Resource>, Keep)> = Vec::new();
+                for (i, view) in c.validate.iter().enumerate() {
+                    let Some((r, old)) = view else { continue };
+                    match passes.iter_mut().find(|(pr, po, _)| {
+                        pr.root == r.root && po.map(|o| &o.root) == old.as_ref().map(|o| &o.root)
+                    }) {
+                        Some((_, _, Keep::Only(list))) => list.push(i),
+                        _ => passes.push((r, old.as_ref(), Keep::Only(vec![i]))),
+                    }
+                }
+                passes.push((resource, None, Keep::Cel(true)));
+                passes
+            }
+            None if mpol_changed => vec![
+                (classic, None, Keep::Cel(false)),
+                (resource, None, Keep::Cel(true)),
+            ],
+            None => vec![(resource, None, Keep::All)],
         };
-        for (validated, keep_cel) in passes {
+        for (validated, old, keep) in passes {
+            let mut request = request_for(operation);
+            if let Some(old) = old {
+                request.old_object = Some(std::sync::Arc::new(old.clone()));
+            }
             for pr in engine.validate(validated, &request) {
                 if ops.get(pr.policy) != Some(&operation) {
                     continue;
@@ -321,8 +420,12 @@ fn run_resource(
                 let Some(policy) = policies.get(pr.policy) else {
                     continue;
                 };
-                let cel = matches!(policy.body, kpol::policy::PolicyBody::Cel(_));
-                if keep_cel.is_some_and(|k| k != cel) {
+                let kept = match &keep {
+                    Keep::All => true,
+                    Keep::Cel(k) => *k == is_cel(pr.policy),
+                    Keep::Only(list) => list.contains(&pr.policy),
+                };
+                if !kept {
                     continue;
                 }
                 let rules = pr
@@ -364,8 +467,19 @@ fn run_resource(
             .filter(|r| r.kind == "Namespace")
             .collect(),
     };
+    let mut live = resource.clone();
     for (i, p) in policies.iter().enumerate() {
-        let request = request_for(ops[i]);
+        let mut request = request_for(ops[i]);
+        let mut resource = resource;
+        if let Some(o) = overlay
+            .as_ref()
+            .filter(|_| ContextPhase::Generate.builds(p))
+        {
+            if let Some(old) = o.apply(i, &mut live) {
+                request.old_object = Some(std::sync::Arc::new(old));
+            }
+            resource = &live;
+        }
         let Some(response_g) =
             generate_policy(i, p, resource, &request, &pool, &inputs.policy_exceptions)
         else {
@@ -399,6 +513,8 @@ fn run_resource(
     }
     // DeletingPolicies, last and only in the default run: they are not admission-driven
     // (`test.go` `evalResource`); they see the resource as the test gives it.
+    let settled_all = overlay.as_ref().map(|o| o.settled(policies, original));
+    let original = settled_all.as_ref().unwrap_or(original);
     if forced.is_none() {
         for (i, p) in policies.iter().enumerate() {
             let request = request_for(ops[i]);
@@ -410,13 +526,69 @@ fn run_resource(
             responses.push(response(p, rules));
         }
     }
+    if overlay_mutated {
+        // The live resource upstream changes in place is replaced by a mutation's copy: what
+        // later contexts see is not modelled.
+        for o in responses.iter_mut().flat_map(|r| r.rules.iter_mut()) {
+            o.unsupported.get_or_insert_with(|| {
+                "values-file variables (request.object and mutate rules)".to_owned()
+            });
+        }
+    }
+    // Keyed by the resource as the test gives it (upstream's key is made before the run).
+    let key = if chain.is_some() { first } else { resource };
     Ok(ResourceRun {
-        api_version: resource.api_version.clone(),
-        kind: resource.kind.clone(),
-        namespace: resource.namespace.clone(),
-        name: resource.name.clone(),
+        api_version: key.api_version.clone(),
+        kind: key.kind.clone(),
+        namespace: key.namespace.clone(),
+        name: key.name.clone(),
         responses,
     })
+}
+
+/// Which responses of a validate pass are kept.
+enum Keep {
+    All,
+    /// Those of the CEL kinds (`true`) or of the classic policies (`false`).
+    Cel(bool),
+    /// Those of these policies.
+    Only(Vec<usize>),
+}
+
+/// The classic policies' views of a resource whose values override it (super::overrides),
+/// in upstream's order of contexts: the mutate phase's policies, then the verify-images and
+/// the validate phases' (each context merging its policy's values into the live resource).
+struct Chain {
+    /// Per policy: the resource (and an UPDATE's old object) its verify-images context sees.
+    verify: Vec<Option<(Resource, Option<Resource>)>>,
+    validate: Vec<Option<(Resource, Option<Resource>)>>,
+    after_validate: Resource,
+}
+
+impl Chain {
+    fn new(o: &Overlay, policies: &[Policy], start: &Resource) -> Self {
+        let mut live = start.clone();
+        let views = |phase: ContextPhase, live: &mut Resource| {
+            policies
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    phase.builds(p).then(|| {
+                        let old = o.apply(i, live);
+                        (live.clone(), old)
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        views(ContextPhase::Mutate, &mut live);
+        let verify = views(ContextPhase::VerifyImages, &mut live);
+        let validate = views(ContextPhase::Validate, &mut live);
+        Self {
+            verify,
+            validate,
+            after_validate: live,
+        }
+    }
 }
 
 /// MutatingPolicies with `evaluation.mutateExisting.enabled` on the test's
@@ -637,22 +809,15 @@ fn taint(
     if mutated {
         return Some("mutate (resource mutated before validation)".to_owned());
     }
-    if inputs.values.subresources {
-        return Some("values subresources".to_owned());
-    }
     // Values are injected into rule contexts. What kpol does not do yet: global or
     // per-resource values that override the resource itself (`request.object.*`, which
     // Kyverno applies before matching), and `foreachValues` lists it cannot read. Rule
     // values only reach the rule's context, which kpol does.
-    let overrides_resource = inputs
-        .values
-        .for_resource(&policy.name, &resource.name)
-        .any(|(k, _)| k.starts_with("request.object"));
     let foreach_values = inputs
         .values
         .variable_keys(&policy.name, &resource.name, rule)
         .contains(&"foreachValues");
-    if overrides_resource || foreach_values {
+    if foreach_values {
         return Some("values-file variables".to_owned());
     }
     None

@@ -12,6 +12,7 @@ mod human;
 mod json;
 mod load;
 mod output;
+mod overrides;
 mod policies;
 mod report;
 mod rows;
