@@ -5,19 +5,10 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod common;
 
 fn kpol(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .current_dir("testdata/admission-params")
-        .args(args)
-        .output()
-        .expect("run kpol");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::kpol_in("testdata/admission-params", args)
 }
 
 // The binding in binding.yaml binds the VAP of vap.yaml; params.yaml's ConfigMap is its

@@ -4,18 +4,10 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod common;
 
 fn kpol(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(args)
-        .output()
-        .expect("run kpol");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::kpol_in(".", args)
 }
 
 /// Rows name payloads by their cleaned path; JSON-mode policies also see resources;

@@ -5,30 +5,19 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod common;
 
 // A payload the conditions hold for is a pass ("resource matched"), another a fail: rows
 // that were `Not found` when payloads reached only ValidatingPolicies.
 #[test]
 fn deleting_policies_evaluate_json_payloads() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["test", "testdata/json-payload-deleting", "--format", "json"])
-        .output()
-        .expect("run kpol");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let run = common::kpol_test(&["testdata/json-payload-deleting"]);
+    let stdout = &run.stdout;
     // (resource, actual, expected)
-    let rows: Vec<(String, String, String)> = json["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r["resource"].as_str().unwrap().to_owned(),
-                r["actual"].as_str().unwrap().to_owned(),
-                r["expected"].as_str().unwrap().to_owned(),
-            )
-        })
+    let rows: Vec<(String, String, String)> = run
+        .rows()
+        .into_iter()
+        .map(|r| (r.resource, r.actual, r.expected))
         .collect();
     assert_eq!(
         rows,
@@ -42,7 +31,7 @@ fn deleting_policies_evaluate_json_payloads() {
         ],
         "{stdout}"
     );
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(run.code, Some(0), "{stdout}");
 }
 
 // A JSON-mode ImageValidatingPolicy answers for payloads (testdata/json-payload-image/):
@@ -50,24 +39,13 @@ fn deleting_policies_evaluate_json_payloads() {
 // among the resources gets no row.
 #[test]
 fn image_validating_policies_evaluate_json_payloads() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["test", "testdata/json-payload-image", "--format", "json"])
-        .output()
-        .expect("run kpol");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let run = common::kpol_test(&["testdata/json-payload-image"]);
+    let stdout = &run.stdout;
     // (resource, rule, actual)
-    let rows: Vec<(String, String, String)> = json["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            (
-                r["resource"].as_str().unwrap().to_owned(),
-                r["rule"].as_str().unwrap().to_owned(),
-                r["actual"].as_str().unwrap().to_owned(),
-            )
-        })
+    let rows: Vec<(String, String, String)> = run
+        .rows()
+        .into_iter()
+        .map(|r| (r.resource, r.rule, r.actual))
         .collect();
     let want = [
         ("unmatched.json", "payload-images", "pass"),
@@ -80,5 +58,5 @@ fn image_validating_policies_evaluate_json_payloads() {
         .map(|(a, b, c)| ((*a).into(), (*b).into(), (*c).into()))
         .collect();
     assert_eq!(rows, want, "{stdout}");
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(run.code, Some(0), "{stdout}");
 }

@@ -6,6 +6,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -13,21 +15,13 @@ use std::process::Command;
 type Row = (String, String, String, bool);
 
 fn run(dir: &Path) -> (Option<i32>, Vec<Row>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["test", dir.to_str().unwrap(), "--format", "json"])
-        .output()
-        .expect("run kpol");
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let rows = json["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
-            (s("resource"), s("expected"), s("actual"), r["ok"] == true)
-        })
+    let run = common::kpol_test(&[dir.to_str().unwrap()]);
+    let rows = run
+        .rows()
+        .into_iter()
+        .map(|r| (r.resource, r.expected, r.actual, r.ok))
         .collect();
-    (out.status.code(), rows)
+    (run.code, rows)
 }
 
 /// A copy of a fixture directory, with the test file rewritten by `edit`.

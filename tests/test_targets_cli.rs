@@ -8,41 +8,21 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// `(rule, resource, expected, actual, ok, message)` of a row.
 type Row = (String, String, String, String, bool, String);
 
 fn run(dir: &Path) -> (Option<i32>, Vec<Row>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args([
-            "test",
-            dir.to_str().unwrap(),
-            "--format",
-            "json",
-            "--detailed-results",
-        ])
-        .output()
-        .expect("run kpol");
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let rows = json["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| {
-            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
-            (
-                s("rule"),
-                s("resource"),
-                s("expected"),
-                s("actual"),
-                r["ok"] == true,
-                s("message"),
-            )
-        })
+    let run = common::kpol_test(&[dir.to_str().unwrap(), "--detailed-results"]);
+    let rows = run
+        .rows()
+        .into_iter()
+        .map(|r| (r.rule, r.resource, r.expected, r.actual, r.ok, r.message))
         .collect();
-    (out.status.code(), rows)
+    (run.code, rows)
 }
 
 fn fixture(name: &str) -> PathBuf {
