@@ -157,3 +157,40 @@ fn a_mapped_subresource_kind_is_unsupported_not_excluded() {
     assert_eq!(run.rows()[0].reason, "unsupported: values subresources");
     assert_eq!(run.code, Some(1), "{}", run.stderr);
 }
+
+// Per-result `operation` (testdata/test-operation): which rules match (`operations`), the
+// old object of an UPDATE, and the runs without an operation, as the v1.19.0 binary gives
+// them.
+#[test]
+fn per_result_operations_run_as_upstream() {
+    let run = kpol_test(&[
+        &format!("{}/testdata/test-operation", env!("CARGO_MANIFEST_DIR")),
+        "--detailed-results",
+    ]);
+    let seen: Vec<(String, String, bool, String)> = run
+        .rows()
+        .into_iter()
+        .map(|r| (r.rule, r.actual, r.ok, r.message))
+        .collect();
+    let row = |rule: &str, actual: &str, ok: bool, message: &str| {
+        (rule.to_owned(), actual.to_owned(), ok, message.to_owned())
+    };
+    assert_eq!(
+        seen,
+        [
+            row("only-update", "excluded", true, "Excluded"),
+            row("only-update", "fail", false, "old=a op=UPDATE"),
+            row(
+                "on-delete",
+                "pass",
+                true,
+                "validation rule 'on-delete' passed."
+            ),
+            row("only-update", "excluded", true, "Excluded"),
+            row("on-delete", "excluded", true, "Excluded"),
+        ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+}
