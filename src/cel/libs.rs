@@ -30,6 +30,7 @@ pub const OFFLINE_UNSUPPORTED: &[&str] = &[
     "verifyAttestationSignatures",
     "extractPayload",
     "getImageData",
+    "jwks.Fetch",
 ];
 
 /// The error an offline-unsupported call evaluates to.
@@ -63,6 +64,8 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     super::transform::register(ctx);
     super::gzip::register(ctx);
     super::random::register(ctx);
+    super::authz::register(ctx);
+    super::jwt::register(ctx);
     for name in OFFLINE_UNSUPPORTED {
         let name: &'static str = name;
         let _ = ctx.add_function(name, move |_: Arguments| -> Result<Value, ExecutionError> {

@@ -9,9 +9,11 @@
 //! syntax errors ([`compile`]) and bounded evaluation ([`eval`]: an [`Activation`] binds
 //! [`Shared`] values, converted once per resource in its [`ResourceValues`]; [`admission`]
 //! binds `object`, `oldObject` and `request` for every CEL kind). The policy kinds built on it
-//! live in `crate::vpol`, `crate::mpol` and `crate::gpol`.
+//! live in `crate::vpol`, `crate::mpol` and `crate::gpol`. The HTTP / Envoy authorization
+//! libraries are [`authz`] and [`jwt`].
 
 pub mod admission;
+pub mod authz;
 pub mod compile;
 pub mod context;
 pub mod convert;
@@ -21,6 +23,7 @@ pub mod eval;
 pub mod generator;
 pub mod gzip;
 pub mod image;
+pub mod jwt;
 pub mod k8s_lists;
 pub mod libs;
 pub mod locate;

@@ -60,6 +60,9 @@ pub struct Cluster {
     /// The kind of each GVR known from a CRD or an object.
     kinds: HashMap<Gvr, String>,
     crds: Vec<CustomKind>,
+    /// Each custom kind's `openAPIV3Schema`, by (apiVersion, kind): what types an
+    /// ApplyConfiguration on it (`crate::smd::apply_crd`).
+    schemas: HashMap<(String, String), Node>,
 }
 
 /// `schema.ParseGroupVersion`: `""` → empty, `v1` → core, `g/v` → group and version.
@@ -162,11 +165,22 @@ impl Cluster {
                 (group.to_owned(), version.to_owned(), plural.to_owned()),
                 kind.to_owned(),
             );
+            if let Some(schema) = v.get_path(&["schema", "openAPIV3Schema"]) {
+                self.schemas
+                    .entry((api_version_of(group, version), kind.to_owned()))
+                    .or_insert_with(|| schema.clone());
+            }
             if !self.crds.contains(&ck) {
                 self.crds.push(ck);
             }
         }
         Ok(())
+    }
+
+    /// The `openAPIV3Schema` a CRD declares for `api_version` and `kind` (the first CRD read
+    /// wins).
+    pub fn crd_schema(&self, api_version: &str, kind: &str) -> Option<&Node> {
+        self.schemas.get(&(api_version.to_owned(), kind.to_owned()))
     }
 
     /// The custom kinds the CRDs taught, in the order read.

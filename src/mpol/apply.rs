@@ -8,21 +8,21 @@ use crate::yaml::Node;
 
 /// The object after merging `patch` into it. `api_version` and `kind` are the object's
 /// (Kubernetes gives the patch the object's GVK before merging); `server_side_apply` is the
-/// policy's `evaluation.useServerSideApply`.
+/// policy's `evaluation.useServerSideApply`; `crd_schema` the kind's CRD `openAPIV3Schema`
+/// when the inputs hold one (then it types the merge instead of the built-ins).
 pub fn apply_configuration(
     object: &Node,
     patch: &Node,
     api_version: &str,
     kind: &str,
     server_side_apply: bool,
+    crd_schema: Option<&Node>,
 ) -> Result<Node, String> {
-    crate::smd::apply_with(
-        object,
-        patch,
-        api_version,
-        kind,
-        crate::smd::Options { server_side_apply },
-    )
+    let options = crate::smd::Options { server_side_apply };
+    match crd_schema {
+        Some(schema) => crate::smd::apply_crd(object, patch, api_version, kind, schema, options),
+        None => crate::smd::apply_with(object, patch, api_version, kind, options),
+    }
     .map_err(|e| e.to_string())
 }
 
@@ -46,7 +46,7 @@ mod tests {
             "metadata": {"labels": {"b": "2"}},
             "spec": {"containers": [{"name": "c", "imagePullPolicy": "Always"}, {"name": "d", "image": "y"}], "dnsPolicy": "None"}
         }));
-        let out = apply_configuration(&object, &patch, "v1", "Pod", false).unwrap();
+        let out = apply_configuration(&object, &patch, "v1", "Pod", false, None).unwrap();
         assert_eq!(
             out.to_json(),
             json!({
@@ -73,21 +73,23 @@ mod tests {
             "spec": {"containers": [{"name": "c"}]}}),
         );
         let patch = node(json!({"spec": {"tolerations": [{"key": "k", "operator": "Exists"}]}}));
-        assert!(apply_configuration(&object, &patch, "v1", "Pod", false).is_err());
-        let out = apply_configuration(&object, &patch, "v1", "Pod", true).unwrap();
+        assert!(apply_configuration(&object, &patch, "v1", "Pod", false, None).is_err());
+        let out = apply_configuration(&object, &patch, "v1", "Pod", true, None).unwrap();
         assert_eq!(out.to_json()["spec"]["tolerations"][0]["key"], "k");
     }
 
     #[test]
     fn a_patch_that_is_not_a_map_is_an_error() {
         let object = node(json!({"apiVersion": "v1", "kind": "Pod"}));
-        assert!(apply_configuration(&object, &node(json!([1])), "v1", "Pod", false).is_err());
+        assert!(apply_configuration(&object, &node(json!([1])), "v1", "Pod", false, None).is_err());
     }
 
     #[test]
     fn a_kind_without_a_schema_is_an_error() {
         let object = node(json!({"apiVersion": "example.com/v1", "kind": "Widget", "spec": {}}));
         let patch = node(json!({"spec": {"a": 1}}));
-        assert!(apply_configuration(&object, &patch, "example.com/v1", "Widget", false).is_err());
+        assert!(
+            apply_configuration(&object, &patch, "example.com/v1", "Widget", false, None).is_err()
+        );
     }
 }

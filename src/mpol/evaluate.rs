@@ -256,12 +256,18 @@ fn evaluate_variant(
     for m in &v.mutations {
         let next = match m {
             Mutation::ApplyConfiguration(p) => act.eval(p).and_then(|value| {
+                let crd = request
+                    .offline
+                    .cluster
+                    .as_deref()
+                    .and_then(|c| c.crd_schema(&resource.api_version, &resource.kind));
                 apply_object(
                     &root,
                     &value,
                     &resource.api_version,
                     &resource.kind,
                     body.server_side_apply,
+                    crd,
                 )
             }),
             Mutation::JsonPatch(p) => act
@@ -286,9 +292,10 @@ fn apply_object(
     api_version: &str,
     kind: &str,
     server_side_apply: bool,
+    crd: Option<&Node>,
 ) -> Result<Node, String> {
     let patch = apply_configuration_patch(value)?;
-    apply_configuration(root, &patch, api_version, kind, server_side_apply)
+    apply_configuration(root, &patch, api_version, kind, server_side_apply, crd)
         .map_err(|e| format!("error applying patch: {e}"))
 }
 

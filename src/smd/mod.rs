@@ -7,7 +7,8 @@
 //! CLI uses: kubectl-validate's hard-coded builtins, one type converter per group-version):
 //!
 //! 1. a group-version with no schema has no type converter, and a kind its document does not
-//!    declare has no type: both are errors (a CRD kind, until CRD schemas are given);
+//!    declare has no type: both are errors — unless the inputs hold the kind's CRD, whose
+//!    structural schema then types it ([`apply_crd`]);
 //! 2. the patch must fit the schema: a field the schema does not declare, a value of the wrong
 //!    kind, a repeated key of an associative list are errors;
 //! 3. unless [`Options::server_side_apply`] (Kyverno's `evaluation.useServerSideApply`, which
@@ -29,6 +30,7 @@
 //! The result is the resource tree with the patch merged in; untouched nodes keep their spans,
 //! nodes from the patch keep the patch's (see [`merge`]).
 
+mod crd;
 mod merge;
 mod schema;
 mod typed;
@@ -144,6 +146,23 @@ pub fn apply_with(
         &patch,
         !options.server_side_apply,
     )
+}
+
+/// [`apply_with`] for a custom kind, typed by its CRD's `openAPIV3Schema` (`crd_schema`) as
+/// structured-merge-diff types a CRD (see `crd.rs`: a list without `x-kubernetes-list-type`
+/// is atomic, `metadata` is the built-in `ObjectMeta`).
+pub fn apply_crd(
+    object: &Node,
+    patch: &Node,
+    api_version: &str,
+    kind: &str,
+    crd_schema: &Node,
+    options: Options,
+) -> Result<Node, SmdError> {
+    let schema = builtin()?;
+    let patch = with_gvk(patch, api_version, kind)?;
+    let root = crd::root_type(schema, crd_schema);
+    run(schema, &root, object, &patch, !options.server_side_apply)
 }
 
 /// Merges `patch` into `object` with no schema (MutatingAdmissionPolicy): maps merge key by

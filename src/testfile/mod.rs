@@ -8,5 +8,5 @@ mod spec;
 mod values;
 
 pub use fields::LoadError;
-pub use spec::{ResultEntry, TestSpec, parse_test};
+pub use spec::{ResultEntry, TestSpec, clean_path, parse_test};
 pub use values::user_info;

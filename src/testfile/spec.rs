@@ -99,6 +99,10 @@ pub struct TestSpec {
     /// cleaned as Go's `path.Clean` does and deduplicated: the names rows give payloads
     /// (cel.md §3.5).
     pub json_payloads: Vec<String>,
+    /// `httpPayloads` and `envoyPayloads`: the authorization requests of ValidatingPolicies
+    /// in `evaluation.mode: HTTP` / `Envoy`, as written (duplicates dropped).
+    pub http_payloads: Vec<String>,
+    pub envoy_payloads: Vec<String>,
     /// Inputs kpol does not use yet; every row of the test is then unsupported.
     pub unsupported_inputs: Vec<&'static str>,
     pub warnings: Vec<String>,
@@ -179,11 +183,9 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
             .map(|p| clean_path(p))
             .collect(),
     );
-    for (field, feature) in [
-        ("httpPayloads", "http payloads"),
-        ("envoyPayloads", "envoy payloads"),
-        ("checks", "checks"),
-    ] {
+    t.http_payloads = dedup(f.strings("httpPayloads")?);
+    t.envoy_payloads = dedup(f.strings("envoyPayloads")?);
+    for (field, feature) in [("checks", "checks")] {
         if f.get(field).is_some() && !t.unsupported_inputs.contains(&feature) {
             t.unsupported_inputs.push(feature);
         }
@@ -215,7 +217,7 @@ pub fn parse_test(source: &SourceFile, root: &Node) -> Result<TestSpec, LoadErro
 }
 
 /// Go's `path.Clean`: `.` segments and repeated slashes dropped, `..` resolved lexically.
-fn clean_path(p: &str) -> String {
+pub fn clean_path(p: &str) -> String {
     let rooted = p.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for seg in p.split('/') {
@@ -388,7 +390,8 @@ mod tests {
              jsonPayload: ./one.json\nhttpPayloads: [h.json]\nresults: []\n",
         )?;
         assert_eq!(t.json_payloads, ["one.json"]);
-        assert_eq!(t.unsupported_inputs, ["http payloads"]);
+        assert!(t.unsupported_inputs.is_empty());
+        assert_eq!(t.http_payloads, ["h.json"]);
         Ok(())
     }
 

@@ -46,7 +46,10 @@ pub fn evaluate_payload(
     payload: &Resource,
     exceptions: &[PolicyException],
 ) -> Option<Vec<RuleResponse>> {
-    if !policy.json_mode || policy.kind == CelKind::ValidatingAdmissionPolicy {
+    if !policy.json_mode
+        || policy.kind == CelKind::ValidatingAdmissionPolicy
+        || policy.authz.is_some()
+    {
         return None;
     }
     let _budget = crate::base::budget::Scope::enter();

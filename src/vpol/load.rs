@@ -197,16 +197,13 @@ fn validation_actions(spec: Option<&Node>) -> FailureAction {
 }
 
 /// The loader of `ValidatingPolicy` / `NamespacedValidatingPolicy` (policies.kyverno.io,
-/// cel.md §1) in `crate::kinds::LOADERS`; kyverno-authz modes are declined (unsupported).
+/// cel.md §1) in `crate::kinds::LOADERS`; the kyverno-authz modes HTTP and Envoy too (super::authz).
 pub fn validating_policy(
     source: &Source,
     node: Node,
     bindings: &[Node],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Policy, Node> {
-    if authz_mode(&node) {
-        return Err(node);
-    }
     let kind = if node.get("kind").and_then(Node::as_str) == Some("ValidatingPolicy") {
         CelKind::ValidatingPolicy
     } else {
@@ -225,15 +222,6 @@ pub fn admission_policy(
 ) -> Result<Policy, Node> {
     let kind = CelKind::ValidatingAdmissionPolicy;
     Ok(load(source, node, kind, bindings, diagnostics))
-}
-
-/// `spec.evaluation.mode` Envoy/HTTP: kyverno-authz, out of scope (cel.md §1).
-fn authz_mode(node: &Node) -> bool {
-    matches!(
-        node.get_path(&["spec", "evaluation", "mode"])
-            .and_then(Node::as_str),
-        Some("Envoy" | "HTTP")
-    )
 }
 
 /// Builds the policy for a ValidatingPolicy / NamespacedValidatingPolicy / VAP document.
@@ -286,9 +274,13 @@ pub fn load(
         .get_path(&["evaluation", "mode"])
         .and_then(Node::as_str)
         .unwrap_or("Kubernetes");
-    if matches!(mode, "Envoy" | "HTTP") {
+    // The authorization modes (kyverno-authz) answer requests, not resources (super::authz).
+    let authz =
+        super::authz::AuthzMode::from_mode(mode).filter(|_| kind == CelKind::ValidatingPolicy);
+    if authz.is_none() && matches!(mode, "Envoy" | "HTTP") {
+        // The Kyverno CLI hands only cluster-wide ValidatingPolicies to kyverno-authz.
         broken = Some(format!(
-            "unsupported: evaluation mode {mode} (kyverno-authz)"
+            "unsupported: evaluation mode {mode} in a {kind_str}"
         ));
     }
     let json_mode = mode == "JSON";
@@ -298,6 +290,7 @@ pub fn load(
     }
     if kind != CelKind::ValidatingAdmissionPolicy
         && !json_mode
+        && authz.is_none()
         && let Some(cons) = constraints.as_ref().filter(|c| autogen::eligible(c))
     {
         let controllers: Option<Vec<String>> = spec
@@ -353,6 +346,7 @@ pub fn load(
         variants,
         ignore_failures: spec.get("failurePolicy").and_then(Node::as_str) == Some("Ignore"),
         json_mode,
+        authz,
         bindings,
         broken,
         action,

@@ -8,6 +8,8 @@
 //! ([`crate::policy::PolicyBody::Cel`]) is the compiled [`CelPolicy`]; the engine's validate
 //! phase evaluates it.
 
+pub mod authz;
+pub mod authz_request;
 pub mod autogen;
 #[cfg(test)]
 mod cel_params_tests;
@@ -42,6 +44,9 @@ pub struct CelPolicy {
     pub ignore_failures: bool,
     /// `evaluation.mode: JSON` (cel.md §3.5).
     pub json_mode: bool,
+    /// `evaluation.mode: HTTP` / `Envoy`: the policy answers authorization requests only
+    /// ([`authz`]), never resources or JSON payloads.
+    pub authz: Option<authz::AuthzMode>,
     /// VAP bindings, in file order (cel.md §5); empty for ValidatingPolicies.
     pub bindings: Vec<Binding>,
     /// Set when the policy uses something kpol cannot evaluate offline (an evaluation mode, a
@@ -126,6 +131,7 @@ impl CelPolicy {
     pub fn kind_plan(&self, api_version: &str, kind: &str) -> KindPlan {
         let can = |c: &Constraints| c.can_select(api_version, kind);
         match self.kind {
+            _ if self.authz.is_some() => KindPlan::Dropped,
             // JSON mode evaluates every payload, without matching (cel.md §3.5).
             _ if self.json_mode => KindPlan::Evaluate((0..self.variants.len()).collect()),
             CelKind::ValidatingAdmissionPolicy => {

@@ -60,6 +60,13 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
             return report;
         }
     };
+    let requests = match super::authz::load(dir, &spec) {
+        Ok(r) => r,
+        Err(e) => {
+            report.error = Some(e.to_string());
+            return report;
+        }
+    };
     let mut inputs = inputs;
     report.warnings.append(&mut inputs.warnings);
     report.errors = std::mem::take(&mut inputs.policies.errors);
@@ -117,7 +124,16 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
             evaluate::run(&engine, &inputs, &gen_inputs.clone_sources, op)
         });
         match run {
-            Ok(r) => runs.push((op, r)),
+            Ok(mut r) => {
+                // Authorization requests only in the default run (super::authz).
+                if op.is_none() {
+                    let ctx = inputs.cel_context.clone();
+                    r.extend(kpol::cel::context::with_context(ctx, || {
+                        super::authz::runs(&engine, &requests)
+                    }));
+                }
+                runs.push((op, r));
+            }
             Err(e) => {
                 report.error = Some(LoadError::in_file(dir.display().to_string(), e).to_string());
                 return report;

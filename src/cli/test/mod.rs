@@ -5,6 +5,7 @@
 //! output does not depend on the thread count. Exit codes: 0 every row ok; 1 a row failed;
 //! 2 a path, test file or test input could not be used (the rest still ran).
 
+mod authz;
 mod evaluate;
 mod file;
 mod generated;

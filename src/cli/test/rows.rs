@@ -204,9 +204,11 @@ fn select<'r>(
     let mut out: Vec<&ResourceRun> = Vec::new();
     for wanted in &entry.resources {
         for run in targets.iter().chain(runs) {
-            // A payload is named by its path as written, slashes included.
+            // A payload is named by its path as written; a name of three or more
+            // `/`-separated parts selects nothing there (`output.go` compares only
+            // `name` and `ns/name`), so every key is then checked.
             let hit = match wanted.split_once('/') {
-                _ if run.is_payload() => run.name == *wanted,
+                _ if run.is_payload() => wanted.matches('/').count() < 2 && run.name == *wanted,
                 Some((ns, name)) => run.namespace == ns && run.name == name,
                 None => run.name == *wanted,
             };

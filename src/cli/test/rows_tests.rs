@@ -329,3 +329,30 @@ fn a_ruleless_kind_ignores_the_entrys_rule() {
     );
     assert_eq!(rows[0].actual, "excluded");
 }
+
+// A payload is selected by its name with at most one slash; a name of three or more parts
+// selects nothing (`output.go` compares `name` and `ns/name` only), so every key is checked.
+#[test]
+fn payload_names_with_two_slashes_select_every_payload() {
+    let payload = |name: &str, status: Status| ResourceRun {
+        api_version: String::new(),
+        kind: String::new(),
+        namespace: String::new(),
+        name: name.to_owned(),
+        responses: vec![resp("p", false, vec![outcome("p", status)])],
+    };
+    let runs = vec![
+        payload("d/a.json", Status::Pass),
+        payload("x/y/b.json", Status::Fail),
+    ];
+    let evaluated = ["p".to_owned()];
+    let cx = cx(&[], &evaluated);
+    let one = rows_for(&entry("p", "", &["d/a.json"], "pass"), &runs, &[], &cx);
+    assert_eq!(
+        summary(&one),
+        [("d/a.json".to_owned(), "Ok".to_owned(), true, Count::Pass)]
+    );
+    let all = rows_for(&entry("p", "", &["x/y/b.json"], "fail"), &runs, &[], &cx);
+    let names: Vec<&str> = all.iter().map(|r| r.resource.as_str()).collect();
+    assert_eq!(names, ["d/a.json", "x/y/b.json"]);
+}
