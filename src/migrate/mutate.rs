@@ -19,12 +19,13 @@ use super::Blocked;
 use super::cel_text::{and, has, quote, select};
 use super::jmes::{Translator, literal};
 
-/// The mutations (CEL `ApplyConfiguration` expressions) of one `patchStrategicMerge`.
+/// The mutations (CEL `ApplyConfiguration` expressions) of one `patchStrategicMerge`, and
+/// when it is known, the condition under which it changes the object ([`changes`]).
 pub(crate) fn strategic_merge(
     patch: &Node,
     jmes: &Translator,
     kinds: &[String],
-) -> Result<Vec<Mutation>, Blocked> {
+) -> Result<(Vec<Mutation>, Option<String>), Blocked> {
     let Value::Map(m) = &patch.value else {
         return Err(Blocked::new(
             patch.span,
@@ -55,8 +56,53 @@ pub(crate) fn strategic_merge(
         }
     }
     let mut out: Vec<Mutation> = out.into_iter().map(Mutation::apply).collect();
-    out.extend(cx.patches.into_inner());
-    Ok(out)
+    let patches = cx.patches.into_inner();
+    let changes = if patches.is_empty() {
+        changes(m, "object", &[]).map(|terms| super::cel_text::or(&terms))
+    } else {
+        None
+    };
+    out.extend(patches);
+    Ok((out, changes))
+}
+
+/// When the strategic merge of overlay `m` at CEL path `at` (the presence tests of its
+/// parents in `presence`) changes the object, as terms of a disjunction; `None` where that
+/// is not written here (lists, `null`, anchors other than `+()`, directives, variables).
+/// Kyverno skips a mutate rule whose patch changes nothing ("no patches applied"), where a
+/// MutatingPolicy that matched passes: the condition keeps the two verdicts equal. A plain
+/// scalar changes the object unless it is there with that value; a `+(key)` subtree unless
+/// the key is there.
+fn changes(m: &Map, at: &str, presence: &[String]) -> Option<Vec<String>> {
+    if m.is_empty() {
+        return None;
+    }
+    let mut terms = Vec::new();
+    for e in m.entries() {
+        let key = match parse_anchor(&e.key) {
+            None if !e.key.starts_with('$') => e.key.as_str(),
+            Some(a) if a.kind == AnchorKind::AddIfNotPresent => {
+                let mut there = presence.to_vec();
+                there.push(has(at, a.key));
+                terms.push(super::cel_text::not(&and(&there)));
+                continue;
+            }
+            _ => return None,
+        };
+        let mut there = presence.to_vec();
+        there.push(has(at, key));
+        let child = select(at, key);
+        match &e.value.value {
+            Value::Map(inner) => terms.extend(changes(inner, &child, &there)?),
+            Value::Str(s) if s.contains("{{") || s.contains("$(") => return None,
+            Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+                there.push(format!("{child} == {}", literal(&e.value.to_json())));
+                terms.push(super::cel_text::not(&and(&there)));
+            }
+            _ => return None,
+        }
+    }
+    Some(terms)
 }
 
 /// What the walk of one overlay needs besides the translator: the matched kinds (to look
