@@ -108,6 +108,15 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
         .get("validationFailureAction")
         .and_then(Node::as_str)
         .unwrap_or("Audit");
+    let pod_autogen = !no_autogen(spec)
+        && root
+            .get_path(&[
+                "metadata",
+                "annotations",
+                "pod-policies.kyverno.io/autogen-controllers",
+            ])
+            .and_then(Node::as_str)
+            .is_none_or(|c| c.trim() != "none");
     let mut converted = Vec::new();
     for rule in spec.get("rules").and_then(Node::as_seq).unwrap_or(&[]) {
         let rule_name = rule_name(rule);
@@ -123,7 +132,7 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
                     reason: b.reason,
                 }),
             },
-            Some("mutate") => match mutate_rule(rule, &mut out.notes) {
+            Some("mutate") => match mutate_rule(rule, pod_autogen, &mut out.notes) {
                 Ok(r) => converted.push(r),
                 Err(b) => out.unconverted.push(Unconverted {
                     rule: rule_name,
@@ -656,7 +665,12 @@ fn validate_rule(
     })
 }
 
-fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked> {
+/// `pod_autogen`: the ClusterPolicy's autogen copies this rule for pod controllers.
+fn mutate_rule(
+    rule: &Node,
+    pod_autogen: bool,
+    notes: &mut Vec<String>,
+) -> Result<RuleCel, Blocked> {
     let name = rule_name(rule);
     let null = Node::null();
     let mutate = rule.get("mutate").unwrap_or(&null);
@@ -669,7 +683,13 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         }
     }
     let (matching, jmes, variables, preconditions) = common(rule, &name, notes)?;
+    let pod_autogen = pod_autogen
+        && matching
+            .kinds
+            .iter()
+            .any(|k| k.rsplit('/').next() == Some("Pod"));
     let mut changes = None;
+    let mut anchor_conditions = Vec::new();
     let mutations = match (
         mutate.get("patchStrategicMerge"),
         mutate.get("patchesJson6902"),
@@ -684,11 +704,15 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
                     "a mutate rule with both `foreach` and a patch is not converted".to_owned(),
                 ));
             }
-            mutate::foreach(mutate.get("foreach").unwrap_or(&null), &jmes)?
+            let (m, c) =
+                mutate::foreach(mutate.get("foreach").unwrap_or(&null), &jmes, pod_autogen)?;
+            changes = c;
+            m
         }
         (Some(patch), None) => {
-            let (m, c) = mutate::strategic_merge(patch, &jmes, &matching.kinds)?;
+            let (m, c, conds) = mutate::strategic_merge(patch, &jmes, &matching.kinds)?;
             changes = c;
+            anchor_conditions = conds;
             m
         }
         (None, Some(patch)) => mutate::json6902(patch)?,
@@ -712,6 +736,13 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
     }
     // Kyverno skips a mutate rule whose patch changes nothing; a MutatingPolicy that
     // matched passes. Where the change is known as a condition it joins the preconditions.
+    let preconditions = if anchor_conditions.is_empty() {
+        preconditions
+    } else {
+        let mut all: Vec<String> = preconditions.into_iter().collect();
+        all.extend(anchor_conditions);
+        Some(cel_text::and(&all))
+    };
     let preconditions = match (changes, preconditions) {
         (Some(c), Some(p)) => Some(cel_text::and(&[p, c])),
         (Some(c), None) => Some(c),

@@ -968,3 +968,86 @@ fn mutate_rules_of_disjoint_kinds_become_one_policy() {
     }
     assert_eq!(verdicts, ["pass", "skip", "pass", "skip"]);
 }
+
+#[test]
+fn foreach_strategic_merge_of_map_leaves_becomes_json_patches() {
+    let text = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: p\n  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\nspec:\n  rules:\n  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.[initContainers, containers][]\n        patchStrategicMerge:\n          metadata:\n            annotations:\n              example.com/{{element.name}}: \"on\"\n";
+    let m = migrate(text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let pods = [
+        // No annotations: the map is created, one key per container of both lists.
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  initContainers:\n  - name: i\n    image: x\n  containers:\n  - name: c\n    image: x\n",
+            "pass",
+        ),
+        // One key there already, the other added.
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    example.com/c: \"on\"\n    z: y\nspec:\n  initContainers:\n  - name: i\n    image: x\n  containers:\n  - name: c\n    image: x\n",
+            "pass",
+        ),
+        // Everything there: Kyverno applies no patch and skips; so does the conversion.
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    example.com/c: \"on\"\nspec:\n  containers:\n  - name: c\n    image: x\n",
+            "skip",
+        ),
+    ];
+    for (p, want) in pods {
+        let a = mutate_outcome(load(text), p);
+        let b = mutate_outcome(load(&yaml), p);
+        assert_eq!(a, b, "on {p}\nconverted:\n{yaml}");
+        assert_eq!(a.0, want, "on {p}");
+    }
+    // The ClusterPolicy's autogen would copy the rule for controllers: refused.
+    let auto = text.replace(
+        "  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\n",
+        "",
+    );
+    let m = migrate(&auto);
+    assert_eq!(m.unconverted.len(), 1);
+    assert!(
+        m.unconverted[0].reason.contains("autogen"),
+        "{:?}",
+        m.unconverted
+    );
+    // A value with variables is refused at its line.
+    let var = text.replace("\"on\"", "\"{{element.image}}\"");
+    let m = migrate(&var);
+    assert!(
+        m.unconverted[0].reason.contains("a value with variables"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
+#[test]
+fn mutate_condition_anchor_on_a_map_path_gates_the_whole_patch() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Deployment]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          template:\n            metadata:\n              annotations:\n                (inject): \"true\"\n              labels:\n                injected: \"yes\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let deploy = |ann: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector:\n    matchLabels:\n      a: b\n  template:\n    metadata:\n{ann}      labels:\n        a: b\n    spec:\n      containers:\n      - name: c\n        image: x\n"
+        )
+    };
+    let cases = [
+        (
+            deploy("      annotations:\n        inject: \"true\"\n"),
+            "pass",
+        ),
+        (
+            deploy("      annotations:\n        inject: \"false\"\n"),
+            "skip",
+        ),
+        (deploy(""), "skip"),
+    ];
+    for (d, want) in cases {
+        let a = mutate_outcome(load(&text), &d);
+        let b = mutate_outcome(load(&yaml), &d);
+        assert_eq!(a, b, "on {d}\nconverted:\n{yaml}");
+        assert_eq!(a.0, want, "on {d}");
+    }
+}
