@@ -710,10 +710,10 @@ fn mutate_rule(
             m
         }
         (Some(patch), None) => {
-            let (m, c, conds) = mutate::strategic_merge(patch, &jmes, &matching.kinds)?;
-            changes = c;
-            anchor_conditions = conds;
-            m
+            let merge = mutate::strategic_merge(patch, &jmes, &matching.kinds)?;
+            changes = merge.changes;
+            anchor_conditions = merge.conditions;
+            merge.mutations
         }
         (None, Some(patch)) => mutate::json6902(patch)?,
         (Some(_), Some(p)) => {

@@ -28,7 +28,7 @@ pub(crate) fn strategic_merge(
     patch: &Node,
     jmes: &Translator,
     kinds: &[String],
-) -> Result<(Vec<Mutation>, Option<String>, Vec<String>), Blocked> {
+) -> Result<Merge, Blocked> {
     let Value::Map(m) = &patch.value else {
         return Err(Blocked::new(
             patch.span,
@@ -67,7 +67,20 @@ pub(crate) fn strategic_merge(
         None
     };
     out.extend(patches);
-    Ok((out, changes, cx.conditions.into_inner()))
+    Ok(Merge {
+        mutations: out,
+        changes,
+        conditions: cx.conditions.into_inner(),
+    })
+}
+
+/// A converted `patchStrategicMerge` ([`strategic_merge`]).
+pub(crate) struct Merge {
+    pub(crate) mutations: Vec<Mutation>,
+    /// When the patch changes the object, where that is written ([`changes`]).
+    pub(crate) changes: Option<String>,
+    /// The conditions of its anchors on map paths; the rule applies where all hold.
+    pub(crate) conditions: Vec<String>,
 }
 
 /// When the strategic merge of overlay `m` at CEL path `at` (the presence tests of its
