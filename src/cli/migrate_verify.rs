@@ -155,8 +155,14 @@ fn differences(
     request: &Request,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let o = original.validate(resource, request);
-    let c = converted.validate(resource, request);
+    // The mutate phase's verdicts count too: Kyverno skips a mutate rule whose patch changes
+    // nothing, where a MutatingPolicy that matched passes.
+    let (o_patched, o_mut) = original.mutate_responses(resource, request);
+    let (c_patched, c_mut) = converted.mutate_responses(resource, request);
+    let mut o = original.validate(resource, request);
+    let mut c = converted.validate(resource, request);
+    o.extend(o_mut.into_iter().map(|m| m.response));
+    c.extend(c_mut.into_iter().map(|m| m.response));
     let mut by_name: BTreeMap<&str, (Vec<&PolicyResponse>, Vec<&PolicyResponse>)> = BTreeMap::new();
     for n in conv_names {
         by_name.entry(n.as_str()).or_default();
@@ -194,12 +200,8 @@ fn differences(
             ));
         }
     }
-    let om = original
-        .mutated(resource, request)
-        .map(|r| r.root.to_json());
-    let cm = converted
-        .mutated(resource, request)
-        .map(|r| r.root.to_json());
+    let om = o_patched.map(|r| r.root.to_json());
+    let cm = c_patched.map(|r| r.root.to_json());
     if om != cm {
         out.push(format!(
             "patch differs: original {}, converted {}",

@@ -213,22 +213,7 @@ impl Translator {
     /// A string holding `{{ }}`: one expression alone is its value (folded), text around
     /// them is a string concatenation.
     pub(crate) fn template(&self, s: &str, span: Span) -> Result<String, Blocked> {
-        let pieces = split_template(s)
-            .ok_or_else(|| Blocked::new(span, format!("unbalanced `{{{{ }}}}` in `{s}`")))?;
-        if let [Piece::Expr(e)] = pieces.as_slice() {
-            return Ok(self.expr(e, span)?.folded());
-        }
-        let mut parts = Vec::new();
-        for p in pieces {
-            match p {
-                Piece::Text(t) => parts.push(quote(t)),
-                Piece::Expr(e) => {
-                    let tr = self.expr(e, span)?;
-                    parts.push(format!("string({})", tr.folded()));
-                }
-            }
-        }
-        Ok(parts.join(" + "))
+        self.template_with(s, span, false, |x| format!("string({x})"))
     }
 
     /// [`Translator::template`] where a piece inside text may be null: Kyverno writes a
@@ -247,6 +232,21 @@ impl Translator {
         span: Span,
         always_text: bool,
     ) -> Result<String, Blocked> {
+        self.template_with(s, span, always_text, |x| {
+            format!("({x} == null ? 'null' : string({x}))")
+        })
+    }
+
+    /// A `{{ }}` string as CEL: a lone expression is its value (folded) unless
+    /// `always_text`; otherwise the text pieces quoted and each expression `X` written as
+    /// `piece(X)`, joined by `+`.
+    fn template_with(
+        &self,
+        s: &str,
+        span: Span,
+        always_text: bool,
+        piece: impl Fn(&str) -> String,
+    ) -> Result<String, Blocked> {
         let pieces = split_template(s)
             .ok_or_else(|| Blocked::new(span, format!("unbalanced `{{{{ }}}}` in `{s}`")))?;
         if let [Piece::Expr(e)] = pieces.as_slice()
@@ -258,10 +258,7 @@ impl Translator {
         for p in pieces {
             match p {
                 Piece::Text(t) => parts.push(quote(t)),
-                Piece::Expr(e) => {
-                    let x = self.expr(e, span)?.folded();
-                    parts.push(format!("({x} == null ? 'null' : string({x}))"));
-                }
+                Piece::Expr(e) => parts.push(piece(&self.expr(e, span)?.folded())),
             }
         }
         Ok(parts.join(" + "))

@@ -108,13 +108,18 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
         .get("validationFailureAction")
         .and_then(Node::as_str)
         .unwrap_or("Audit");
+    let pod_autogen = !no_autogen(spec)
+        && root
+            .get_path(&[
+                "metadata",
+                "annotations",
+                "pod-policies.kyverno.io/autogen-controllers",
+            ])
+            .and_then(Node::as_str)
+            .is_none_or(|c| c.trim() != "none");
     let mut converted = Vec::new();
     for rule in spec.get("rules").and_then(Node::as_seq).unwrap_or(&[]) {
-        let rule_name = rule
-            .get("name")
-            .and_then(Node::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let rule_name = rule_name(rule);
         let body = ["validate", "mutate", "generate", "verifyImages"]
             .into_iter()
             .find(|k| rule.get(k).is_some());
@@ -127,7 +132,7 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
                     reason: b.reason,
                 }),
             },
-            Some("mutate") => match mutate_rule(rule, &mut out.notes) {
+            Some("mutate") => match mutate_rule(rule, pod_autogen, &mut out.notes) {
                 Ok(r) => converted.push(r),
                 Err(b) => out.unconverted.push(Unconverted {
                     rule: rule_name,
@@ -273,6 +278,117 @@ fn replication_controllers(p: &J) -> Option<J> {
     Some(copy)
 }
 
+/// Mutate rules that match disjoint kinds (no Pod, so no autogen; no selectors, exclusions
+/// or subresources; the same operations; no conflicting variables) as one rule: the
+/// resource rules joined, each rule's mutations guarded by `object.kind` (and
+/// `object.apiVersion` for `group/version/Kind`), its match conditions and preconditions,
+/// and the policy matching where some rule's guard holds. At most one rule applies to a
+/// resource, so the verdicts are the ClusterPolicy's: pass where that rule applied, skip
+/// where none did.
+fn merge_mutate_kinds(rules: &[RuleCel]) -> Option<RuleCel> {
+    let first = rules.first()?;
+    let mut resource_rules = Vec::new();
+    let mut seen_kinds: Vec<String> = Vec::new();
+    let mut guards = Vec::new();
+    let mut variables: Vec<(String, String)> = Vec::new();
+    let mut mutations = Vec::new();
+    let mut kinds = Vec::new();
+    let ops = |r: &RuleCel| -> Option<Vec<J>> {
+        let rr = r.matching.constraints.get("resourceRules")?.as_array()?;
+        let mut all = Vec::new();
+        for x in rr {
+            all.push(x.get("operations")?.clone());
+        }
+        Some(all)
+    };
+    let first_ops = ops(first)?;
+    for r in rules {
+        if r.mutations.is_empty() || r.generate.is_some() || !r.validations.is_empty() {
+            return None;
+        }
+        let c = r.matching.constraints.as_object()?;
+        if c.keys().any(|k| k != "resourceRules") || !r.matching.guessed.is_empty() {
+            return None;
+        }
+        let o = ops(r)?;
+        if o.iter().any(|x| Some(x) != first_ops.first()) {
+            return None;
+        }
+        let mut kind_tests = Vec::new();
+        for k in &r.matching.kinds {
+            let parts: Vec<&str> = k.split('/').collect();
+            let (test, bare) = match parts.as_slice() {
+                [kind] => (format!("object.kind == {}", cel_text::quote(kind)), *kind),
+                [v, kind] => (
+                    format!(
+                        "object.apiVersion == {} && object.kind == {}",
+                        cel_text::quote(v),
+                        cel_text::quote(kind)
+                    ),
+                    *kind,
+                ),
+                [g, v, kind] => (
+                    format!(
+                        "object.apiVersion == {} && object.kind == {}",
+                        cel_text::quote(&format!("{g}/{v}")),
+                        cel_text::quote(kind)
+                    ),
+                    *kind,
+                ),
+                _ => return None,
+            };
+            if bare == "Pod"
+                || bare.contains(['*', '?', '.'])
+                || seen_kinds.iter().any(|s| s == bare)
+            {
+                return None;
+            }
+            seen_kinds.push(bare.to_owned());
+            kind_tests.push(test);
+            kinds.push(k.clone());
+        }
+        for (n, e) in &r.variables {
+            match variables.iter().find(|(m, _)| m == n) {
+                Some((_, f)) if f != e => return None,
+                Some(_) => {}
+                None => variables.push((n.clone(), e.clone())),
+            }
+        }
+        resource_rules.extend(c.get("resourceRules")?.as_array()?.iter().cloned());
+        let mut parts = vec![cel_text::or(&kind_tests)];
+        parts.extend(r.matching.conditions.iter().cloned());
+        parts.extend(r.preconditions.iter().cloned());
+        let guard = cel_text::and(&parts);
+        for m in &r.mutations {
+            let nothing = if m.json_patch { "[]" } else { "Object{}" };
+            mutations.push(mutate::Mutation {
+                json_patch: m.json_patch,
+                expr: format!(
+                    "{} ? {} : {nothing}",
+                    cel_text::paren(&guard),
+                    cel_text::paren(&m.expr)
+                ),
+            });
+        }
+        guards.push(guard);
+    }
+    Some(RuleCel {
+        name: first.name.clone(),
+        matching: matching::Matching {
+            constraints: json!({ "resourceRules": resource_rules }),
+            conditions: vec![cel_text::or(&guards)],
+            guessed: Vec::new(),
+            kinds,
+        },
+        preconditions: None,
+        variables,
+        validations: Vec::new(),
+        mutations,
+        generate: None,
+        actions: first.actions.clone(),
+    })
+}
+
 /// Rules that share matching and actions go into one policy; where their preconditions
 /// differ, each rule's become a guard on its own validations.
 fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
@@ -283,6 +399,12 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
             && r.generate.as_ref().map(|g| &g.evaluation)
                 == first.generate.as_ref().map(|g| &g.evaluation)
     });
+    if !same && let Some(merged) = merge_mutate_kinds(&rules) {
+        notes.push(
+            "the mutate rules match different kinds: one MutatingPolicy for all of them, each rule's mutations guarded by its kind, conditions and preconditions".to_owned(),
+        );
+        return vec![vec![merged]];
+    }
     if !same {
         notes.push(
             "the rules match different resources or have different failure actions: one policy per rule, named POLICY-RULE".to_owned(),
@@ -481,16 +603,20 @@ fn no_autogen(spec: &Node) -> bool {
         })
 }
 
+/// The rule's `name` (empty when it has none).
+fn rule_name(rule: &Node) -> String {
+    rule.get("name")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
 fn validate_rule(
     rule: &Node,
     policy_action: &str,
     notes: &mut Vec<String>,
 ) -> Result<RuleCel, Blocked> {
-    let name = rule
-        .get("name")
-        .and_then(Node::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let name = rule_name(rule);
     let null = Node::null();
     let validate = rule.get("validate").unwrap_or(&null);
     let action = validate
@@ -539,12 +665,13 @@ fn validate_rule(
     })
 }
 
-fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked> {
-    let name = rule
-        .get("name")
-        .and_then(Node::as_str)
-        .unwrap_or_default()
-        .to_owned();
+/// `pod_autogen`: the ClusterPolicy's autogen copies this rule for pod controllers.
+fn mutate_rule(
+    rule: &Node,
+    pod_autogen: bool,
+    notes: &mut Vec<String>,
+) -> Result<RuleCel, Blocked> {
+    let name = rule_name(rule);
     let null = Node::null();
     let mutate = rule.get("mutate").unwrap_or(&null);
     for key in ["targets", "mutateExistingOnPolicyUpdate"] {
@@ -556,6 +683,13 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
         }
     }
     let (matching, jmes, variables, preconditions) = common(rule, &name, notes)?;
+    let pod_autogen = pod_autogen
+        && matching
+            .kinds
+            .iter()
+            .any(|k| k.rsplit('/').next() == Some("Pod"));
+    let mut changes = None;
+    let mut anchor_conditions = Vec::new();
     let mutations = match (
         mutate.get("patchStrategicMerge"),
         mutate.get("patchesJson6902"),
@@ -570,9 +704,17 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
                     "a mutate rule with both `foreach` and a patch is not converted".to_owned(),
                 ));
             }
-            mutate::foreach(mutate.get("foreach").unwrap_or(&null), &jmes)?
+            let (m, c) =
+                mutate::foreach(mutate.get("foreach").unwrap_or(&null), &jmes, pod_autogen)?;
+            changes = c;
+            m
         }
-        (Some(patch), None) => mutate::strategic_merge(patch, &jmes, &matching.kinds)?,
+        (Some(patch), None) => {
+            let merge = mutate::strategic_merge(patch, &jmes, &matching.kinds)?;
+            changes = merge.changes;
+            anchor_conditions = merge.conditions;
+            merge.mutations
+        }
         (None, Some(patch)) => mutate::json6902(patch)?,
         (Some(_), Some(p)) => {
             return Err(Blocked::new(
@@ -592,6 +734,25 @@ fn mutate_rule(rule: &Node, notes: &mut Vec<String>) -> Result<RuleCel, Blocked>
     if mutations.is_empty() {
         return Err(Blocked::new(mutate.span, "the overlay is empty".to_owned()));
     }
+    // Kyverno skips a mutate rule whose patch changes nothing; a MutatingPolicy that
+    // matched passes. Where the change is known as a condition it joins the preconditions.
+    let preconditions = if anchor_conditions.is_empty() {
+        preconditions
+    } else {
+        let mut all: Vec<String> = preconditions.into_iter().collect();
+        all.extend(anchor_conditions);
+        Some(cel_text::and(&all))
+    };
+    let preconditions = match (changes, preconditions) {
+        (Some(c), Some(p)) => Some(cel_text::and(&[p, c])),
+        (Some(c), None) => Some(c),
+        (None, p) => {
+            notes.push(format!(
+                "rule {name}: where its patch changes nothing Kyverno skips the rule (\"no patches applied\") and the MutatingPolicy passes"
+            ));
+            p
+        }
+    };
     Ok(RuleCel {
         name,
         matching,
@@ -610,11 +771,7 @@ fn generate_rule(
     namespaced: bool,
     notes: &mut Vec<String>,
 ) -> Result<RuleCel, Blocked> {
-    let name = rule
-        .get("name")
-        .and_then(Node::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let name = rule_name(rule);
     let null = Node::null();
     let block = rule.get("generate").unwrap_or(&null);
     let (matching, jmes, variables, preconditions) = common(rule, &name, notes)?;

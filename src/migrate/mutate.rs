@@ -19,12 +19,16 @@ use super::Blocked;
 use super::cel_text::{and, has, quote, select};
 use super::jmes::{Translator, literal};
 
-/// The mutations (CEL `ApplyConfiguration` expressions) of one `patchStrategicMerge`.
+/// The mutations (CEL `ApplyConfiguration` expressions) of one `patchStrategicMerge`, and
+/// when it is known, the condition under which it changes the object ([`changes`]), and the
+/// conditions of its conditional and global anchors on map paths (`(key): "pattern"` where
+/// no list is above: Kyverno skips the whole patch when one fails, so they hold where the
+/// rule applies).
 pub(crate) fn strategic_merge(
     patch: &Node,
     jmes: &Translator,
     kinds: &[String],
-) -> Result<Vec<Mutation>, Blocked> {
+) -> Result<Merge, Blocked> {
     let Value::Map(m) = &patch.value else {
         return Err(Blocked::new(
             patch.span,
@@ -39,6 +43,7 @@ pub(crate) fn strategic_merge(
             .map(|k| k.rsplit('/').next().unwrap_or(k).to_owned())
             .collect(),
         patches: RefCell::new(Vec::new()),
+        conditions: RefCell::new(Vec::new()),
     };
     let body = object(m, "Object", "object", &mut adds, &[], &cx)?;
     let mut out = Vec::new();
@@ -55,8 +60,66 @@ pub(crate) fn strategic_merge(
         }
     }
     let mut out: Vec<Mutation> = out.into_iter().map(Mutation::apply).collect();
-    out.extend(cx.patches.into_inner());
-    Ok(out)
+    let patches = cx.patches.into_inner();
+    let changes = if patches.is_empty() {
+        changes(m, "object", &[]).map(|terms| super::cel_text::or(&terms))
+    } else {
+        None
+    };
+    out.extend(patches);
+    Ok(Merge {
+        mutations: out,
+        changes,
+        conditions: cx.conditions.into_inner(),
+    })
+}
+
+/// A converted `patchStrategicMerge` ([`strategic_merge`]).
+pub(crate) struct Merge {
+    pub(crate) mutations: Vec<Mutation>,
+    /// When the patch changes the object, where that is written ([`changes`]).
+    pub(crate) changes: Option<String>,
+    /// The conditions of its anchors on map paths; the rule applies where all hold.
+    pub(crate) conditions: Vec<String>,
+}
+
+/// When the strategic merge of overlay `m` at CEL path `at` (the presence tests of its
+/// parents in `presence`) changes the object, as terms of a disjunction; `None` where that
+/// is not written here (lists, `null`, anchors other than `+()`, directives, variables).
+/// Kyverno skips a mutate rule whose patch changes nothing ("no patches applied"), where a
+/// MutatingPolicy that matched passes: the condition keeps the two verdicts equal. A plain
+/// scalar changes the object unless it is there with that value; a `+(key)` subtree unless
+/// the key is there.
+fn changes(m: &Map, at: &str, presence: &[String]) -> Option<Vec<String>> {
+    if m.is_empty() {
+        return None;
+    }
+    let mut terms = Vec::new();
+    for e in m.entries() {
+        let key = match parse_anchor(&e.key) {
+            None if !e.key.starts_with('$') => e.key.as_str(),
+            Some(a) if a.kind == AnchorKind::AddIfNotPresent => {
+                let mut there = presence.to_vec();
+                there.push(has(at, a.key));
+                terms.push(super::cel_text::not(&and(&there)));
+                continue;
+            }
+            _ => return None,
+        };
+        let mut there = presence.to_vec();
+        there.push(has(at, key));
+        let child = select(at, key);
+        match &e.value.value {
+            Value::Map(inner) => terms.extend(changes(inner, &child, &there)?),
+            Value::Str(s) if s.contains("{{") || s.contains("$(") => return None,
+            Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+                there.push(format!("{child} == {}", literal(&e.value.to_json())));
+                terms.push(super::cel_text::not(&and(&there)));
+            }
+            _ => return None,
+        }
+    }
+    Some(terms)
 }
 
 /// What the walk of one overlay needs besides the translator: the matched kinds (to look
@@ -65,6 +128,7 @@ struct Cx<'a> {
     jmes: &'a Translator,
     kinds: Vec<String>,
     patches: RefCell<Vec<Mutation>>,
+    conditions: RefCell<Vec<String>>,
 }
 
 impl Cx<'_> {
@@ -317,6 +381,41 @@ fn object(
         let (key, add) = match parse_anchor(&e.key) {
             None => (e.key.as_str(), false),
             Some(a) if a.kind == AnchorKind::AddIfNotPresent => (a.key, true),
+            Some(a)
+                if matches!(a.kind, AnchorKind::Condition | AnchorKind::Global)
+                    && at.starts_with("object")
+                    && parents.len() == ty.matches('.').count() =>
+            {
+                // On a path of map keys from the root: the whole patch applies only where
+                // the resource has the key with a value meeting the pattern.
+                let Value::Str(pat) = &e.value.value else {
+                    return Err(Blocked::new(
+                        e.value.span,
+                        format!(
+                            "the anchor `{}` on a value that is not a string is not translated",
+                            e.key
+                        ),
+                    ));
+                };
+                if pat.contains("{{") || pat.contains("$(") {
+                    return Err(Blocked::new(
+                        e.value.span,
+                        "variables in a mutate condition anchor are not translated".to_owned(),
+                    ));
+                }
+                let mut there = Vec::new();
+                let mut cur = "object".to_owned();
+                for (k, _) in parents {
+                    there.push(has(&cur, k));
+                    cur = select(&cur, k);
+                }
+                there.push(has(&cur, a.key));
+                let test = super::pattern::string_pattern(pat, &select(&cur, a.key))
+                    .map_err(|r| Blocked::new(e.value.span, r))?;
+                there.push(test);
+                cx.conditions.borrow_mut().push(and(&there));
+                continue;
+            }
             Some(_) => {
                 return Err(Blocked::new(
                     e.key_span,
@@ -772,7 +871,11 @@ const INDEX: &str = "__kpol_element_index__";
 /// own path, `/{{elementIndex}}`, then map keys (so each element patches only its own
 /// subtree and the order of the elements does not matter). Nested `foreach`, `context`,
 /// `patchStrategicMerge` in a foreach and anything else are refused.
-pub(crate) fn foreach(entries: &Node, outer: &Translator) -> Result<Vec<Mutation>, Blocked> {
+pub(crate) fn foreach(
+    entries: &Node,
+    outer: &Translator,
+    pod_autogen: bool,
+) -> Result<(Vec<Mutation>, Option<String>), Blocked> {
     let items: Vec<&Node> = match &entries.value {
         Value::Seq(items) => items.iter().collect(),
         Value::Map(_) => vec![entries],
@@ -784,10 +887,289 @@ pub(crate) fn foreach(entries: &Node, outer: &Translator) -> Result<Vec<Mutation
         }
     };
     let mut out = Vec::new();
+    // Each entry sees the object as the entries before it left it; when none of them changed
+    // it, the next sees the original: so the rule changes the object exactly when some
+    // entry's change condition holds on the original.
+    let mut changes = Some(Vec::new());
     for entry in items {
-        out.push(foreach_entry(entry, outer)?);
+        if let Some(smp) = entry.get("patchStrategicMerge") {
+            let (m, c) = foreach_smp(entry, smp, outer, pod_autogen)?;
+            out.extend(m);
+            if let Some(cs) = changes.as_mut() {
+                cs.push(c);
+            }
+        } else {
+            out.push(foreach_entry(entry, outer)?);
+            changes = None;
+        }
     }
-    Ok(out)
+    Ok((out, changes.map(|c| super::cel_text::or(&c))))
+}
+
+/// The CEL list of a mutate foreach `list`: a path of plain keys from `request.object`
+/// (`[]` after it allowed), or such a path then a multiselect of plain keys flattened
+/// (`request.object.spec.[initContainers, containers][]`: the lists there joined, in that
+/// order, a missing one contributing nothing, as the flatten projection drops nulls). A
+/// value there that is not a list (which the schema forbids) contributes nothing.
+fn foreach_list(list_node: &Node) -> Result<String, Blocked> {
+    let list = list_node.as_str().unwrap_or_default().trim();
+    let refuse = || {
+        Blocked::new(
+            list_node.span,
+            format!(
+                "the foreach list `{list}`: only a path of plain keys from `request.object` (and a flattened multiselect of plain keys after it) is translated in a mutate foreach"
+            ),
+        )
+    };
+    let path = list.strip_prefix("request.object.").ok_or_else(refuse)?;
+    let (base, names): (&str, Vec<&str>) = match path.strip_suffix("][]") {
+        Some(head) => {
+            let (base, sel) = head.rsplit_once(".[").ok_or_else(refuse)?;
+            (base, sel.split(',').map(str::trim).collect())
+        }
+        None => (path.strip_suffix("[]").unwrap_or(path), Vec::new()),
+    };
+    let steps: Vec<&str> = base.split('.').collect();
+    if !steps.iter().chain(names.iter()).all(|s| is_field(s)) {
+        return Err(refuse());
+    }
+    let at = |steps: &[&str]| {
+        let mut cur = "object".to_owned();
+        let mut guards = Vec::new();
+        for s in steps {
+            guards.push(has(&cur, s));
+            cur = select(&cur, s);
+        }
+        guards.push(format!("type({cur}) == list"));
+        format!("({} ? {cur} : [])", and(&guards))
+    };
+    if names.is_empty() {
+        return Ok(at(&steps));
+    }
+    let parts: Vec<String> = names
+        .iter()
+        .map(|n| {
+            let mut all = steps.clone();
+            all.push(n);
+            at(&all)
+        })
+        .collect();
+    Ok(format!("({})", parts.join(" + ")))
+}
+
+/// A mutate foreach entry with a `patchStrategicMerge` of maps whose leaves are literal
+/// scalars (a leaf's key may be `+(key)`, or hold `{{ }}` when it is the only key of its
+/// map): for each (non-null) element the merge sets those leaves, creating missing maps.
+/// As `JSONPatch` mutations: one creating the missing maps above the leaves when some
+/// element changes something, then per leaf an `add` for each element whose value is not
+/// there yet (a constant value: the elements' order does not matter). Returns the
+/// mutations and the condition under which the entry changes the object. JSON patches get
+/// no pod-controller autogen in a MutatingPolicy, so a rule the ClusterPolicy's autogen
+/// would copy for controllers is refused; lists, `null`, other anchors, variables in values
+/// and entry `preconditions` are refused.
+fn foreach_smp(
+    entry: &Node,
+    smp: &Node,
+    outer: &Translator,
+    pod_autogen: bool,
+) -> Result<(Vec<Mutation>, String), Blocked> {
+    let refuse = |span, why: &str| {
+        Blocked::new(
+            span,
+            format!("`patchStrategicMerge` inside a mutate foreach: {why}"),
+        )
+    };
+    if let Value::Map(em) = &entry.value {
+        for e in em.entries() {
+            if !matches!(e.key.as_str(), "list" | "order" | "patchStrategicMerge") {
+                return Err(refuse(
+                    e.key_span,
+                    &format!("`{}` beside it is not translated", e.key),
+                ));
+            }
+        }
+    }
+    if pod_autogen {
+        return Err(refuse(
+            smp.span,
+            "the ClusterPolicy's autogen copies the rule for pod controllers, and a MutatingPolicy's autogen does not rewrite the JSON patches it becomes",
+        ));
+    }
+    let Some(list_node) = entry.get("list") else {
+        return Err(Blocked::new(
+            entry.span,
+            "a foreach needs a `list`".to_owned(),
+        ));
+    };
+    let items = foreach_list(list_node)?;
+    let mut jmes = outer.clone();
+    jmes.element = Some("element".to_owned());
+    let Value::Map(root) = &smp.value else {
+        return Err(refuse(smp.span, "it must be a map"));
+    };
+    let mut leaves = Vec::new();
+    smp_leaves(root, &[], &jmes, &mut leaves, &refuse)?;
+    if leaves.is_empty() {
+        return Err(refuse(smp.span, "the overlay is empty"));
+    }
+    // Per leaf: the object's map above it (its presence tests), the key, and the change.
+    let mut parents: Vec<Vec<String>> = Vec::new();
+    let mut needs = Vec::new();
+    let mut adds = Vec::new();
+    for leaf in &leaves {
+        let mut cur = "object".to_owned();
+        let mut there = Vec::new();
+        for k in &leaf.parents {
+            let q = quote(k);
+            there.push(format!("({q} in {cur} && {cur}[{q}] != null)"));
+            cur = format!("{cur}[{q}]");
+        }
+        for j in 1..=leaf.parents.len() {
+            let prefix = leaf.parents[..j].to_vec();
+            if !parents.contains(&prefix) {
+                parents.push(prefix);
+            }
+        }
+        let key = &leaf.key;
+        there.push(format!("{key} in {cur}"));
+        let need = match &leaf.value {
+            Some(v) => super::cel_text::not(&and(&[and(&there), format!("{cur}[{key}] == {v}")])),
+            None => super::cel_text::not(&and(&there)),
+        };
+        let pointer: String = leaf
+            .parents
+            .iter()
+            .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+            .collect();
+        let value = leaf.value.clone().unwrap_or_default();
+        adds.push(format!(
+            "{items}.filter(element, element != null && {}).map(element, JSONPatch{{op: 'add', path: {} + '/' + jsonpatch.escapeKey({key}), value: {}}})",
+            super::cel_text::paren(&need),
+            quote(&pointer),
+            leaf.add_value.as_deref().unwrap_or(&value)
+        ));
+        needs.push(need);
+    }
+    let some = format!(
+        "{items}.exists(element, element != null && {})",
+        super::cel_text::paren(&super::cel_text::or(&needs))
+    );
+    let mut out = Vec::new();
+    if !parents.is_empty() {
+        let ops: Vec<String> = parents
+            .iter()
+            .map(|prefix| {
+                let mut cur = "object".to_owned();
+                let mut there = Vec::new();
+                for k in prefix {
+                    let q = quote(k);
+                    there.push(format!("({q} in {cur} && {cur}[{q}] != null)"));
+                    cur = format!("{cur}[{q}]");
+                }
+                let pointer: String = prefix
+                    .iter()
+                    .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+                    .collect();
+                format!(
+                    "({} ? [] : [JSONPatch{{op: 'add', path: {}, value: {{}}}}])",
+                    and(&there),
+                    quote(&pointer)
+                )
+            })
+            .collect();
+        out.push(Mutation {
+            json_patch: true,
+            expr: format!("{some} ? {} : []", ops.join(" + ")),
+        });
+    }
+    out.push(Mutation {
+        json_patch: true,
+        expr: adds.join(" + "),
+    });
+    Ok((out, some))
+}
+
+/// One leaf of a foreach overlay: the constant map keys above it, its key as CEL (a string
+/// literal, or a text template), and its value (`None` for `+(key)`: added only where the
+/// key is missing, with `add_value`).
+struct Leaf {
+    parents: Vec<String>,
+    key: String,
+    value: Option<String>,
+    add_value: Option<String>,
+}
+
+fn smp_leaves(
+    m: &Map,
+    parents: &[String],
+    jmes: &Translator,
+    out: &mut Vec<Leaf>,
+    refuse: &dyn Fn(crate::source::Span, &str) -> Blocked,
+) -> Result<(), Blocked> {
+    let templated = m.keys().any(|k| k.contains("{{"));
+    if templated && m.len() > 1 {
+        return Err(refuse(
+            m.entries()[0].key_span,
+            "a key with `{{ }}` beside other keys (they may meet) is not translated",
+        ));
+    }
+    for e in m.entries() {
+        let (key, add) = match parse_anchor(&e.key) {
+            None if e.key.starts_with('$') || e.key.contains("$(") => {
+                return Err(refuse(e.key_span, "a `$` key is not translated"));
+            }
+            None => (e.key.as_str(), false),
+            Some(a) if a.kind == AnchorKind::AddIfNotPresent && !a.key.contains("{{") => {
+                (a.key, true)
+            }
+            Some(_) => {
+                return Err(refuse(
+                    e.key_span,
+                    &format!("the anchor `{}` is not translated", e.key),
+                ));
+            }
+        };
+        let cel_key = if key.contains("{{") {
+            if add {
+                return Err(refuse(
+                    e.key_span,
+                    "`+()` on a key with `{{ }}` is not translated",
+                ));
+            }
+            jmes.template_text(key, e.key_span, true)?
+        } else {
+            quote(key)
+        };
+        match &e.value.value {
+            Value::Map(inner) if !add && !key.contains("{{") && !inner.is_empty() => {
+                let mut p = parents.to_vec();
+                p.push(key.to_owned());
+                smp_leaves(inner, &p, jmes, out, refuse)?;
+            }
+            Value::Str(s) if s.contains("{{") || s.contains("$(") => {
+                return Err(refuse(
+                    e.value.span,
+                    "a value with variables (the elements' order would decide) is not translated",
+                ));
+            }
+            Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+                let v = literal(&e.value.to_json());
+                out.push(Leaf {
+                    parents: parents.to_vec(),
+                    key: cel_key,
+                    value: (!add).then(|| v.clone()),
+                    add_value: add.then_some(v),
+                });
+            }
+            _ => {
+                return Err(refuse(
+                    e.value.span,
+                    "only maps with literal scalar leaves are translated (no lists, `null`, empty maps or `+()` on a map)",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn foreach_entry(entry: &Node, outer: &Translator) -> Result<Mutation, Blocked> {

@@ -862,3 +862,192 @@ fn pod_policies_get_a_replication_controller_copy() {
     );
     assert_eq!(migrate(&limited).policies.len(), 1);
 }
+
+/// The mutate-phase verdict of `policies` on `res` (rules folded: pass, else error, else
+/// skip) and the resource as the phase leaves it.
+fn mutate_outcome(
+    policies: Vec<crate::policy::Policy>,
+    res: &str,
+) -> (&'static str, serde_json::Value) {
+    let engine = Engine::new(policies);
+    let r = resource(res);
+    let (patched, responses) = engine.mutate_responses(&r, &Request::default());
+    let statuses: Vec<Status> = responses
+        .iter()
+        .flat_map(|m| m.response.rules.iter().map(|x| x.status))
+        .collect();
+    let v = if statuses.contains(&Status::Pass) {
+        "pass"
+    } else if statuses.contains(&Status::Error) {
+        "error"
+    } else {
+        "skip"
+    };
+    (
+        v,
+        patched.map_or_else(|| r.root.to_json(), |p| p.root.to_json()),
+    )
+}
+
+#[test]
+fn mutate_skips_where_the_patch_changes_nothing() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Job]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            team: core\n        spec:\n          +(ttlSecondsAfterFinished): 900\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let conds = &m.policies[0]["spec"]["matchConditions"];
+    assert_eq!(
+        conds[0]["expression"],
+        "(!(has(object.metadata) && has(object.metadata.labels) && has(object.metadata.labels.team) && (object.metadata.labels.team == 'core'))) || (!(has(object.spec) && has(object.spec.ttlSecondsAfterFinished)))",
+        "{conds}"
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let job = |meta: &str, spec: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n{meta}spec:\n{spec}  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n"
+        )
+    };
+    let cases = [
+        (job("", ""), "pass"),
+        (job("  labels:\n    team: core\n", ""), "pass"),
+        (job("", "  ttlSecondsAfterFinished: 5\n"), "pass"),
+        (
+            job(
+                "  labels:\n    team: ops\n",
+                "  ttlSecondsAfterFinished: 5\n",
+            ),
+            "pass",
+        ),
+        // Nothing to change: Kyverno skips ("no patches applied"), and so does the conversion.
+        (
+            job(
+                "  labels:\n    team: core\n",
+                "  ttlSecondsAfterFinished: 5\n",
+            ),
+            "skip",
+        ),
+    ];
+    for (j, want) in cases {
+        let a = mutate_outcome(load(&text), &j);
+        let b = mutate_outcome(load(&yaml), &j);
+        assert_eq!(a, b, "on {j}\nconverted:\n{yaml}");
+        assert_eq!(a.0, want, "on {j}");
+    }
+}
+
+#[test]
+fn mutate_rules_of_disjoint_kinds_become_one_policy() {
+    let text = policy(
+        "  - name: jobs\n    match:\n      any:\n      - resources:\n          kinds: [Job]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          template:\n            metadata:\n              labels:\n                keep: \"true\"\n  - name: cronjobs\n    match:\n      any:\n      - resources:\n          kinds: [CronJob]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          jobTemplate:\n            spec:\n              template:\n                metadata:\n                  labels:\n                    keep: \"true\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    assert_eq!(m.policies.len(), 1);
+    let p = &m.policies[0];
+    assert_eq!(p["metadata"]["name"], "p");
+    assert_eq!(
+        p["spec"]["matchConstraints"]["resourceRules"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let resources = [
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n".to_owned(),
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    metadata:\n      labels:\n        keep: \"true\"\n    spec:\n      containers:\n      - name: c\n        image: x\n".to_owned(),
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: c\nspec:\n  schedule: '* * * * *'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n          - name: c\n            image: x\n".to_owned(),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n".to_owned(),
+    ];
+    let mut verdicts = Vec::new();
+    for r in &resources {
+        let a = mutate_outcome(load(&text), r);
+        let b = mutate_outcome(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+        verdicts.push(a.0);
+    }
+    assert_eq!(verdicts, ["pass", "skip", "pass", "skip"]);
+}
+
+#[test]
+fn foreach_strategic_merge_of_map_leaves_becomes_json_patches() {
+    let text = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: p\n  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\nspec:\n  rules:\n  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.[initContainers, containers][]\n        patchStrategicMerge:\n          metadata:\n            annotations:\n              example.com/{{element.name}}: \"on\"\n";
+    let m = migrate(text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let pods = [
+        // No annotations: the map is created, one key per container of both lists.
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  initContainers:\n  - name: i\n    image: x\n  containers:\n  - name: c\n    image: x\n",
+            "pass",
+        ),
+        // One key there already, the other added.
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    example.com/c: \"on\"\n    z: y\nspec:\n  initContainers:\n  - name: i\n    image: x\n  containers:\n  - name: c\n    image: x\n",
+            "pass",
+        ),
+        // Everything there: Kyverno applies no patch and skips; so does the conversion.
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    example.com/c: \"on\"\nspec:\n  containers:\n  - name: c\n    image: x\n",
+            "skip",
+        ),
+    ];
+    for (p, want) in pods {
+        let a = mutate_outcome(load(text), p);
+        let b = mutate_outcome(load(&yaml), p);
+        assert_eq!(a, b, "on {p}\nconverted:\n{yaml}");
+        assert_eq!(a.0, want, "on {p}");
+    }
+    // The ClusterPolicy's autogen would copy the rule for controllers: refused.
+    let auto = text.replace(
+        "  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\n",
+        "",
+    );
+    let m = migrate(&auto);
+    assert_eq!(m.unconverted.len(), 1);
+    assert!(
+        m.unconverted[0].reason.contains("autogen"),
+        "{:?}",
+        m.unconverted
+    );
+    // A value with variables is refused at its line.
+    let var = text.replace("\"on\"", "\"{{element.image}}\"");
+    let m = migrate(&var);
+    assert!(
+        m.unconverted[0].reason.contains("a value with variables"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
+#[test]
+fn mutate_condition_anchor_on_a_map_path_gates_the_whole_patch() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Deployment]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          template:\n            metadata:\n              annotations:\n                (inject): \"true\"\n              labels:\n                injected: \"yes\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let deploy = |ann: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector:\n    matchLabels:\n      a: b\n  template:\n    metadata:\n{ann}      labels:\n        a: b\n    spec:\n      containers:\n      - name: c\n        image: x\n"
+        )
+    };
+    let cases = [
+        (
+            deploy("      annotations:\n        inject: \"true\"\n"),
+            "pass",
+        ),
+        (
+            deploy("      annotations:\n        inject: \"false\"\n"),
+            "skip",
+        ),
+        (deploy(""), "skip"),
+    ];
+    for (d, want) in cases {
+        let a = mutate_outcome(load(&text), &d);
+        let b = mutate_outcome(load(&yaml), &d);
+        assert_eq!(a, b, "on {d}\nconverted:\n{yaml}");
+        assert_eq!(a.0, want, "on {d}");
+    }
+}
