@@ -10,8 +10,7 @@ mod rewrite;
 
 use std::collections::BTreeMap;
 
-pub use generate::{autogen_name, to_gvk};
-pub use rewrite::{Target, shift_references, update_fields};
+pub use rewrite::{Target, update_fields};
 
 use crate::base::gvk::contains_kind;
 use crate::matching::Schema;

@@ -31,6 +31,12 @@ pub struct AutogenRules {
     pub controllers: Vec<String>,
 }
 
+/// `ComputeRules(policy, kind)`: (the rules as written, the policy's annotations, the
+/// controller kind, the schema, the compiler the generated rules are built with) → the rules,
+/// `None` when nothing is generated.
+pub type AutogenForKind =
+    fn(&[Rule], &BTreeMap<String, String>, &str, Schema, &RuleCompiler) -> Option<Vec<Rule>>;
+
 /// The evaluator side of building rules. Every entry is a plain function of the kinds layer.
 #[derive(Clone, Copy, Debug)]
 pub struct RuleCompiler {
@@ -40,8 +46,7 @@ pub struct RuleCompiler {
     /// written and the policy's annotations.
     pub autogen: fn(&[Rule], &BTreeMap<String, String>, Schema, &RuleCompiler) -> AutogenRules,
     /// `ComputeRules(policy, kind)` for one controller kind; `None`: no generated rules.
-    pub autogen_for_kind:
-        fn(&[Rule], &BTreeMap<String, String>, &str, Schema, &RuleCompiler) -> Option<Vec<Rule>>,
+    pub autogen_for_kind: AutogenForKind,
     /// Kyverno's policy validation of a `podSecurity` body (its `exclude` entries) of rule
     /// `rule_index`: the first error and the node it is about.
     pub pod_security_error: fn(&Node, usize) -> Option<(String, &Node)>,
