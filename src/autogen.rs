@@ -10,17 +10,14 @@ mod rewrite;
 
 use std::collections::BTreeMap;
 
-pub use generate::{autogen_name, to_gvk};
-pub use rewrite::{Target, shift_references, update_fields};
+pub use rewrite::{Target, update_fields};
 
 use crate::base::gvk::contains_kind;
 use crate::matching::Schema;
 use crate::matching::{ResourceDescription, ResourceFilter};
-use crate::policy::{Rule, RuleBody, build_rule};
+pub use crate::policy::{AutogenRules, CONTROLLERS_ANNOTATION};
+use crate::policy::{Rule, RuleBody, RuleCompiler, build_rule};
 use crate::yaml::{Map, Node, Value};
-
-/// The annotation that chooses the controllers (match.md §8.2).
-pub const CONTROLLERS_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
 
 /// Kyverno's `PodControllers`.
 pub const POD_CONTROLLERS: &[&str] = &[
@@ -32,16 +29,6 @@ pub const POD_CONTROLLERS: &[&str] = &[
     "ReplicationController",
     "CronJob",
 ];
-
-/// The rule lists autogen yields for a policy.
-#[derive(Clone, Debug, Default)]
-pub struct AutogenRules {
-    /// `ComputeRules(policy, "")`: the whole controller set.
-    pub all: Vec<Rule>,
-    /// The controller kinds `ComputeRules(policy, kind)` may generate rules for (computed
-    /// when a resource of the kind is met, `Policy::validate_rules`).
-    pub controllers: Vec<String>,
-}
 
 /// `checkAutogenSupport` for one filter; records in `needed` whether a Pod or controller
 /// kind is named (exact string comparison: `v1/Pod` does not count, match.md §8.1).
@@ -150,7 +137,12 @@ fn convert(mut node: Node, target: Target) -> Node {
 }
 
 /// `generateRules`: for each rule its `autogen-` then its `autogen-cronjob-` rule.
-fn generate_rules(rules: &[Rule], controllers: &str, schema: Schema) -> Vec<Rule> {
+fn generate_rules(
+    rules: &[Rule],
+    controllers: &str,
+    schema: Schema,
+    compiler: &RuleCompiler,
+) -> Vec<Rule> {
     let without_cron = {
         let kept: Vec<String> = generate::split_kinds(controllers)
             .into_iter()
@@ -170,7 +162,7 @@ fn generate_rules(rules: &[Rule], controllers: &str, schema: Schema) -> Vec<Rule
             // The generated document is built from a valid rule, so compiling it cannot fail
             // on types; if it ever does, the rule is left out rather than aborting the policy
             // (Kyverno logs "failed to create rule" and does the same).
-            if let Ok(r) = build_rule(&node, "spec.rules", schema, true) {
+            if let Ok(r) = build_rule(&node, "spec.rules", schema, true, compiler) {
                 out.push(r);
             }
         }
@@ -178,12 +170,14 @@ fn generate_rules(rules: &[Rule], controllers: &str, schema: Schema) -> Vec<Rule
     out
 }
 
-/// `ComputeRules(policy, kind)`; `kind` empty for the whole controller set.
+/// `ComputeRules(policy, kind)`; `kind` empty for the whole controller set. The generated
+/// rules are built with `compiler`.
 pub fn compute_rules(
     rules: &[Rule],
     annotations: &BTreeMap<String, String>,
     kind: &str,
     schema: Schema,
+    compiler: &RuleCompiler,
 ) -> Option<Vec<Rule>> {
     let actual = actual_controllers(rules, annotations);
     let controllers = if kind.is_empty() {
@@ -196,7 +190,7 @@ pub fn compute_rules(
     if controllers == "none" {
         return None;
     }
-    let generated = generate_rules(rules, &controllers, schema);
+    let generated = generate_rules(rules, &controllers, schema, compiler);
     if generated.is_empty() {
         return None;
     }
@@ -215,8 +209,10 @@ pub fn compute(
     rules: &[Rule],
     annotations: &BTreeMap<String, String>,
     schema: Schema,
+    compiler: &RuleCompiler,
 ) -> AutogenRules {
-    let all = compute_rules(rules, annotations, "", schema).unwrap_or_else(|| rules.to_vec());
+    let all =
+        compute_rules(rules, annotations, "", schema, compiler).unwrap_or_else(|| rules.to_vec());
     let controllers = actual_controllers(rules, annotations)
         .into_iter()
         .filter(|k| k != "none" && !k.is_empty())

@@ -562,12 +562,13 @@ fn validate_rule<'r>(
         return Some(r);
     }
     let message = v.message.as_deref();
+    let compiled = validate::compiled(v);
     let verdict = match &v.check {
         ValidateCheck::Pattern(p) => validate::pattern_check(
             &rule.name,
             message,
             false,
-            v.patterns.patterns(std::slice::from_ref(p)),
+            compiled.patterns.patterns(std::slice::from_ref(p)),
             &resource.root,
             ctx.as_deref_mut(),
         ),
@@ -575,7 +576,7 @@ fn validate_rule<'r>(
             &rule.name,
             message,
             true,
-            v.patterns.patterns(ps),
+            compiled.patterns.patterns(ps),
             &resource.root,
             ctx.as_deref_mut(),
         ),
@@ -584,13 +585,23 @@ fn validate_rule<'r>(
             None => return None,
         },
         ValidateCheck::Foreach(_) => match ctx {
-            Some(c) => validate::foreach_rule(&rule.name, message, &v.foreach, &resource.root, c)?,
+            Some(c) => {
+                validate::foreach_rule(&rule.name, message, &compiled.foreach, &resource.root, c)?
+            }
             None => return None,
         },
-        ValidateCheck::PodSecurity(_, body) => {
+        ValidateCheck::PodSecurity(node) => {
             if request.operation == Operation::Delete {
                 return None;
             }
+            let read;
+            let body = match compiled.pod_security.as_deref() {
+                Some(b) => b,
+                None => {
+                    read = crate::pss::Body::read(node);
+                    &read
+                }
+            };
             let v = crate::pss::validate_with(&rule.name, body, resource, &mut contexts.pods);
             validate::Verdict {
                 status: v.status,

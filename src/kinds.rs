@@ -1,7 +1,7 @@
 //! The (group, version, kind) → loader table of the policy kinds whose bodies live above
 //! `policy` (docs/ARCHITECTURE.md), and the policy loader that uses it.
 
-use crate::policy::{KindLoader, LoadedPolicies};
+use crate::policy::{KindLoader, Kinds, LoadedPolicies, RuleCompiler};
 use crate::source::Source;
 use crate::yaml::Document;
 
@@ -88,9 +88,25 @@ pub const LOADERS: &[KindLoader] = &[
     },
 ];
 
+/// The evaluator side of building ClusterPolicy / Policy rules: how a validate check is
+/// compiled, autogen, and the policy checks that read a rule body with an evaluator's grammar.
+pub const RULES: RuleCompiler = RuleCompiler {
+    check: crate::validate::compile,
+    autogen: crate::autogen::compute,
+    autogen_for_kind: crate::autogen::compute_rules,
+    pod_security_error: crate::pss::policy_error,
+    unsupported_anchor: crate::pattern::unsupported_in_validate,
+};
+
+/// What the policy loader is handed: [`LOADERS`] and [`RULES`].
+pub const KINDS: Kinds = Kinds {
+    loaders: LOADERS,
+    rules: RULES,
+};
+
 /// Loads the policy documents of one file, every kind kpol evaluates included.
 pub fn load_policies(source: &Source, docs: Vec<Document>) -> LoadedPolicies {
-    crate::policy::load_policies_with(source, docs, LOADERS)
+    crate::policy::load_policies_with(source, docs, &KINDS)
 }
 
 /// [`load_policies`], with the VAP and MAP bindings of the run's other policy files
@@ -100,5 +116,5 @@ pub fn load_policies_bound(
     docs: Vec<Document>,
     other_bindings: &[crate::yaml::Node],
 ) -> LoadedPolicies {
-    crate::policy::load_policies_bound(source, docs, LOADERS, other_bindings)
+    crate::policy::load_policies_bound(source, docs, &KINDS, other_bindings)
 }

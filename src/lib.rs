@@ -3,7 +3,7 @@
 //! The engine is this library; the `kpol` binary (`src/main.rs`, `src/cli/`) only reads
 //! arguments and files, and renders what the engine returns.
 
-pub mod autogen;
+pub(crate) mod autogen;
 pub mod base;
 pub mod cel;
 pub mod cluster;
@@ -14,21 +14,21 @@ pub mod dpol;
 pub mod engine;
 pub mod exception;
 pub mod generate;
-pub mod gpol;
-pub mod ivpol;
+pub(crate) mod gpol;
+pub(crate) mod ivpol;
 pub mod jmespath;
 pub mod kinds;
 pub mod manifest;
 pub mod mapol;
-pub mod matching;
+pub(crate) mod matching;
 pub mod migrate;
 pub mod mpol;
 pub mod mutate;
-pub mod number;
+pub(crate) mod number;
 pub mod pattern;
 pub mod payload;
 pub mod policy;
-pub mod pss;
+pub(crate) mod pss;
 pub mod report;
 pub mod request;
 pub mod resource;

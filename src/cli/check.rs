@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use kpol::diagnostic::{Code, Diagnostic, Location, Severity};
-use kpol::engine::Engine;
+use kpol::engine::{Engine, phases};
 use kpol::manifest::read_manifests;
 use kpol::report::{RuleResponse, Status};
 use kpol::request::Request;
@@ -992,7 +992,8 @@ pub(super) fn check_text(
     check_manifests(engine, request, &old, None, source, manifests, opts)
 }
 
-/// The resources of one read file through the mutate and validate phases.
+/// The resources of one read file through `kpol check`'s row of the phase table (mutate,
+/// validate, delete).
 fn check_manifests(
     engine: &Engine,
     request: &Request,
@@ -1035,26 +1036,48 @@ fn check_manifests(
         for (i, resp) in errors {
             findings.push(mutate_error(&engine.policies()[i], i, resource, resp));
         }
-        for pr in engine.validate(&mutated, request) {
-            let policy = &engine.policies()[pr.policy];
-            for resp in pr.rules {
-                // perf: a result the format does not list is only counted (no message,
-                // names or position copied for it, docs/PERFORMANCE.md).
-                if !opts.list_passing && matches!(resp.status, Status::Pass | Status::Skip) {
-                    unlisted.add(resp.status);
-                    continue;
+        let mut notes = Vec::new();
+        // The phases after the mutate ones (which `Engine::mutated_with_errors` ran, from the
+        // same row), in the row's order.
+        for phase in phases::of(phases::Command::Check) {
+            match phase {
+                phases::Phase::Validate => {
+                    for pr in engine.validate(&mutated, request) {
+                        let policy = &engine.policies()[pr.policy];
+                        for resp in pr.rules {
+                            // perf: a result the format does not list is only counted (no
+                            // message, names or position copied for it, docs/PERFORMANCE.md).
+                            if !opts.list_passing
+                                && matches!(resp.status, Status::Pass | Status::Skip)
+                            {
+                                unlisted.add(resp.status);
+                                continue;
+                            }
+                            findings.push(finding(
+                                policy,
+                                pr.policy,
+                                &mutated,
+                                resp,
+                                opts.audit_warn,
+                            ));
+                        }
+                    }
                 }
-                findings.push(finding(policy, pr.policy, &mutated, resp, opts.audit_warn));
+                phases::Phase::Delete => notes.extend(
+                    engine
+                        .deletions(&mutated, request)
+                        .into_iter()
+                        .filter_map(|(i, r)| deletion_note(&engine.policies()[i], &mutated, &r)),
+                ),
+                _ => {}
             }
         }
         super::apiserver::annotate(&mut findings, &defaulted);
-        let unused = super::suppressions::apply(&mut findings, resource, directives);
-        let notes = engine
-            .deletions(&mutated, request)
-            .into_iter()
-            .filter_map(|(i, r)| deletion_note(&engine.policies()[i], &mutated, &r))
-            .chain(unused)
-            .collect::<Vec<_>>();
+        notes.extend(super::suppressions::apply(
+            &mut findings,
+            resource,
+            directives,
+        ));
         (findings, unlisted, notes)
     };
     let resources = &manifests.resources;

@@ -189,7 +189,7 @@ pub fn apply(
                 return Outcome::evaluate();
             }
             if let RuleBody::Validate(v) = &rule.body
-                && let ValidateCheck::PodSecurity(body, _) = &v.check
+                && let ValidateCheck::PodSecurity(body) = &v.check
             {
                 return pss::response(&rule.name, body, resource, &applied)
                     .map_or_else(Outcome::evaluate, Outcome::Respond);

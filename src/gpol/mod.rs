@@ -8,7 +8,7 @@
 //! ([`evaluate`]).
 //!
 //! The generate phase asks [`evaluate::generate`] (one call per policy and trigger) and turns
-//! its [`Generation`] into its own responses. What the cluster does afterwards —
+//! its [`Generation`](evaluate::Generation) into its own responses. What the cluster does afterwards —
 //! `synchronize`, `orphanDownstreamOnPolicyDelete`, `generateExisting` — is lifecycle, not
 //! evaluated offline.
 
@@ -18,7 +18,7 @@ pub mod template;
 #[cfg(test)]
 mod tests;
 
-pub use evaluate::{Generated, Generation, generate};
+pub use evaluate::generate;
 
 use crate::cel::Program;
 use crate::vpol::constraints::Constraints;

@@ -5,7 +5,8 @@
 
 use serde_json::json;
 
-use super::{Generation, generate, generating_policy};
+use super::evaluate::Generation;
+use super::{generate, generating_policy};
 use crate::exception::PolicyException;
 use crate::policy::Policy;
 use crate::report::Status;

@@ -7,7 +7,7 @@
 mod filter;
 pub mod selector;
 
-pub use filter::{ResourceDescription, ResourceFilter, Subject, UserFilter, compile_selector};
+pub use filter::{ResourceDescription, ResourceFilter, UserFilter, compile_selector};
 
 use crate::request::Request;
 use crate::resource::Resource;

@@ -261,7 +261,14 @@ fn selects_kind_agrees_with_rule_matches() {
             if let Some(e) = ex {
                 text.push_str(&format!("exclude:\n  {e}\n"));
             }
-            let rule = crate::policy::build_rule(&node(&text), "rule", Schema::V1, false).unwrap();
+            let rule = crate::policy::build_rule(
+                &node(&text),
+                "rule",
+                Schema::V1,
+                false,
+                &crate::kinds::RULES,
+            )
+            .unwrap();
             for r in resources {
                 let r = res(r);
                 if let Some(decided) = rule.selects_kind(&r.api_version, &r.kind) {

@@ -1,10 +1,10 @@
 //! Rule documents → [`Rule`]: match/exclude compiled, the rule body classified, CRD defaults
 //! applied (match.md §1.2). Used for the rules as written and for autogen rules.
 
+use super::RuleCompiler;
 use super::model::{Rule, RuleBody, Validate, ValidateCheck};
 use crate::matching::{MatchBlock, Schema};
 use crate::report::FailureAction;
-use crate::validate::PatternScan;
 use crate::yaml::fields::{
     FieldError, FieldResult, as_map, opt_bool, opt_map, opt_seq, opt_str, or_push,
 };
@@ -17,6 +17,7 @@ pub fn build_rule(
     path: &str,
     schema: Schema,
     autogen: bool,
+    compiler: &RuleCompiler,
 ) -> Result<Rule, Vec<FieldError>> {
     let m = as_map(raw, path).map_err(|e| vec![e])?;
     let mut errs = Vec::new();
@@ -58,7 +59,7 @@ pub fn build_rule(
     .unwrap_or_default();
     let skip_background_requests =
         or_push(opt_bool(m, "skipBackgroundRequests", path), &mut errs, None).unwrap_or(true);
-    let body = build_body(m, path, schema);
+    let body = build_body(m, path, schema, compiler);
     let (Some(match_), Ok(mut body), true) =
         (match_, body.map_err(|e| errs.extend(e)), errs.is_empty())
     else {
@@ -94,9 +95,11 @@ fn build_body(
     m: &crate::yaml::Map,
     path: &str,
     schema: Schema,
+    compiler: &RuleCompiler,
 ) -> Result<RuleBody, Vec<FieldError>> {
     if let Some(v) = present(m, "validate") {
-        return build_validate(v, &format!("{path}.validate"), schema).map(RuleBody::Validate);
+        return build_validate(v, &format!("{path}.validate"), schema, compiler)
+            .map(RuleBody::Validate);
     }
     let one = |e| vec![e];
     if let Some(n) = present(m, "mutate") {
@@ -130,7 +133,12 @@ const CHECKS: &[&str] = &[
     "manifests",
 ];
 
-fn build_validate(node: &Node, path: &str, schema: Schema) -> Result<Validate, Vec<FieldError>> {
+fn build_validate(
+    node: &Node,
+    path: &str,
+    schema: Schema,
+    compiler: &RuleCompiler,
+) -> Result<Validate, Vec<FieldError>> {
     let m = as_map(node, path).map_err(|e| vec![e])?;
     let mut errs = Vec::new();
     let message = or_push(opt_str(m, "message", path), &mut errs, None).map(str::to_owned);
@@ -185,15 +193,7 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> Result<Validate, V
             return Err(errs);
         }
     };
-    let patterns = match &check {
-        ValidateCheck::Pattern(p) => PatternScan::of(std::slice::from_ref(p)),
-        ValidateCheck::AnyPattern(ps) => PatternScan::of(ps),
-        _ => PatternScan::default(),
-    };
-    let foreach = match &check {
-        ValidateCheck::Foreach(f) => crate::validate::compile_foreach(f),
-        _ => Vec::new(),
-    };
+    let compiled = (compiler.check)(&check);
     let message_variables = message.as_deref().is_some_and(|m| m.contains("{{"));
     Ok(Validate {
         message,
@@ -202,8 +202,7 @@ fn build_validate(node: &Node, path: &str, schema: Schema) -> Result<Validate, V
         failure_action,
         allow_existing_violations,
         failure_action_overrides,
-        patterns,
-        foreach,
+        compiled,
     })
 }
 
@@ -223,7 +222,7 @@ fn classify(key: &str, n: &Node, path: &str) -> FieldResult<ValidateCheck> {
         "foreach" => ValidateCheck::Foreach(n.clone()),
         "podSecurity" => {
             as_map(n, &format!("{path}.podSecurity"))?;
-            ValidateCheck::PodSecurity(n.clone(), Box::new(crate::pss::Body::read(n)))
+            ValidateCheck::PodSecurity(n.clone())
         }
         "cel" => {
             as_map(n, &format!("{path}.cel"))?;

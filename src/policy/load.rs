@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::RuleCompiler;
 use super::build::{build_rule, read_spec};
 use super::model::{Policy, PolicyBody, PolicyKind, Rule, RuleSet};
 use super::validate::{self, Invalid};
@@ -69,6 +70,15 @@ const UNSUPPORTED_KINDS: &[&str] = &[
     "ClusterCleanupPolicy",
 ];
 
+/// What the layer above `policy` hands to the loader (`crate::kinds::KINDS`): the loaders of
+/// the kinds whose bodies it owns, and the evaluator side of building ClusterPolicy / Policy
+/// rules.
+#[derive(Clone, Copy)]
+pub struct Kinds {
+    pub loaders: &'static [KindLoader],
+    pub rules: RuleCompiler,
+}
+
 /// A loader for one policy kind whose body a module above `policy` owns (the table is
 /// `crate::kinds::LOADERS`).
 pub struct KindLoader {
@@ -87,14 +97,10 @@ pub struct KindLoader {
 /// the document given back.
 pub type LoadFn = fn(&Source, Node, &[Node], &mut Vec<Diagnostic>) -> Result<Policy, Node>;
 
-/// Loads the policy documents of one file: ClusterPolicy / Policy and PolicyException here,
-/// the kinds of `loaders` through them.
-pub fn load_policies_with(
-    source: &Source,
-    docs: Vec<Document>,
-    loaders: &[KindLoader],
-) -> LoadedPolicies {
-    load_policies_bound(source, docs, loaders, &[])
+/// Loads the policy documents of one file: ClusterPolicy / Policy (their rules built with
+/// `kinds.rules`) and PolicyException here, the kinds of `kinds.loaders` through them.
+pub fn load_policies_with(source: &Source, docs: Vec<Document>, kinds: &Kinds) -> LoadedPolicies {
+    load_policies_bound(source, docs, kinds, &[])
 }
 
 /// [`load_policies_with`], the VAP and MAP bindings of other files (`other_bindings`, from
@@ -102,7 +108,7 @@ pub fn load_policies_with(
 pub fn load_policies_bound(
     source: &Source,
     docs: Vec<Document>,
-    loaders: &[KindLoader],
+    kinds: &Kinds,
     other_bindings: &[Node],
 ) -> LoadedPolicies {
     let mut out = LoadedPolicies::default();
@@ -110,7 +116,7 @@ pub fn load_policies_bound(
         documents(docs).into_iter().partition(is_binding);
     bindings.extend(other_bindings.iter().cloned());
     for node in nodes {
-        load_document(source, node, &bindings, loaders, &mut out);
+        load_document(source, node, &bindings, kinds, &mut out);
     }
     out
 }
@@ -188,7 +194,7 @@ fn load_document(
     source: &Source,
     node: Node,
     bindings: &[Node],
-    loaders: &[KindLoader],
+    kinds: &Kinds,
     out: &mut LoadedPolicies,
 ) {
     let api_version = node.get("apiVersion").and_then(Node::as_str).unwrap_or("");
@@ -203,7 +209,7 @@ fn load_document(
     }
     let schema_errors = super::schema::check(source, &node);
     let since = out.diagnostics.len();
-    load_kind(source, node, bindings, loaders, out);
+    load_kind(source, node, bindings, kinds, out);
     super::schema::merge(&mut out.diagnostics, since, schema_errors);
 }
 
@@ -212,13 +218,14 @@ fn load_kind(
     source: &Source,
     node: Node,
     bindings: &[Node],
-    loaders: &[KindLoader],
+    kinds: &Kinds,
     out: &mut LoadedPolicies,
 ) {
     let api_version = node.get("apiVersion").and_then(Node::as_str).unwrap_or("");
     let kind = node.get("kind").and_then(Node::as_str).unwrap_or("");
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let loader = loaders
+    let loader = kinds
+        .loaders
         .iter()
         .find(|l| l.kind == kind && l.group == group && l.version.is_none_or(|v| v == version));
     let node = match loader {
@@ -236,7 +243,7 @@ fn load_kind(
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
     let kyverno_v1 = matches!(api_version, "kyverno.io/v1" | "kyverno.io/v2beta1");
     match kind {
-        "ClusterPolicy" | "Policy" if kyverno_v1 => load_policy(source, node, out),
+        "ClusterPolicy" | "Policy" if kyverno_v1 => load_policy(source, node, &kinds.rules, out),
         "PolicyException" if group.ends_with("kyverno.io") => out.exceptions.push(node),
         _ if UNSUPPORTED_KINDS.contains(&kind)
             || (matches!(kind, "ClusterPolicy" | "Policy") && group == "kyverno.io") =>
@@ -274,7 +281,7 @@ fn meta_str(node: &Node, key: &str) -> String {
         .to_owned()
 }
 
-fn load_policy(source: &Source, node: Node, out: &mut LoadedPolicies) {
+fn load_policy(source: &Source, node: Node, compiler: &RuleCompiler, out: &mut LoadedPolicies) {
     let kind = if node.get("kind").and_then(Node::as_str) == Some("Policy") {
         PolicyKind::Policy
     } else {
@@ -295,7 +302,7 @@ fn load_policy(source: &Source, node: Node, out: &mut LoadedPolicies) {
         PolicyKind::Policy => Some(written_ns.clone().unwrap_or_else(|| "default".to_owned())),
         _ => written_ns.clone(),
     };
-    match build_policy(source, &node, kind, &name) {
+    match build_policy(source, &node, kind, &name, compiler) {
         Ok(policy) => {
             cel_syntax_diagnostics(source, &policy, out);
             out.diagnostics
@@ -385,6 +392,7 @@ fn build_policy(
     node: &Node,
     kind: PolicyKind,
     name: &str,
+    compiler: &RuleCompiler,
 ) -> Result<Policy, Vec<Invalid>> {
     let one = |e| vec![field(e)];
     let root = as_map(node, "").map_err(one)?;
@@ -441,6 +449,7 @@ fn build_policy(
         rule_nodes,
         background: fields.background,
         admission: fields.admission,
+        compiler,
     };
     let bad_types = validate::check_document(&ctx, &mut errs);
 
@@ -450,7 +459,7 @@ fn build_policy(
         if bad_types.contains(&i) {
             continue;
         }
-        match build_rule(r, &format!("spec.rules[{i}]"), schema, false) {
+        match build_rule(r, &format!("spec.rules[{i}]"), schema, false, compiler) {
             Ok(rule) => built.push((i, rule)),
             Err(es) => {
                 all_built = false;
@@ -465,7 +474,7 @@ fn build_policy(
         return Err(errs);
     }
     let rules: Vec<Rule> = built.into_iter().map(|(_, r)| r).collect();
-    let autogen = crate::autogen::compute(&rules, &annotations, schema);
+    let autogen = (compiler.autogen)(&rules, &annotations, schema, compiler);
     let written: Vec<validate::Indexed> = rules.iter().enumerate().collect();
     let computed: Vec<validate::Indexed> = autogen.all.iter().enumerate().collect();
     validate::check_rules(&ctx, &written, &computed, &mut errs);
@@ -501,6 +510,7 @@ fn build_policy(
                     .map(super::model::KindRules::new)
                     .collect(),
                 schema,
+                compiler: *compiler,
             },
         }),
     })

@@ -5,6 +5,7 @@
 
 mod build;
 mod cel_rule;
+mod compiler;
 mod envelope;
 mod expressions;
 mod load;
@@ -15,9 +16,10 @@ mod validate;
 
 pub use build::build_rule;
 pub use cel_rule::{CelRule, Validation as CelValidation};
+pub use compiler::{AutogenRules, CONTROLLERS_ANNOTATION, CompiledCheck, RuleCompiler};
 pub(crate) use envelope::{Envelope, Opened};
 pub use load::{
-    InvalidPolicy, KindLoader, LoadedPolicies, UnsupportedPolicy, admission_bindings,
+    InvalidPolicy, KindLoader, Kinds, LoadedPolicies, UnsupportedPolicy, admission_bindings,
     load_policies_bound, load_policies_with,
 };
 pub use model::{

@@ -123,6 +123,8 @@ pub struct Autogen {
     pub by_kind: Vec<KindRules>,
     /// The schema the rules were read with, for generating the per-kind rules.
     pub schema: crate::matching::Schema,
+    /// What generates them ([`super::RuleCompiler::autogen_for_kind`]).
+    pub compiler: super::RuleCompiler,
 }
 
 /// `ComputeRules(policy, kind)` for one controller kind, once.
@@ -220,11 +222,10 @@ pub struct Validate {
     pub allow_existing_violations: bool,
     /// `validate.failureActionOverrides`, compiled.
     pub failure_action_overrides: super::Overrides,
-    /// What `pattern` / `anyPattern` hold (variables, references) and their walk plans, found
-    /// once at load (empty for other checks).
-    pub patterns: crate::validate::PatternScan,
-    /// `foreach` entries as the engine runs them, read once at load (empty for other checks).
-    pub(crate) foreach: Vec<crate::validate::ForeachEntry>,
+    /// The check as the evaluator compiled it at load ([`super::RuleCompiler::check`]: what
+    /// `pattern` / `anyPattern` hold and their walk plans, the `foreach` entries, the
+    /// `podSecurity` body read); `policy` never looks inside.
+    pub compiled: std::sync::Arc<dyn super::CompiledCheck>,
 }
 
 /// Which of the mutually exclusive validate forms the rule uses.
@@ -234,8 +235,8 @@ pub enum ValidateCheck {
     AnyPattern(Vec<Node>),
     Deny(Node),
     Foreach(Node),
-    /// The body as written, and as read for evaluation.
-    PodSecurity(Node, Box<crate::pss::Body>),
+    /// The body as written (read for evaluation into [`Validate::compiled`]).
+    PodSecurity(Node),
     /// `validate.cel`, compiled once ([`super::CelRule`]).
     Cel(std::sync::Arc<super::CelRule>),
     Manifests(Node),
@@ -314,11 +315,12 @@ impl Policy {
             return &autogen.spec_rules;
         };
         let rules = entry.rules.get_or_init(|| {
-            crate::autogen::compute_rules(
+            (autogen.compiler.autogen_for_kind)(
                 &autogen.spec_rules,
                 &self.annotations,
                 kind,
                 autogen.schema,
+                &autogen.compiler,
             )
         });
         rules.as_deref().unwrap_or(&autogen.spec_rules)

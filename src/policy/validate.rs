@@ -42,6 +42,8 @@ pub struct PolicyCtx<'a> {
     pub rule_nodes: &'a [Node],
     pub background: bool,
     pub admission: bool,
+    /// The evaluator side of the checks that read a rule body with an evaluator's grammar.
+    pub compiler: &'a super::RuleCompiler,
 }
 
 impl PolicyCtx<'_> {
@@ -64,7 +66,7 @@ pub fn check_document(ctx: &PolicyCtx, errs: &mut Vec<Invalid>) -> Vec<usize> {
     // 3. autogen-controllers: all.
     if ctx
         .annotations
-        .get(crate::autogen::CONTROLLERS_ANNOTATION)
+        .get(super::CONTROLLERS_ANNOTATION)
         .map(String::as_str)
         == Some("all")
     {
@@ -212,8 +214,8 @@ pub fn check_rules(
         filters::check_match_exclude(ctx, r, i, errs);
         // ValidatePSaControlNames (validate.md §13.4).
         if let RuleBody::Validate(v) = &r.body
-            && let crate::policy::ValidateCheck::PodSecurity(body, _) = &v.check
-            && let Some((msg, node)) = crate::pss::policy_error(body, i)
+            && let crate::policy::ValidateCheck::PodSecurity(body) = &v.check
+            && let Some((msg, node)) = (ctx.compiler.pod_security_error)(body, i)
         {
             errs.push(Invalid::new(msg, node.span));
         }
@@ -240,7 +242,7 @@ pub fn check_rules(
         on_computed(errs, r, rules::check_kinds(r, i, ctx.background));
     }
     for &(i, r) in computed {
-        for e in rules::check_computed_rule(r, i) {
+        for e in rules::check_computed_rule(r, i, ctx.compiler) {
             on_computed(errs, r, Err(e));
         }
     }

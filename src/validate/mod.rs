@@ -5,6 +5,7 @@
 //! The variable context is built only for rules that need it: a plain pattern rule (most
 //! rules) never copies the resource into a JMESPath context.
 
+mod compiled;
 mod foreach;
 mod shared;
 
@@ -20,6 +21,8 @@ use crate::resource::Resource;
 use crate::variables::{Context, has_variables, substitute_at, substitute_str};
 use crate::yaml::{Node, Value};
 
+pub use compiled::compile;
+pub(crate) use compiled::compiled;
 pub(crate) use foreach::{Entry as ForeachEntry, compile as compile_foreach, foreach_rule};
 pub(crate) use shared::Contexts;
 
@@ -62,7 +65,7 @@ pub(crate) fn needs_context(rule: &Rule, v: &Validate) -> bool {
     rule.context.is_some()
         || rule.preconditions.is_some()
         || v.message_variables
-        || v.patterns.variables
+        || compiled(v).patterns.variables
         || matches!(v.check, C::Deny(_) | C::Foreach(_))
 }
 

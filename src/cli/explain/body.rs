@@ -79,7 +79,7 @@ pub fn render(cx: &Cx, policy: &Policy, resource: &Resource, f: &Finding) -> Str
             ValidateCheck::Deny(d) => deny(cx, policy, rule, resource, d),
             ValidateCheck::Foreach(node) => foreach(policy, resource, f, node),
             ValidateCheck::Cel(cel) => cel_rule(cx, policy, resource, cel),
-            ValidateCheck::PodSecurity(node, _) => format!(
+            ValidateCheck::PodSecurity(node) => format!(
                 "podSecurity ({}): the Pod Security Standards control named in the result \
                  failed; the resource's field is at {}\n",
                 place(&policy.source, node.span),

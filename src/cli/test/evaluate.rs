@@ -53,6 +53,21 @@ impl From<kpol::report::RuleResponse> for RuleOutcome {
     }
 }
 
+impl RuleOutcome {
+    /// [`RuleOutcome::from`] a borrowed response (the mutate phase keeps its responses).
+    fn from_ref(r: &kpol::report::RuleResponse) -> Self {
+        Self {
+            rule: r.rule.clone(),
+            status: r.status,
+            message: r.message.clone(),
+            unsupported: r.unsupported.clone(),
+            generated: None,
+            patched: None,
+            target: None,
+        }
+    }
+}
+
 /// One engine response (a policy in one phase) for one resource.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Response {
@@ -639,16 +654,12 @@ fn mpol_targets(
                     .rules
                     .iter()
                     .map(|r| RuleOutcome {
-                        rule: r.rule.clone(),
-                        status: r.status,
-                        message: r.message.clone(),
-                        unsupported: r.unsupported.clone(),
-                        generated: None,
                         patched: Some(empty.clone()),
                         target: match (&pm.patched, r.status) {
                             (Some(root), Status::Pass) => Some(root.clone()),
                             _ => None,
                         },
+                        ..RuleOutcome::from_ref(r)
                     })
                     .collect();
                 if let Some(root) = &pm.patched {
@@ -784,17 +795,16 @@ fn mutate_outcomes(
     pm.response
         .rules
         .iter()
-        .map(|r| RuleOutcome {
-            rule: r.rule.clone(),
-            status: r.status,
-            message: r.message.clone(),
-            unsupported: r
-                .unsupported
-                .clone()
-                .or_else(|| taint(inputs, policy, seen, &r.rule, mutated)),
-            patched: patched.cloned(),
-            generated: None,
-            target: r.target.as_deref().cloned(),
+        .map(|r| {
+            let mut o = RuleOutcome {
+                patched: patched.cloned(),
+                target: r.target.as_deref().cloned(),
+                ..RuleOutcome::from_ref(r)
+            };
+            if o.unsupported.is_none() {
+                o.unsupported = taint(inputs, policy, seen, &r.rule, mutated);
+            }
+            o
         })
         .collect()
 }

@@ -4,6 +4,7 @@
 //! `pkg/policy/validate/validate.go`).
 
 use super::Invalid;
+use crate::policy::RuleCompiler;
 use crate::policy::model::{Rule, RuleBody, ValidateCheck};
 use crate::yaml::{Limits, Node, Value, parse_documents};
 
@@ -105,13 +106,13 @@ pub fn check_kinds(rule: &Rule, i: usize, background: bool) -> Result<(), Invali
 
 /// Checks Kyverno runs per rule of `ComputeRules(policy, "")`: the first failure of the
 /// resource checks, else every condition block's and the first of the checks after them.
-pub fn check_computed_rule(rule: &Rule, i: usize) -> Vec<Invalid> {
+pub fn check_computed_rule(rule: &Rule, i: usize, compiler: &RuleCompiler) -> Vec<Invalid> {
     if let Err(e) = check_resources(rule, i) {
         return vec![e];
     }
     // The rest of validateResources: preconditions, deny and foreach conditions.
     let mut out = super::conditions::check(rule, i);
-    out.extend(check_forms(rule, i).err());
+    out.extend(check_forms(rule, i, compiler).err());
     out
 }
 
@@ -159,7 +160,7 @@ fn check_resources(rule: &Rule, i: usize) -> Result<(), Invalid> {
 }
 
 /// Kinds listed (7), validate and mutate forms, anchors, label values (20).
-fn check_forms(rule: &Rule, i: usize) -> Result<(), Invalid> {
+fn check_forms(rule: &Rule, i: usize, compiler: &RuleCompiler) -> Result<(), Invalid> {
     let raw = &rule.raw;
     // 7. Every match filter lists kinds.
     for f in match_filters(rule) {
@@ -219,7 +220,7 @@ fn check_forms(rule: &Rule, i: usize) -> Result<(), Invalid> {
             _ => Vec::new(),
         };
         for (field, p) in patterns {
-            if let Some((path, anchor, span)) = crate::pattern::unsupported_in_validate(p) {
+            if let Some((path, anchor, span)) = (compiler.unsupported_anchor)(p) {
                 return Err(Invalid::new(
                     format!(
                         "path: spec.rules[{i}].validate.{field}.{path}: unsupported anchor {anchor}"
