@@ -1035,7 +1035,7 @@ fn check_manifests(
         for (i, resp) in errors {
             findings.push(mutate_error(&engine.policies()[i], i, resource, resp));
         }
-        for pr in engine.validate(&mutated, request) {
+        for pr in engine.validate_selecting(&mutated, request) {
             let policy = &engine.policies()[pr.policy];
             for resp in pr.rules {
                 // perf: a result the format does not list is only counted (no message,
