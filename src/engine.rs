@@ -26,6 +26,11 @@ pub struct Engine {
     /// MutatingPolicies (crate::mpol), each in load order: they run after the classic mutate
     /// rules, in this order (cel.md §6.4, `processor/policy_processor.go`).
     mutating_policies: Vec<usize>,
+    /// The positions of the policies with generate rules and of the GeneratingPolicies, and
+    /// of the DeletingPolicies, in load order: their phases visit no other policy (perf: no
+    /// scan of every policy per resource).
+    generating: Vec<usize>,
+    deleting: Vec<usize>,
     /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`]):
     /// by kind, then by apiVersion (looked up without building a key).
     kind_plans: RwLock<KindPlans>,
@@ -42,6 +47,9 @@ type KindPlans = HashMap<String, Vec<(String, Arc<KindPlan>)>, foldhash::fast::F
 struct KindPlan {
     /// The policies with validate rules, in load order.
     policies: Vec<(usize, PolicyPlan)>,
+    /// The positions in `policies` of those whose response can hold a rule result (not
+    /// [`PolicyPlan::RulesNone`] nor [`PolicyPlan::CelEmpty`]).
+    selecting: Vec<usize>,
 }
 
 #[derive(Debug)]
@@ -58,6 +66,9 @@ enum PolicyPlan {
     /// ([`Rule::selects_kind`]: then it is not matched per resource); and where the
     /// policy keeps the kind's rule list ([`Policy::kind_slot`]).
     Rules(Vec<(usize, bool)>, Option<usize>),
+    /// A policy with validate rules none of which can select the kind: its response is empty
+    /// wherever the resource is (perf: nothing is looked up per resource, docs/PERFORMANCE.md).
+    RulesNone,
 }
 
 impl KindPlan {
@@ -104,11 +115,23 @@ impl KindPlan {
                         Some(true) => Some((j, true)),
                         None => Some((j, false)),
                     })
-                    .collect();
+                    .collect::<Vec<_>>();
+                if rules.is_empty() {
+                    return Some((i, PolicyPlan::RulesNone));
+                }
                 Some((i, PolicyPlan::Rules(rules, slot)))
             })
+            .collect::<Vec<_>>();
+        let selecting = policies
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, plan))| !matches!(plan, PolicyPlan::RulesNone | PolicyPlan::CelEmpty))
+            .map(|(k, _)| k)
             .collect();
-        KindPlan { policies }
+        KindPlan {
+            policies,
+            selecting,
+        }
     }
 }
 
@@ -128,6 +151,8 @@ impl Engine {
                     .chain(positions(|p| crate::mpol::mutating_policy(p).is_some()))
                     .collect()
             },
+            generating: positions_of(&policies, crate::generate::has_generate),
+            deleting: positions_of(&policies, |p| crate::dpol::deleting_policy(p).is_some()),
             policies,
             exceptions: Vec::new(),
             kind_plans: RwLock::default(),
@@ -326,53 +351,91 @@ impl Engine {
         let plan = self.kind_plan(resource);
         let mut out = Vec::with_capacity(plan.policies.len());
         out.extend(plan.policies.iter().filter_map(|(i, policy_plan)| {
-            let p = &self.policies[*i];
-            let mut rules = match policy_plan {
-                PolicyPlan::Rules(rules, slot) => validate_policy(
-                    p,
-                    (rules, *slot),
-                    resource,
-                    request,
-                    &self.exceptions,
-                    &mut contexts,
-                ),
-                PolicyPlan::CelEmpty => {
-                    if !p.in_scope(&resource.namespace) {
-                        return None;
-                    }
-                    Vec::new()
-                }
-                PolicyPlan::Cel(variants) => {
-                    let cel = crate::vpol::cel_policy(p)?;
-                    if !p.in_scope(&resource.namespace) {
-                        return None;
-                    }
-                    let _ns = crate::cel::context::PolicyNamespace::enter(p.namespace.as_deref());
-                    crate::vpol::evaluate::evaluate(
-                        cel,
-                        variants,
-                        resource,
-                        request,
-                        &self.exceptions,
-                        &contexts.cel,
-                    )?
-                }
-                // No response when nothing matched (the CLI keeps none).
-                PolicyPlan::Image => vec![crate::ivpol::evaluate(
-                    p,
-                    resource,
-                    request,
-                    &self.exceptions,
-                )?],
-            };
-            // Every response says where it points, so no output format locates a path again
-            // (a foreach failure's path is relative to its element).
-            for r in &mut rules {
-                r.place(&resource.root);
-            }
-            Some(PolicyResponse { policy: *i, rules })
+            self.respond(*i, policy_plan, resource, request, &mut contexts)
         }));
         out
+    }
+
+    /// [`Engine::validate`] without the empty responses of the policies that cannot select
+    /// the resource's kind (`kpol check` reads rule results only). perf: a resource visits
+    /// only the policies that can select it, so a policy for a kind absent from the tree costs
+    /// nothing per resource (docs/PERFORMANCE.md).
+    pub fn validate_selecting(
+        &self,
+        resource: &Resource,
+        request: &Request,
+    ) -> Vec<PolicyResponse> {
+        let mut contexts = validate::Contexts::new(resource, request);
+        let plan = self.kind_plan(resource);
+        let mut out = Vec::with_capacity(plan.selecting.len());
+        out.extend(plan.selecting.iter().filter_map(|&k| {
+            let (i, policy_plan) = &plan.policies[k];
+            self.respond(*i, policy_plan, resource, request, &mut contexts)
+        }));
+        out
+    }
+
+    /// The response of policy `i` planned as `policy_plan` for the resource; `None` when it
+    /// gives none.
+    fn respond<'r>(
+        &self,
+        i: usize,
+        policy_plan: &PolicyPlan,
+        resource: &'r Resource,
+        request: &Request,
+        contexts: &mut validate::Contexts<'r>,
+    ) -> Option<PolicyResponse> {
+        let p = &self.policies[i];
+        let mut rules = match policy_plan {
+            PolicyPlan::Rules(rules, slot) => validate_policy(
+                p,
+                (rules, *slot),
+                resource,
+                request,
+                &self.exceptions,
+                contexts,
+            ),
+            PolicyPlan::RulesNone => {
+                return Some(PolicyResponse {
+                    policy: i,
+                    rules: Vec::new(),
+                });
+            }
+            PolicyPlan::CelEmpty => {
+                if !p.in_scope(&resource.namespace) {
+                    return None;
+                }
+                Vec::new()
+            }
+            PolicyPlan::Cel(variants) => {
+                let cel = crate::vpol::cel_policy(p)?;
+                if !p.in_scope(&resource.namespace) {
+                    return None;
+                }
+                let _ns = crate::cel::context::PolicyNamespace::enter(p.namespace.as_deref());
+                crate::vpol::evaluate::evaluate(
+                    cel,
+                    variants,
+                    resource,
+                    request,
+                    &self.exceptions,
+                    &contexts.cel,
+                )?
+            }
+            // No response when nothing matched (the CLI keeps none).
+            PolicyPlan::Image => vec![crate::ivpol::evaluate(
+                p,
+                resource,
+                request,
+                &self.exceptions,
+            )?],
+        };
+        // Every response says where it points, so no output format locates a path again
+        // (a foreach failure's path is relative to its element).
+        for r in &mut rules {
+            r.place(&resource.root);
+        }
+        Some(PolicyResponse { policy: i, rules })
     }
 
     /// The validate phase for one JSON payload (cel.md §3.5): the responses of the
@@ -413,10 +476,10 @@ impl Engine {
         request: &Request,
         pool: &crate::generate::SourcePool<'_>,
     ) -> Vec<crate::generate::GeneratePolicyResponse> {
-        self.policies
+        self.generating
             .iter()
-            .enumerate()
-            .filter_map(|(i, p)| {
+            .filter_map(|&i| {
+                let p = &self.policies[i];
                 crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
             })
             .collect()
@@ -427,16 +490,26 @@ impl Engine {
     /// an admission phase: Kyverno's cleanup controller asks on its schedule, which kpol
     /// does not run.
     pub fn deletions(&self, resource: &Resource, request: &Request) -> Vec<(usize, RuleResponse)> {
-        self.policies
+        self.deleting
             .iter()
-            .enumerate()
-            .filter_map(|(i, p)| {
+            .filter_map(|&i| {
+                let p = &self.policies[i];
                 let mut r = crate::dpol::evaluate(p, resource, request, &self.exceptions)?;
                 r.place(&resource.root);
                 Some((i, r))
             })
             .collect()
     }
+}
+
+/// The positions of the policies that `is`, in load order.
+fn positions_of(policies: &[Policy], is: impl Fn(&Policy) -> bool) -> Vec<usize> {
+    policies
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| is(p))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The validate rules of `policy` at positions `rules` of its rules for the resource's kind.

@@ -1042,7 +1042,7 @@ fn check_manifests(
         for phase in phases::of(phases::Command::Check) {
             match phase {
                 phases::Phase::Validate => {
-                    for pr in engine.validate(&mutated, request) {
+                    for pr in engine.validate_selecting(&mutated, request) {
                         let policy = &engine.policies()[pr.policy];
                         for resp in pr.rules {
                             // perf: a result the format does not list is only counted (no

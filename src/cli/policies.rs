@@ -117,30 +117,33 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
         params: Vec::new(),
     };
     let mut exceptions = kpol::exception::Loaded::default();
+    // Each file is parsed once (perf: start-up, docs/PERFORMANCE.md).
+    let parsed: Vec<(Arc<SourceFile>, Parsed)> = texts
+        .into_iter()
+        .map(|(name, text)| {
+            let source = Arc::new(SourceFile::new(name, text));
+            let docs = parse_documents(source.text(), super::discover::input_limits());
+            (source, docs)
+        })
+        .collect();
     // A VAP or MAP binding binds its policy whichever policy file holds it: each file's
     // bindings, for the loading of the others (a file that does not parse has none).
-    let bindings: Vec<Vec<kpol::yaml::Node>> = texts
+    let bindings: Vec<Vec<kpol::yaml::Node>> = parsed
         .iter()
-        .map(|(_, text)| {
-            parse_documents(text, super::discover::input_limits())
-                .map(|docs| kpol::policy::admission_bindings(&docs))
+        .map(|(_, docs)| {
+            docs.as_ref()
+                .map(|docs| kpol::policy::admission_bindings(docs))
                 .unwrap_or_default()
         })
         .collect();
-    for (i, (name, text)) in texts.into_iter().enumerate() {
+    for (i, (source, docs)) in parsed.into_iter().enumerate() {
         let others: Vec<kpol::yaml::Node> = bindings
             .iter()
             .enumerate()
             .filter(|(j, _)| *j != i)
             .flat_map(|(_, b)| b.iter().cloned())
             .collect();
-        load_text_bound(
-            Arc::new(SourceFile::new(name, text)),
-            super::discover::input_limits(),
-            &mut set,
-            &mut exceptions,
-            &others,
-        );
+        load_parsed(source, docs, &mut set, &mut exceptions, &others);
     }
     set.diagnostics.extend(exceptions.diagnostics);
     set.exceptions = exceptions.exceptions;
@@ -167,7 +170,22 @@ fn load_text_bound(
     exceptions: &mut kpol::exception::Loaded,
     other_bindings: &[kpol::yaml::Node],
 ) {
-    let docs = match parse_documents(source.text(), limits) {
+    let docs = parse_documents(source.text(), limits);
+    load_parsed(source, docs, set, exceptions, other_bindings);
+}
+
+/// A policy file's documents as parsed, or why it does not parse.
+type Parsed = Result<Vec<kpol::yaml::Document>, kpol::yaml::YamlError>;
+
+/// [`load_text_bound`] with the file's text parsed already.
+fn load_parsed(
+    source: Arc<SourceFile>,
+    docs: Parsed,
+    set: &mut PolicySet,
+    exceptions: &mut kpol::exception::Loaded,
+    other_bindings: &[kpol::yaml::Node],
+) {
+    let docs = match docs {
         Ok(d) => d,
         Err(e) => {
             set.diagnostics.push(Diagnostic::error(

@@ -104,6 +104,19 @@ pub(crate) struct Mutating {
     /// entries, preconditions, `foreach`, or a variable in its body). perf: asked per resource
     /// before, walking the body for `{{`.
     needs_context: Vec<bool>,
+    /// The only kinds its mutate rules can select, when each of them names literal kinds
+    /// ([`crate::matching::MatchBlock::kinds_only`]); `None` otherwise. perf: a resource of
+    /// another kind skips the policy where its empty response is not kept.
+    kinds: Option<Vec<String>>,
+}
+
+impl Mutating {
+    /// Whether some mutate rule of the policy may select a resource of `kind`.
+    fn may_select(&self, kind: &str) -> bool {
+        self.kinds
+            .as_ref()
+            .is_none_or(|k| k.iter().any(|k| k == kind))
+    }
 }
 
 /// The policies with mutate rules, in load order.
@@ -132,6 +145,14 @@ pub(crate) fn mutating(policies: &[Policy]) -> Vec<Mutating> {
                     _ => false,
                 })
                 .collect(),
+            kinds: p
+                .rules()
+                .iter()
+                .filter(|r| matches!(r.body, RuleBody::Mutate(_)))
+                .try_fold(Vec::new(), |mut all, r| {
+                    all.extend(r.match_.kinds_only.as_ref()?.iter().cloned());
+                    Some(all)
+                }),
         })
         .collect()
 }
@@ -145,7 +166,7 @@ pub(crate) fn mutated_by(
     exceptions: &[PolicyException],
     request: &Request,
 ) -> Option<Resource> {
-    let (current, _) = run_policies(resource, policies, mutating, exceptions, request, false);
+    let (current, _) = run_selecting(resource, policies, mutating, exceptions, request);
     match current {
         Cow::Owned(r) => Some(r),
         Cow::Borrowed(_) => None,
@@ -162,8 +183,7 @@ pub(crate) fn mutated_with_errors(
     exceptions: &[PolicyException],
     request: &Request,
 ) -> (Option<Resource>, Vec<(usize, RuleResponse)>) {
-    let (current, responses) =
-        run_policies(resource, policies, mutating, exceptions, request, false);
+    let (current, responses) = run_selecting(resource, policies, mutating, exceptions, request);
     let mut errors = Vec::new();
     for pm in responses {
         let policy = pm.response.policy;
@@ -207,9 +227,44 @@ pub(crate) fn run_policies<'r>(
     request: &Request,
     snapshots: bool,
 ) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
+    run_in(
+        resource, policies, mutating, exceptions, request, snapshots, true,
+    )
+}
+
+/// [`run_policies`] without the empty responses of the policies none of whose rules can
+/// select the resource's kind (their callers read changes and rule results only).
+fn run_selecting<'r>(
+    resource: &'r Resource,
+    policies: &[Policy],
+    mutating: &[Mutating],
+    exceptions: &[PolicyException],
+    request: &Request,
+) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
+    run_in(
+        resource, policies, mutating, exceptions, request, false, false,
+    )
+}
+
+/// `keep_empty`: whether a policy that cannot select the kind still gives its (empty)
+/// response.
+#[allow(clippy::too_many_arguments)]
+fn run_in<'r>(
+    resource: &'r Resource,
+    policies: &[Policy],
+    mutating: &[Mutating],
+    exceptions: &[PolicyException],
+    request: &Request,
+    snapshots: bool,
+    keep_empty: bool,
+) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
     let mut current = Cow::Borrowed(resource);
     let mut out = Vec::new();
     for m in mutating {
+        // The kind as the policies before left it (cascading, §2).
+        if !keep_empty && !m.may_select(&current.kind) {
+            continue;
+        }
         let (i, policy) = (m.policy, &policies[m.policy]);
         let env = Env {
             policy,
