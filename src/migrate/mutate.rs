@@ -989,12 +989,6 @@ fn foreach_smp(
             }
         }
     }
-    if pod_autogen {
-        return Err(refuse(
-            smp.span,
-            "the ClusterPolicy's autogen copies the rule for pod controllers, and a MutatingPolicy's autogen does not rewrite the JSON patches it becomes",
-        ));
-    }
     let Some(list_node) = entry.get("list") else {
         return Err(Blocked::new(
             entry.span,
@@ -1011,6 +1005,14 @@ fn foreach_smp(
     smp_leaves(root, &[], &jmes, &mut leaves, &refuse)?;
     if leaves.is_empty() {
         return Err(refuse(smp.span, "the overlay is empty"));
+    }
+    // Checked after the overlay, so that an overlay the conversion cannot translate is the
+    // construct reported (pod-controller copies alone would not convert it).
+    if pod_autogen {
+        return Err(refuse(
+            smp.span,
+            "the ClusterPolicy's autogen copies the rule for pod controllers, and a MutatingPolicy's autogen does not rewrite the JSON patches it becomes",
+        ));
     }
     // Per leaf: the object's map above it (its presence tests), the key, and the change.
     let mut parents: Vec<Vec<String>> = Vec::new();

@@ -1051,3 +1051,29 @@ fn mutate_condition_anchor_on_a_map_path_gates_the_whole_patch() {
         assert_eq!(a.0, want, "on {d}");
     }
 }
+
+#[test]
+fn foreach_strategic_merge_with_pod_autogen_is_refused_naming_what_blocks() {
+    // Maps with literal leaves: only the pod-controller copies block it.
+    let maps = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          metadata:\n            labels:\n              a: b\n",
+    );
+    let m = migrate(&maps);
+    assert!(m.policies.is_empty());
+    assert_eq!(m.unconverted.len(), 1, "{:?}", m.unconverted);
+    assert!(
+        m.unconverted[0].reason.contains("autogen copies the rule"),
+        "{}",
+        m.unconverted[0].reason
+    );
+    // A list in the overlay: reported as the list, which copies alone would not convert.
+    let list = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - (name): \"{{element.name}}\"\n              image: x\n",
+    );
+    let m = migrate(&list);
+    assert_eq!(m.unconverted.len(), 1, "{:?}", m.unconverted);
+    let u = &m.unconverted[0];
+    assert!(u.reason.contains("no lists"), "{}", u.reason);
+    let at = list.find("(name)").expect("the list") as u32;
+    assert_eq!(u.span.start, at, "{}", u.reason);
+}
