@@ -9,6 +9,7 @@
 //! Generate responses carry what each rule generated; the CLI's fake cluster holds the
 //! trigger and the rule's `cloneSourceResource` documents, so those are the clone sources.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use super::load::Inputs;
@@ -272,273 +273,309 @@ fn run_resource(
         params: inputs.params.clone(),
     };
     let mut responses = Vec::new();
-    let mutate_op = policies
-        .iter()
-        .zip(&ops)
-        .find(|(p, _)| p.rules().iter().any(|r| Phase::Mutate.has(&r.body)))
-        .map_or(Operation::Create, |(_, op)| *op);
-    let mutation = engine.mutate(resource, &request_for(mutate_op));
+    // What a phase of `kpol test`'s row leaves for the phases after it: the resource as the
+    // classic mutate rules left it (`classic`: the CEL mutating kinds' `seen`, the classic
+    // validate rules' view), the live resource the CEL mutating kinds change (`live`), whether
+    // a classic mutation kpol did not evaluate came first (`mutated`), and with overriding
+    // values the classic policies' contexts (`chain`).
+    let mut classic: Cow<'_, Resource> = Cow::Borrowed(resource);
+    let mut live: Cow<'_, Resource> = Cow::Borrowed(resource);
     let mut mutated = false;
-    for pm in &mutation.policies {
-        let Some(p) = policies.get(pm.response.policy) else {
-            continue;
-        };
-        let rules = mutate_outcomes(inputs, p, pm, resource, false, pm.patched.as_ref());
-        mutated |= rules.iter().any(|o| o.unsupported.is_some());
-        responses.push(response(p, rules));
-    }
-    // MutatingAdmissionPolicies (each response with the resource after it), then
-    // MutatingPolicies, each in load order, on the output of the classic mutate rules (cel.md
-    // §6.4); each MutatingPolicy response carries the resource after all of them, as the
-    // CLI's do.
-    let classic = &mutation.resource;
-    // With overriding values: the resource each classic policy's context sees in the
-    // verify-images and validate phases, and the live resource after them, on which the
-    // CEL mutating kinds run.
-    let chain = overlay.as_ref().map(|o| Chain::new(o, policies, classic));
-    let overlay_mutated = overlay.as_ref().is_some_and(|o| {
-        mutation.resource.root != resource.root
-            || (0..policies.len())
-                .any(|i| o.touches(i) && ContextPhase::Mutate.builds(&policies[i]))
-    });
-    let classic = chain.as_ref().map_or(classic, |c| &c.after_validate);
-    let mut resource = classic.clone();
-    // The two CEL mutating kinds in the order of `kpol test`'s row of the phase table.
-    let mut first_mpol = responses.len();
+    let mut chain: Option<Chain> = None;
+    let mut overlay_mutated = false;
+    // verifyImages rules (super::verify_images): the verify-images phase's response there,
+    // the validate phase's with the other validate responses.
+    let mut image_checks: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
     for phase in phases::of(phases::Command::Test) {
         match phase {
+            phases::Phase::MutateRules => {
+                let mutate_op = policies
+                    .iter()
+                    .zip(&ops)
+                    .find(|(p, _)| p.rules().iter().any(|r| Phase::Mutate.has(&r.body)))
+                    .map_or(Operation::Create, |(_, op)| *op);
+                let mutation = engine.mutate(resource, &request_for(mutate_op));
+                for pm in &mutation.policies {
+                    let Some(p) = policies.get(pm.response.policy) else {
+                        continue;
+                    };
+                    let rules =
+                        mutate_outcomes(inputs, p, pm, resource, false, pm.patched.as_ref());
+                    mutated |= rules.iter().any(|o| o.unsupported.is_some());
+                    responses.push(response(p, rules));
+                }
+                overlay_mutated = overlay.as_ref().is_some_and(|o| {
+                    mutation.resource.root != resource.root
+                        || (0..policies.len())
+                            .any(|i| o.touches(i) && ContextPhase::Mutate.builds(&policies[i]))
+                });
+                // With overriding values: the resource each classic policy's context sees in
+                // the verify-images and validate phases, and the live resource after them, on
+                // which the CEL mutating kinds run.
+                let after = match overlay.as_ref() {
+                    Some(o) => {
+                        let (c, after) = Chain::new(o, policies, &mutation.resource);
+                        chain = Some(c);
+                        after
+                    }
+                    None => mutation.resource,
+                };
+                classic = Cow::Owned(after);
+                live = classic.clone();
+            }
+            // MutatingAdmissionPolicies (each response with the resource after it), then
+            // MutatingPolicies, each in load order, on the output of the classic mutate rules
+            // (cel.md §6.4).
             phases::Phase::MutatingAdmissionPolicies => {
                 for (i, p) in policies.iter().enumerate() {
-                    let Some(pm) = kpol::mapol::mutate(i, p, &resource, &request_for(ops[i]))
-                    else {
+                    let Some(pm) = kpol::mapol::mutate(i, p, &live, &request_for(ops[i])) else {
                         continue;
                     };
                     if let Some(root) = &pm.patched {
-                        resource = resource.with_root(root.clone());
+                        live = Cow::Owned(live.with_root(root.clone()));
                     }
                     let rules =
-                        mutate_outcomes(inputs, p, &pm, classic, mutated, pm.patched.as_ref());
+                        mutate_outcomes(inputs, p, &pm, &classic, mutated, pm.patched.as_ref());
                     responses.push(response(p, rules));
                 }
             }
             phases::Phase::MutatingPolicies => {
-                first_mpol = responses.len();
+                let first_mpol = responses.len();
                 for (i, p) in policies.iter().enumerate() {
                     let request = request_for(ops[i]);
                     let Some(pm) =
-                        kpol::mpol::mutate(i, p, &resource, &request, &inputs.policy_exceptions)
+                        kpol::mpol::mutate(i, p, &live, &request, &inputs.policy_exceptions)
                     else {
                         continue;
                     };
                     if let Some(root) = &pm.patched {
-                        resource = resource.with_root(root.clone());
+                        live = Cow::Owned(live.with_root(root.clone()));
                     }
                     // Set below to the resource after every MutatingPolicy.
-                    let rules = mutate_outcomes(inputs, p, &pm, classic, mutated, None);
+                    let rules = mutate_outcomes(inputs, p, &pm, &classic, mutated, None);
                     responses.push(response(p, rules));
                 }
-            }
-            _ => {}
-        }
-    }
-    for r in &mut responses[first_mpol..] {
-        for o in &mut r.rules {
-            o.patched = Some(resource.root.clone());
-        }
-    }
-    responses.extend(mpol_targets(engine, inputs, &resource, &ops, &request_for)?);
-    let resource = &resource;
-    // verifyImages rules (super::verify_images): the verify-images phase's response now, the
-    // validate phase's with the other validate responses below.
-    let mut image_checks: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
-    for (i, p) in policies.iter().enumerate() {
-        if !p.rules().iter().any(|r| Phase::VerifyImages.has(&r.body)) {
-            continue;
-        }
-        let request = request_for(ops[i]);
-        let mut rules: Vec<RuleOutcome> = Vec::new();
-        let mut checks: Vec<RuleOutcome> = Vec::new();
-        for r in p.rules() {
-            let RuleBody::VerifyImages(entries) = &r.body else {
-                continue;
-            };
-            let resource = chain
-                .as_ref()
-                .and_then(|c| c.verify.get(i)?.as_ref())
-                .map_or(resource, |(r, _)| r);
-            if !(p.in_scope(&resource.namespace) && r.matches(resource, &request)) {
-                continue;
-            }
-            let exception = inputs
-                .policy_exceptions
-                .iter()
-                .any(|e| e.covers(&p.key(), &r.name) && e.matches(resource, &request));
-            match super::verify_images::evaluate(r, entries, resource, ops[i]) {
-                _ if exception => rules.push(unsupported(&r.name, "exceptions")),
-                Err(feature) => rules.push(unsupported(&r.name, &feature)),
-                Ok(o) => {
-                    rules.extend(o.verify);
-                    checks.extend(o.validate.unwrap_or_default());
-                }
-            }
-        }
-        responses.push(response(p, rules));
-        if !checks.is_empty() {
-            image_checks.push((i, checks));
-        }
-    }
-    // Validate phase: one engine run per distinct operation, each policy's response taken
-    // from the run with its own operation. The CLI validates classic rules before the
-    // MutatingPolicies run and CEL kinds after: when those changed the resource, classic
-    // responses come from a run on the resource before them.
-    let distinct: BTreeSet<usize> = ops.iter().map(|o| *o as usize).collect();
-    let mpol_changed = resource.root != classic.root;
-    let mut validate: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
-    for op in distinct {
-        let Some(&operation) = ops.iter().find(|o| **o as usize == op) else {
-            continue;
-        };
-        // Which resource each run validates (with the old object of an UPDATE whose values
-        // override it), and whether it keeps CEL-kind responses (`None`: all responses) or
-        // only those of some classic policies.
-        let is_cel = |i: usize| matches!(policies[i].body, kpol::policy::PolicyBody::Cel(_));
-        let passes: Vec<(&Resource, Option<&Resource>, Keep)> = match &chain {
-            Some(c) => {
-                let mut passes: Vec<(&Resource, Option<&Resource>, Keep)> = Vec::new();
-                for (i, view) in c.validate.iter().enumerate() {
-                    let Some((r, old)) = view else { continue };
-                    match passes.iter_mut().find(|(pr, po, _)| {
-                        pr.root == r.root && po.map(|o| &o.root) == old.as_ref().map(|o| &o.root)
-                    }) {
-                        Some((_, _, Keep::Only(list))) => list.push(i),
-                        _ => passes.push((r, old.as_ref(), Keep::Only(vec![i]))),
+                // Each MutatingPolicy response carries the resource after all of them, as the
+                // CLI's do.
+                for r in &mut responses[first_mpol..] {
+                    for o in &mut r.rules {
+                        o.patched = Some(live.root.clone());
                     }
                 }
-                passes.push((resource, None, Keep::Cel(true)));
-                passes
+                responses.extend(mpol_targets(engine, inputs, &live, &ops, &request_for)?);
             }
-            None if mpol_changed => vec![
-                (classic, None, Keep::Cel(false)),
-                (resource, None, Keep::Cel(true)),
-            ],
-            None => vec![(resource, None, Keep::All)],
-        };
-        for (validated, old, keep) in passes {
-            let mut request = request_for(operation);
-            if let Some(old) = old {
-                request.old_object = Some(std::sync::Arc::new(old.clone()));
-            }
-            for pr in engine.validate(validated, &request) {
-                if ops.get(pr.policy) != Some(&operation) {
-                    continue;
-                }
-                let Some(policy) = policies.get(pr.policy) else {
-                    continue;
-                };
-                let kept = match &keep {
-                    Keep::All => true,
-                    Keep::Cel(k) => *k == is_cel(pr.policy),
-                    Keep::Only(list) => list.contains(&pr.policy),
-                };
-                if !kept {
-                    continue;
-                }
-                let rules = pr
-                    .rules
-                    .into_iter()
-                    .map(|r| {
-                        let mut o = RuleOutcome {
-                            patched: Some(validated.root.clone()),
-                            ..RuleOutcome::from(r)
+            // Not in `kpol test`'s row (the CLI runs the two CEL mutating kinds as two
+            // phases, above; src/engine/phases.rs tests the row).
+            phases::Phase::CelMutations => {}
+            phases::Phase::VerifyImages => {
+                let resource: &Resource = &live;
+                for (i, p) in policies.iter().enumerate() {
+                    if !p.rules().iter().any(|r| Phase::VerifyImages.has(&r.body)) {
+                        continue;
+                    }
+                    let request = request_for(ops[i]);
+                    let mut rules: Vec<RuleOutcome> = Vec::new();
+                    let mut checks: Vec<RuleOutcome> = Vec::new();
+                    for r in p.rules() {
+                        let RuleBody::VerifyImages(entries) = &r.body else {
+                            continue;
                         };
-                        if o.unsupported.is_none() {
-                            o.unsupported = taint(inputs, policy, validated, &o.rule, mutated);
+                        let resource = chain
+                            .as_ref()
+                            .and_then(|c| c.verify.get(i)?.as_ref())
+                            .map_or(resource, |(r, _)| r);
+                        if !(p.in_scope(&resource.namespace) && r.matches(resource, &request)) {
+                            continue;
                         }
-                        o
-                    })
-                    .collect();
-                validate.push((pr.policy, rules));
+                        let exception = inputs
+                            .policy_exceptions
+                            .iter()
+                            .any(|e| e.covers(&p.key(), &r.name) && e.matches(resource, &request));
+                        match super::verify_images::evaluate(r, entries, resource, ops[i]) {
+                            _ if exception => rules.push(unsupported(&r.name, "exceptions")),
+                            Err(feature) => rules.push(unsupported(&r.name, &feature)),
+                            Ok(o) => {
+                                rules.extend(o.verify);
+                                checks.extend(o.validate.unwrap_or_default());
+                            }
+                        }
+                    }
+                    responses.push(response(p, rules));
+                    if !checks.is_empty() {
+                        image_checks.push((i, checks));
+                    }
+                }
             }
-        }
-    }
-    validate.extend(image_checks);
-    validate.sort_by_key(|(i, _)| *i);
-    for (i, rules) in validate {
-        if let Some(p) = policies.get(i) {
-            responses.push(response(p, rules));
-        }
-    }
-    // Generate phase: a policy gives a response only when some rule did (`IsEmpty`).
-    let pool = SourcePool {
-        common: vec![resource],
-        per_rule: clone_sources
-            .iter()
-            .map(|(p, r, res)| (p.clone(), r.clone(), res))
-            .collect(),
-        // The engine's client holds every test resource (exceptions read Namespaces there).
-        namespaces: inputs
-            .resources
-            .iter()
-            .filter(|r| r.kind == "Namespace")
-            .collect(),
-    };
-    let mut live = resource.clone();
-    for (i, p) in policies.iter().enumerate() {
-        let mut request = request_for(ops[i]);
-        let mut resource = resource;
-        if let Some(o) = overlay
-            .as_ref()
-            .filter(|_| ContextPhase::Generate.builds(p))
-        {
-            if let Some(old) = o.apply(i, &mut live) {
-                request.old_object = Some(std::sync::Arc::new(old));
+            phases::Phase::Validate => {
+                let resource: &Resource = &live;
+                let classic: &Resource = &classic;
+                // One engine run per distinct operation, each policy's response taken from the
+                // run with its own operation. The CLI validates classic rules before the
+                // MutatingPolicies run and CEL kinds after: when those changed the resource,
+                // classic responses come from a run on the resource before them.
+                let distinct: BTreeSet<usize> = ops.iter().map(|o| *o as usize).collect();
+                let mpol_changed = resource.root != classic.root;
+                let mut validate: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
+                for op in distinct {
+                    let Some(&operation) = ops.iter().find(|o| **o as usize == op) else {
+                        continue;
+                    };
+                    // Which resource each run validates (with the old object of an UPDATE whose
+                    // values override it), and whether it keeps CEL-kind responses (`None`: all
+                    // responses) or only those of some classic policies.
+                    let is_cel =
+                        |i: usize| matches!(policies[i].body, kpol::policy::PolicyBody::Cel(_));
+                    let passes: Vec<(&Resource, Option<&Resource>, Keep)> = match &chain {
+                        Some(c) => {
+                            let mut passes: Vec<(&Resource, Option<&Resource>, Keep)> = Vec::new();
+                            for (i, view) in c.validate.iter().enumerate() {
+                                let Some((r, old)) = view else { continue };
+                                match passes.iter_mut().find(|(pr, po, _)| {
+                                    pr.root == r.root
+                                        && po.map(|o| &o.root) == old.as_ref().map(|o| &o.root)
+                                }) {
+                                    Some((_, _, Keep::Only(list))) => list.push(i),
+                                    _ => passes.push((r, old.as_ref(), Keep::Only(vec![i]))),
+                                }
+                            }
+                            passes.push((resource, None, Keep::Cel(true)));
+                            passes
+                        }
+                        None if mpol_changed => vec![
+                            (classic, None, Keep::Cel(false)),
+                            (resource, None, Keep::Cel(true)),
+                        ],
+                        None => vec![(resource, None, Keep::All)],
+                    };
+                    for (validated, old, keep) in passes {
+                        let mut request = request_for(operation);
+                        if let Some(old) = old {
+                            request.old_object = Some(std::sync::Arc::new(old.clone()));
+                        }
+                        for pr in engine.validate(validated, &request) {
+                            if ops.get(pr.policy) != Some(&operation) {
+                                continue;
+                            }
+                            let Some(policy) = policies.get(pr.policy) else {
+                                continue;
+                            };
+                            let kept = match &keep {
+                                Keep::All => true,
+                                Keep::Cel(k) => *k == is_cel(pr.policy),
+                                Keep::Only(list) => list.contains(&pr.policy),
+                            };
+                            if !kept {
+                                continue;
+                            }
+                            let rules = pr
+                                .rules
+                                .into_iter()
+                                .map(|r| {
+                                    let mut o = RuleOutcome {
+                                        patched: Some(validated.root.clone()),
+                                        ..RuleOutcome::from(r)
+                                    };
+                                    if o.unsupported.is_none() {
+                                        o.unsupported =
+                                            taint(inputs, policy, validated, &o.rule, mutated);
+                                    }
+                                    o
+                                })
+                                .collect();
+                            validate.push((pr.policy, rules));
+                        }
+                    }
+                }
+                validate.extend(std::mem::take(&mut image_checks));
+                validate.sort_by_key(|(i, _)| *i);
+                for (i, rules) in validate {
+                    if let Some(p) = policies.get(i) {
+                        responses.push(response(p, rules));
+                    }
+                }
             }
-            resource = &live;
-        }
-        let Some(response_g) =
-            generate_policy(i, p, resource, &request, &pool, &inputs.policy_exceptions)
-        else {
-            continue;
-        };
-        // One rule failing to generate makes the CLI drop what the policy's rules generated.
-        let failed = response_g.rules.iter().any(RuleGeneration::failed);
-        let rules: Vec<RuleOutcome> = response_g
-            .rules
-            .into_iter()
-            .map(|g| RuleOutcome {
-                unsupported: taint(inputs, p, resource, &g.rule, mutated),
-                message: generation_message(&g),
-                rule: g.rule,
-                status: g.status,
-                patched: None,
-                target: None,
-                generated: Some(if failed {
-                    Vec::new()
-                } else {
-                    g.generated
+            phases::Phase::Generate => {
+                let resource: &Resource = &live;
+                // A policy gives a response only when some rule did (`IsEmpty`).
+                let pool = SourcePool {
+                    common: vec![resource],
+                    per_rule: clone_sources
+                        .iter()
+                        .map(|(p, r, res)| (p.clone(), r.clone(), res))
+                        .collect(),
+                    // The engine's client holds every test resource (exceptions read Namespaces
+                    // there).
+                    namespaces: inputs
+                        .resources
+                        .iter()
+                        .filter(|r| r.kind == "Namespace")
+                        .collect(),
+                };
+                let mut with_values = resource.clone();
+                for (i, p) in policies.iter().enumerate() {
+                    let mut request = request_for(ops[i]);
+                    let mut resource = resource;
+                    if let Some(o) = overlay
+                        .as_ref()
+                        .filter(|_| ContextPhase::Generate.builds(p))
+                    {
+                        if let Some(old) = o.apply(i, &mut with_values) {
+                            request.old_object = Some(std::sync::Arc::new(old));
+                        }
+                        resource = &with_values;
+                    }
+                    let Some(response_g) =
+                        generate_policy(i, p, resource, &request, &pool, &inputs.policy_exceptions)
+                    else {
+                        continue;
+                    };
+                    // One rule failing to generate makes the CLI drop what the policy's rules
+                    // generated.
+                    let failed = response_g.rules.iter().any(RuleGeneration::failed);
+                    let rules: Vec<RuleOutcome> = response_g
+                        .rules
                         .into_iter()
-                        .map(|r| (r.name, r.resource))
-                        .collect()
-                }),
-            })
-            .collect();
-        if !rules.is_empty() {
-            responses.push(response(p, rules));
-        }
-    }
-    // DeletingPolicies, last and only in the default run: they are not admission-driven
-    // (`test.go` `evalResource`); they see the resource as the test gives it.
-    let settled_all = overlay.as_ref().map(|o| o.settled(policies, original));
-    let original = settled_all.as_ref().unwrap_or(original);
-    if forced.is_none() {
-        for (i, p) in policies.iter().enumerate() {
-            let request = request_for(ops[i]);
-            let Some(r) = kpol::dpol::evaluate(p, original, &request, &inputs.policy_exceptions)
-            else {
-                continue;
-            };
-            let rules = vec![RuleOutcome::from(r)];
-            responses.push(response(p, rules));
+                        .map(|g| RuleOutcome {
+                            unsupported: taint(inputs, p, resource, &g.rule, mutated),
+                            message: generation_message(&g),
+                            rule: g.rule,
+                            status: g.status,
+                            patched: None,
+                            target: None,
+                            generated: Some(if failed {
+                                Vec::new()
+                            } else {
+                                g.generated
+                                    .into_iter()
+                                    .map(|r| (r.name, r.resource))
+                                    .collect()
+                            }),
+                        })
+                        .collect();
+                    if !rules.is_empty() {
+                        responses.push(response(p, rules));
+                    }
+                }
+            }
+            phases::Phase::Delete => {
+                // DeletingPolicies, last and only in the default run: they are not
+                // admission-driven (`test.go` `evalResource`); they see the resource as the test
+                // gives it.
+                let settled_all = overlay.as_ref().map(|o| o.settled(policies, original));
+                let original = settled_all.as_ref().unwrap_or(original);
+                if forced.is_none() {
+                    for (i, p) in policies.iter().enumerate() {
+                        let request = request_for(ops[i]);
+                        let Some(r) =
+                            kpol::dpol::evaluate(p, original, &request, &inputs.policy_exceptions)
+                        else {
+                            continue;
+                        };
+                        let rules = vec![RuleOutcome::from(r)];
+                        responses.push(response(p, rules));
+                    }
+                }
+            }
         }
     }
     if overlay_mutated {
@@ -551,7 +588,7 @@ fn run_resource(
         }
     }
     // Keyed by the resource as the test gives it (upstream's key is made before the run).
-    let key = if chain.is_some() { first } else { resource };
+    let key = if chain.is_some() { first } else { &live };
     Ok(ResourceRun {
         api_version: key.api_version.clone(),
         kind: key.kind.clone(),
@@ -577,11 +614,11 @@ struct Chain {
     /// Per policy: the resource (and an UPDATE's old object) its verify-images context sees.
     verify: Vec<Option<(Resource, Option<Resource>)>>,
     validate: Vec<Option<(Resource, Option<Resource>)>>,
-    after_validate: Resource,
 }
 
 impl Chain {
-    fn new(o: &Overlay, policies: &[Policy], start: &Resource) -> Self {
+    /// The views, and the live resource after the validate phase's contexts.
+    fn new(o: &Overlay, policies: &[Policy], start: &Resource) -> (Self, Resource) {
         let mut live = start.clone();
         let views = |phase: ContextPhase, live: &mut Resource| {
             policies
@@ -598,11 +635,7 @@ impl Chain {
         views(ContextPhase::Mutate, &mut live);
         let verify = views(ContextPhase::VerifyImages, &mut live);
         let validate = views(ContextPhase::Validate, &mut live);
-        Self {
-            verify,
-            validate,
-            after_validate: live,
-        }
+        (Self { verify, validate }, live)
     }
 }
 
