@@ -74,6 +74,37 @@ fn cluster_mode_gives_kyvernos_verdicts() {
     }
 }
 
+// `resource.ToGVR` (testdata/cluster/to-gvr, rows as Kyverno v1.19.0 gives them): in cluster
+// mode built-in and CRD kinds map and feed Get/List, an unknown kind or version is an error;
+// without the cluster the CLI's fake provider maps nothing, so every row is an error.
+#[test]
+fn to_gvr_maps_kinds_in_cluster_mode_only() {
+    let (code, rows) = run(&fixture("to-gvr"));
+    let got: Vec<(&str, &str, bool)> = rows
+        .iter()
+        .map(|r| (r.0.as_str(), r.2.as_str(), r.3))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("v1/ConfigMap/shop/to-widget", "pass", true),
+            ("v1/ConfigMap/shop/to-deployment", "pass", true),
+            ("v1/ConfigMap/yard/to-absent-widget", "fail", true),
+            ("v1/ConfigMap/shop/to-unknown-kind", "error", true),
+            ("v1/ConfigMap/shop/to-unserved-version", "error", true),
+        ]
+    );
+    assert_eq!(code, Some(0));
+    let dir = copy_with("to-gvr", |t| {
+        t.replace("clusterResources: [cluster.yaml]\n", "")
+    });
+    let (code, rows) = run(dir.path());
+    assert_eq!(rows.len(), 5);
+    assert!(rows.iter().all(|r| r.2 == "error"), "{rows:?}");
+    assert_eq!(rows.iter().filter(|r| r.3).count(), 2, "{rows:?}");
+    assert_eq!(code, Some(1));
+}
+
 #[test]
 fn without_the_cluster_the_entries_are_not_loaded() {
     for name in ["apicall-list", "configmap", "cel-list"] {

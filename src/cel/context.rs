@@ -37,7 +37,8 @@ pub struct CelContext {
     http: ApiCalls,
     globals: Globals,
     /// `resource.List` with namespace `""` lists every namespace (a real provider over the
-    /// virtual cluster), instead of the objects without a namespace (the fake provider).
+    /// virtual cluster), instead of the objects without a namespace (the fake provider); and
+    /// `resource.ToGVR` maps kinds (the fake provider implements no mapping).
     all_namespaces: bool,
 }
 
@@ -282,10 +283,69 @@ fn str_arg<'a>(f: &str, args: &'a [Value], i: usize) -> Result<&'a str, Executio
 
 type Handler = fn(&CelContext, &str, &[Value]) -> Result<Value, ExecutionError>;
 
+/// The value `resource.ToGVR` returns: opaque in CEL (Kyverno declares it as the opaque type
+/// `schema.GroupVersionResource`), only passed on to `resource.Get` / `resource.List`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GvrValue(pub Gvr);
+
+impl cel::objects::Opaque for GvrValue {
+    fn runtime_type_name(&self) -> &str {
+        "schema.GroupVersionResource"
+    }
+}
+
+/// `resource.ToGVR(apiVersion, kind)`: the kind's resource as the REST mapper of the
+/// `clusterResources` mode knows it (built-in kinds and the CRDs read,
+/// [`Cluster::rest_mapping`]). Outside that mode the Kyverno CLI's fake provider implements
+/// no mapping (`pkg/cel/libs/fake_context.go`: every call is the error `not implemented`):
+/// kpol answers with an error too.
+fn to_gvr(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
+    if a.len() != 2 {
+        return Err(ExecutionError::invalid_argument_count(2, a.len()));
+    }
+    let (api_version, kind) = (str_arg(f, a, 0)?, str_arg(f, a, 1)?);
+    if !cx.all_namespaces {
+        return Err(ExecutionError::function_error(
+            f,
+            "internal error: not implemented (without clusterResources the Kyverno CLI maps no \
+             kind to its resource)",
+        ));
+    }
+    cx.cluster
+        .rest_mapping(api_version, kind)
+        .map(|gvr| Value::Opaque(Arc::new(GvrValue(gvr))))
+        .map_err(|e| {
+            ExecutionError::function_error(f, format!("failed to map kind to resource: {e}"))
+        })
+}
+
+/// The arguments with a leading `resource.ToGVR` value spelled out as its apiVersion and
+/// resource (the GVR overloads of Get and List stand for the string forms).
+fn spell_gvr(a: &[Value]) -> Vec<Value> {
+    let gvr = match a.first() {
+        Some(Value::Opaque(o)) => o.downcast_ref::<GvrValue>(),
+        _ => None,
+    };
+    match gvr {
+        Some(GvrValue((g, v, r))) => {
+            let api_version = if g.is_empty() {
+                v.clone()
+            } else {
+                format!("{g}/{v}")
+            };
+            let mut out = vec![Value::from(api_version), Value::from(r.as_str())];
+            out.extend(a.iter().skip(1).cloned());
+            out
+        }
+        None => a.to_vec(),
+    }
+}
+
 /// `resource.Get(apiVersion, resource, namespace, name)`; in a namespaced policy
 /// `resource.Get(apiVersion, resource, name)` in the policy's namespace. The other form of
 /// each is not declared where the policy is (a compile error upstream).
-fn resource_get(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
+fn resource_get(cx: &CelContext, f: &str, given: &[Value]) -> Result<Value, ExecutionError> {
+    let a = &spell_gvr(given)[..];
     let (v, r, ns, n) = match (policy_namespace(), a.len()) {
         (None, 4) => (
             str_arg(f, a, 0)?,
@@ -294,7 +354,7 @@ fn resource_get(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, Executio
             str_arg(f, a, 3)?,
         ),
         (Some(own), 3) => (str_arg(f, a, 0)?, str_arg(f, a, 1)?, own, str_arg(f, a, 2)?),
-        (own, n) => return Err(no_overload(f, n, own.is_some())),
+        (own, _) => return Err(no_overload(f, given.len(), own.is_some())),
     };
     cx.get(v, r, &ns, n)
         .map_err(|e| ExecutionError::function_error(f, format!("failed to get resource: {e}")))
@@ -303,7 +363,8 @@ fn resource_get(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, Executio
 /// `resource.List(apiVersion, resource, namespace[, labels])`; in a namespaced policy
 /// `resource.List(apiVersion, resource[, labels])` in the policy's namespace. The label
 /// selector is ignored, as the fake provider ignores it.
-fn resource_list(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionError> {
+fn resource_list(cx: &CelContext, f: &str, given: &[Value]) -> Result<Value, ExecutionError> {
+    let a = &spell_gvr(given)[..];
     let (v, r, ns) = match (policy_namespace(), a.len()) {
         (None, 3 | 4) => (
             str_arg(f, a, 0)?,
@@ -311,7 +372,7 @@ fn resource_list(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, Executi
             str_arg(f, a, 2)?.to_owned(),
         ),
         (Some(own), 2 | 3) => (str_arg(f, a, 0)?, str_arg(f, a, 1)?, own),
-        (own, n) => return Err(no_overload(f, n, own.is_some())),
+        (own, _) => return Err(no_overload(f, given.len(), own.is_some())),
     };
     cx.list(v, r, &ns)
         .map_err(|e| ExecutionError::function_error(f, format!("failed to list resource: {e}")))
@@ -384,6 +445,8 @@ pub const SERVED: &[(&str, Handler)] = &[
     ("resource.get", resource_get),
     ("resource.List", resource_list),
     ("resource.list", resource_list),
+    ("resource.ToGVR", to_gvr),
+    ("resource.toGVR", to_gvr),
     ("image.GetMetadata", image_metadata),
     ("image.getMetadata", image_metadata),
 ];
@@ -491,5 +554,75 @@ mod tests {
             e.contains("no matching overload") && e.contains("cluster-wide policy"),
             "{e}"
         );
+    }
+
+    fn cluster_ctx() -> Arc<CelContext> {
+        let mut c = Cluster::default();
+        for t in [
+            "{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: \
+             {name: geese.example.com}, spec: {group: example.com, scope: Namespaced, names: \
+             {kind: Goose, plural: geese}, versions: [{name: v1}]}}",
+            "{apiVersion: example.com/v1, kind: Goose, metadata: {name: g, namespace: pond}}",
+            "{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, namespace: pond}, \
+             spec: {replicas: 3}}",
+        ] {
+            let root = parse_documents(t, Limits::default())
+                .unwrap()
+                .remove(0)
+                .root;
+            c.add(&root).unwrap();
+        }
+        Arc::new(CelContext::with_cluster(Arc::new(c)))
+    }
+
+    // `resource.ToGVR` in clusterResources mode, with the GVR overloads of Get and List
+    // (Kyverno v1.19.0's CLI gives these values for the same cluster).
+    #[test]
+    fn to_gvr_feeds_get_and_list() {
+        let c = Some(cluster_ctx());
+        let get =
+            "resource.Get(resource.ToGVR('apps/v1', 'Deployment'), 'pond', 'd').spec.replicas";
+        assert_eq!(run(c.clone(), get), Ok(Value::Int(3)));
+        let list = "resource.list(resource.toGVR('example.com/v1', 'Goose'), 'pond').items.size()";
+        assert_eq!(run(c.clone(), list), Ok(Value::Int(1)));
+        let labels = "resource.List(resource.ToGVR('apps/v1', 'Deployment'), 'pond', {'a': 'b'})";
+        assert_eq!(
+            run(c.clone(), &format!("{labels}.items.size()")),
+            Ok(Value::Int(1))
+        );
+        // A namespaced policy's forms: the GVR and the name (or nothing) only.
+        let _ns = PolicyNamespace::enter(Some("pond"));
+        let get = "resource.Get(resource.ToGVR('apps/v1', 'Deployment'), 'd').metadata.name";
+        assert_eq!(run(c.clone(), get), Ok(Value::from("d")));
+        let e = run(
+            c,
+            "resource.Get(resource.ToGVR('apps/v1', 'Deployment'), 'pond', 'd')",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("no matching overload") && e.contains("with 3 arguments"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn to_gvr_errors() {
+        let c = Some(cluster_ctx());
+        let e = run(c.clone(), "resource.ToGVR('example.com/v1', 'Duck')").unwrap_err();
+        assert!(
+            e.contains(
+                "failed to map kind to resource: no matches for kind \"Duck\" in version \"example.com/v1\""
+            ),
+            "{e}"
+        );
+        let e = run(c.clone(), "resource.ToGVR('a/b/c', 'Pod')").unwrap_err();
+        assert!(e.contains("unexpected GroupVersion string: a/b/c"), "{e}");
+        let e = run(c, "resource.ToGVR('v1')").unwrap_err();
+        assert!(!e.is_empty());
+        // A context file (the CLI's fake provider) maps nothing; no data is unsupported.
+        let e = run(Some(ctx()), "resource.ToGVR('apps/v1', 'Deployment')").unwrap_err();
+        assert!(e.contains("not implemented"), "{e}");
+        let e = run(None, "resource.ToGVR('apps/v1', 'Deployment')").unwrap_err();
+        assert!(e.contains("unsupported offline"), "{e}");
     }
 }

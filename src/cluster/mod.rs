@@ -10,6 +10,7 @@
 //! cluster (only in `clusterResources` mode, as the CLI allows API calls only then), the
 //! test's `apiCallResponses` mocks and its `globalContextEntries` ([`mocks`]).
 
+pub mod builtin;
 pub mod mocks;
 
 use std::collections::{BTreeMap, HashMap};
@@ -318,6 +319,39 @@ impl Cluster {
         let mut found: Vec<&Gvr> = self.kinds.keys().filter(|g| g.2 == wanted).collect();
         found.sort();
         found.first().map(|g| (*g).clone())
+    }
+
+    /// The resource of `kind` at `api_version`, as the CLI's REST mapper in `clusterResources`
+    /// mode answers it (`ext/cluster/fake.go` `RESTMapper`: the built-in kinds of
+    /// [`builtin::BUILTIN_KINDS`] and the CRDs read): the kind is matched exactly; an empty
+    /// version takes the first version serving it (built-in groups first, then the CRDs). An
+    /// unknown kind is `no matches for kind …` as apimachinery's `NoKindMatchError` words it.
+    pub fn rest_mapping(&self, api_version: &str, kind: &str) -> Result<Gvr, String> {
+        let (group, version) = parse_group_version(api_version)?;
+        let builtin = builtin::BUILTIN_KINDS
+            .iter()
+            .map(|&(g, v, k, r, _)| (g, v, k, r));
+        let custom = self.crds.iter().map(|c| {
+            (
+                c.group.as_str(),
+                c.version.as_str(),
+                c.kind.as_str(),
+                c.plural.as_str(),
+            )
+        });
+        let found = builtin
+            .chain(custom)
+            .find(|&(g, v, k, _)| g == group && k == kind && (version.is_empty() || v == version));
+        match found {
+            Some((g, v, _, r)) => Ok((g.to_owned(), v.to_owned(), r.to_owned())),
+            None if version.is_empty() => Err(format!(
+                "no matches for kind \"{kind}\" in group \"{group}\""
+            )),
+            None => Err(format!(
+                "no matches for kind \"{kind}\" in version \"{}\"",
+                api_version_of(&group, &version)
+            )),
+        }
     }
 
     /// A ConfigMap, as the CLI's ConfigMap resolver reads it.

@@ -164,3 +164,58 @@ fn find_resource_is_the_fake_discovery_lookup() {
     assert_eq!(c.find_resource("Goose"), None);
     assert_eq!(c.find_resource("Secret"), None);
 }
+
+// What Kyverno v1.19.0's CLI answers for `resource.ToGVR` in clusterResources mode (checked
+// with its `kyverno test`): built-in kinds and CRD kinds map; the rest are its errors.
+#[test]
+fn rest_mapping_knows_builtin_and_crd_kinds() {
+    let c = cluster();
+    let gvr = |g: &str, v: &str, r: &str| Ok((g.to_owned(), v.to_owned(), r.to_owned()));
+    assert_eq!(
+        c.rest_mapping("apps/v1", "Deployment"),
+        gvr("apps", "v1", "deployments")
+    );
+    assert_eq!(
+        c.rest_mapping("v1", "Endpoints"),
+        gvr("", "v1", "endpoints")
+    );
+    assert_eq!(
+        c.rest_mapping("example.com/v1", "Goose"),
+        gvr("example.com", "v1", "geese")
+    );
+    // No version: the group's first version serving the kind.
+    assert_eq!(
+        c.rest_mapping("autoscaling/", "HorizontalPodAutoscaler"),
+        gvr("autoscaling", "v2", "horizontalpodautoscalers")
+    );
+    assert_eq!(c.rest_mapping("", "Pod"), gvr("", "v1", "pods"));
+}
+
+#[test]
+fn rest_mapping_errors_as_the_cli() {
+    let c = cluster();
+    let err = |av: &str, k: &str| c.rest_mapping(av, k).unwrap_err();
+    assert_eq!(
+        err("example.com/v1", "Duck"),
+        "no matches for kind \"Duck\" in version \"example.com/v1\""
+    );
+    assert_eq!(
+        err("apps/v1beta1", "Deployment"),
+        "no matches for kind \"Deployment\" in version \"apps/v1beta1\""
+    );
+    // A bare word is a version of the core group.
+    assert_eq!(
+        err("apps", "Deployment"),
+        "no matches for kind \"Deployment\" in version \"apps\""
+    );
+    // Kinds are matched exactly.
+    assert_eq!(
+        err("v1", "pod"),
+        "no matches for kind \"pod\" in version \"v1\""
+    );
+    assert_eq!(err("a/b/c", "Pod"), "unexpected GroupVersion string: a/b/c");
+    assert_eq!(
+        err("", "Duck"),
+        "no matches for kind \"Duck\" in group \"\""
+    );
+}
