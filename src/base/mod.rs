@@ -4,6 +4,7 @@
 //! knows of policies, resources or the expression languages, and nothing here imports from the
 //! rest of the crate.
 
+pub mod base64;
 pub mod budget;
 pub mod duration;
 pub mod glob;

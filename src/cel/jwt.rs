@@ -153,30 +153,8 @@ fn constant_eq(a: &[u8], b: &[u8]) -> bool {
 /// Base64 of a JWS part: the URL-safe alphabet (the standard one accepted too), padding
 /// optional.
 fn base64url(text: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for (i, c) in text.trim_end_matches('=').bytes().enumerate() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' | b'+' => 62,
-            b'_' | b'/' => 63,
-            _ => {
-                return Err(format!(
-                    "failed to parse token: illegal base64 data at input byte {i}"
-                ));
-            }
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Ok(out)
+    crate::base::base64::decode_lenient(text)
+        .map_err(|i| format!("failed to parse token: illegal base64 data at input byte {i}"))
 }
 
 #[cfg(test)]

@@ -203,7 +203,8 @@ fn field(d: Dialect, shape: Shape, v: &Json, path: &str) -> Result<Value, String
         }
         (Shape::Bytes, Json::Null) => Value::Bytes(Arc::new(Vec::new())),
         (Shape::Bytes, Json::String(s)) => Value::Bytes(Arc::new(
-            base64(s).ok_or_else(|| format!("{path}: illegal base64 data"))?,
+            crate::base::base64::decode_lenient(s)
+                .map_err(|_| format!("{path}: illegal base64 data"))?,
         )),
         (Shape::StrMap | Shape::ListMap, Json::Null) => empty_map(),
         (Shape::StrMap, Json::Object(m)) => {
@@ -269,30 +270,6 @@ fn mismatch(d: Dialect, v: &Json, path: &str, want: &str) -> String {
             json_kind(v)
         ),
     }
-}
-
-/// Standard base64 with padding (Go's `[]byte` JSON encoding); URL-safe accepted too.
-fn base64(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in text.trim_end_matches('=').bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]
