@@ -1,8 +1,8 @@
 //! The floor: primitives every layer above shares — Kyverno's wildcards, Go durations, semver,
 //! image references (the distribution grammar, and go-containerregistry's for CEL), Kubernetes
-//! quantities, kind selectors (group/version/kind), and the evaluation budget. Nothing here
-//! knows of policies, resources or the expression languages, and nothing here imports from the
-//! rest of the crate.
+//! quantities, kind selectors (group/version/kind), lenient base64, and the evaluation budget.
+//! Nothing here knows of policies, resources or the expression languages, and nothing here
+//! imports from the rest of the crate.
 
 pub mod base64;
 pub mod budget;
