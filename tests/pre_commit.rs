@@ -17,7 +17,14 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// The venv with pre-commit, made once per test binary: the tests here run in parallel, and two
+/// `python3 -m venv` into one directory race ("File exists").
 fn pre_commit() -> Option<PathBuf> {
+    static VENV: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    VENV.get_or_init(make_venv).clone()
+}
+
+fn make_venv() -> Option<PathBuf> {
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-venv");
     let bin = venv.join("bin/pre-commit");
     if bin.is_file() {
