@@ -72,7 +72,15 @@ enum PolicyPlan {
 }
 
 impl KindPlan {
-    fn new(policies: &[Policy], api_version: &str, kind: &str) -> Self {
+    /// `mapped`: the parent kind a values `subresources` mapping gives the resource (the
+    /// classic rules are planned for it, each matched per resource); `None` for most.
+    fn new(
+        policies: &[Policy],
+        api_version: &str,
+        kind: &str,
+        mapped: Option<crate::request::MatchKind<'_>>,
+    ) -> Self {
+        let rule_kind = mapped.map_or(kind, |m| m.kind);
         let policies = policies
             .iter()
             .enumerate()
@@ -98,9 +106,9 @@ impl KindPlan {
                 if crate::ivpol::image_validating_policy(p).is_some() {
                     return Some((i, PolicyPlan::Image));
                 }
-                let slot = p.kind_slot(kind);
+                let slot = p.kind_slot(rule_kind);
                 let rules = p
-                    .validate_rules_in(slot, kind)
+                    .validate_rules_in(slot, rule_kind)
                     .iter()
                     .enumerate()
                     .filter(|(_, r)| matches!(r.body, RuleBody::Validate(_)))
@@ -108,12 +116,15 @@ impl KindPlan {
                         r.match_
                             .kinds_only
                             .as_ref()
-                            .is_none_or(|k| k.iter().any(|k| k == kind))
+                            .is_none_or(|k| k.iter().any(|k| k == rule_kind))
                     })
-                    .filter_map(|(j, r)| match r.selects_kind(api_version, kind) {
-                        Some(false) => None,
-                        Some(true) => Some((j, true)),
-                        None => Some((j, false)),
+                    .filter_map(|(j, r)| match mapped {
+                        Some(_) => Some((j, false)),
+                        None => match r.selects_kind(api_version, kind) {
+                            Some(false) => None,
+                            Some(true) => Some((j, true)),
+                            None => Some((j, false)),
+                        },
                     })
                     .collect::<Vec<_>>();
                 if rules.is_empty() {
@@ -159,9 +170,18 @@ impl Engine {
         }
     }
 
-    /// The [`KindPlan`] of a resource's apiVersion and kind, made on first use.
-    fn kind_plan(&self, resource: &Resource) -> Arc<KindPlan> {
+    /// The [`KindPlan`] of a resource's apiVersion and kind, made on first use. A resource a
+    /// values `subresources` mapping gives a parent kind gets a plan of its own, not kept.
+    fn kind_plan(&self, resource: &Resource, request: &Request) -> Arc<KindPlan> {
         let (api_version, kind) = (resource.api_version.as_str(), resource.kind.as_str());
+        if let Some(mapped) = request.mapped_kind(resource) {
+            return Arc::new(KindPlan::new(
+                &self.policies,
+                api_version,
+                kind,
+                Some(mapped),
+            ));
+        }
         let find = |plans: &[(String, Arc<KindPlan>)]| {
             plans
                 .iter()
@@ -176,7 +196,7 @@ impl Engine {
             return plan;
         }
         drop(read);
-        let plan = Arc::new(KindPlan::new(&self.policies, api_version, kind));
+        let plan = Arc::new(KindPlan::new(&self.policies, api_version, kind, None));
         let mut write = self
             .kind_plans
             .write()
@@ -348,7 +368,7 @@ impl Engine {
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {
         // One variable context for all rules of this resource (validate/shared.rs).
         let mut contexts = validate::Contexts::new(resource, request);
-        let plan = self.kind_plan(resource);
+        let plan = self.kind_plan(resource, request);
         let mut out = Vec::with_capacity(plan.policies.len());
         out.extend(plan.policies.iter().filter_map(|(i, policy_plan)| {
             self.respond(*i, policy_plan, resource, request, &mut contexts)
@@ -366,7 +386,7 @@ impl Engine {
         request: &Request,
     ) -> Vec<PolicyResponse> {
         let mut contexts = validate::Contexts::new(resource, request);
-        let plan = self.kind_plan(resource);
+        let plan = self.kind_plan(resource, request);
         let mut out = Vec::with_capacity(plan.selecting.len());
         out.extend(plan.selecting.iter().filter_map(|&k| {
             let (i, policy_plan) = &plan.policies[k];
@@ -531,7 +551,7 @@ fn validate_policy<'r>(
         .get(&resource.namespace)
         .unwrap_or(&empty);
     // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).
-    let all = policy.validate_rules_in(slot, &resource.kind);
+    let all = policy.validate_rules_in(slot, request.match_kind(resource).kind);
     for (k, &(j, selected)) in rules.iter().enumerate() {
         let rule = &all[j];
         if !selected && !rule.matches(resource, request) {

@@ -82,7 +82,48 @@ pub struct Request {
     pub params: Arc<Vec<Node>>,
 }
 
+/// What a rule's `kinds` are checked against (Kyverno's `PolicyContext.ResourceKind`): the
+/// top-level group, version and kind, and the subresource (empty for none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchKind<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub kind: &'a str,
+    pub subresource: &'a str,
+}
+
 impl Request {
+    /// The kind the matcher sees for `resource`: its own, with no subresource; outside
+    /// cluster mode, for a kind the values' `subresources` map, the mapping's parent kind and
+    /// subresource, as the Kyverno v1.19 CLI matches it (`policy_processor.go`). The resource
+    /// itself (its `request.object`, its row key) is unchanged.
+    pub fn match_kind<'a>(&'a self, resource: &'a Resource) -> MatchKind<'a> {
+        self.mapped_kind(resource).unwrap_or_else(|| {
+            let (group, version) = resource.group_version();
+            MatchKind {
+                group,
+                version,
+                kind: &resource.kind,
+                subresource: "",
+            }
+        })
+    }
+
+    /// [`Request::match_kind`] when a `subresources` mapping gives it; `None` otherwise.
+    pub fn mapped_kind<'a>(&'a self, resource: &'a Resource) -> Option<MatchKind<'a>> {
+        if self.values.subresources.is_empty() || self.offline.cluster.is_some() {
+            return None;
+        }
+        let (group, version) = resource.group_version();
+        let m = self.values.subresource_of(group, version, &resource.kind)?;
+        Some(MatchKind {
+            group: &m.parent.0,
+            version: &m.parent.1,
+            kind: &m.parent.2,
+            subresource: m.subresource().unwrap_or(""),
+        })
+    }
+
     /// The operation the matcher sees: CONNECT only changes variables (match.md §5.7).
     pub fn match_operation(&self) -> Operation {
         match self.operation {

@@ -107,55 +107,126 @@ fn a_key_with_a_bare_quote_stops_the_test() {
     );
 }
 
-// Values `subresources` map a kind to its parent kind and subresource, which upstream matches
-// (`Deployment/scale` selects a Scale) and kpol does not evaluate: the mapped resource's rows
-// are `unsupported`, never the `Excluded` pass they would be without the mapping; a resource
-// of another kind is evaluated as usual.
+// Values `subresources` (testdata/test/values-subresources): a mapped kind is matched as
+// its parent kind with the subresource (`Deployment/scale`, `*/scale`, `Pod/exec`), neither
+// its own kind nor the bare parent kind; an unmapped version of the kind is matched as
+// itself; exceptions and mutate rules see the same kind; request.object stays the resource.
+// Every outcome is the v1.19.0 binary's.
 #[test]
-fn a_mapped_subresource_kind_is_unsupported_not_excluded() {
-    let tmp = tempfile::tempdir().unwrap();
-    let write = |name: &str, text: &str| std::fs::write(tmp.path().join(name), text).unwrap();
-    write(
-        "policy.yaml",
-        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: replicas\nspec:\n  rules:\n  - name: two\n    match:\n      any:\n      - resources:\n          kinds: [Deployment/scale, ConfigMap]\n    validate:\n      failureAction: Audit\n      message: two replicas\n      pattern:\n        spec:\n          replicas: 2\n",
-    );
-    write(
-        "resources.yaml",
-        "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: 4\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: other\n  namespace: default\n",
-    );
-    write(
-        "values.yaml",
-        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\nsubresources:\n- parentResource:\n    group: apps\n    version: v1\n    kind: Deployment\n    name: deployments\n    namespaced: true\n  subresource:\n    group: autoscaling\n    version: v1\n    kind: Scale\n    name: deployments/scale\n    namespaced: true\n",
-    );
-    write(
-        "kyverno-test.yaml",
-        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: sub\npolicies: [policy.yaml]\nresources: [resources.yaml]\nvariables: values.yaml\nresults:\n- policy: replicas\n  rule: two\n  resources: [web]\n  result: fail\n- policy: replicas\n  rule: two\n  resources: [other]\n  result: pass\n",
-    );
-    let run = kpol_test(&[tmp.path().to_str().unwrap()]);
-    let seen: Vec<(String, bool, String)> = run
+fn mapped_subresource_kinds_match_as_their_parent() {
+    let run = kpol_test(&[&fixture("values-subresources"), "--detailed-results"]);
+    let seen: Vec<(String, String, String, bool)> = run
         .rows()
         .into_iter()
-        .map(|r| (r.resource, r.ok, r.actual))
+        .map(|r| (r.rule, r.resource, r.actual, r.ok))
         .collect();
+    let web = "autoscaling/v1/Scale/default/web";
+    let other = "autoscaling/v2/Scale/default/other";
+    let exec = "v1/PodExecOptions/default/execpod";
+    let row = |rule: &str, resource: &str, actual: &str| {
+        (
+            rule.to_owned(),
+            resource.to_owned(),
+            actual.to_owned(),
+            true,
+        )
+    };
     assert_eq!(
         seen,
         [
-            (
-                "autoscaling/v1/Scale/default/web".to_owned(),
-                false,
-                "unsupported".to_owned()
-            ),
-            (
-                "v1/Secret/default/other".to_owned(),
-                true,
-                "excluded".to_owned()
-            ),
+            row("sub", web, "fail"),
+            row("parent", web, "excluded"),
+            row("own", web, "excluded"),
+            row("wildcard", web, "fail"),
+            row("other-group", web, "excluded"),
+            row("excepted", web, "skip"),
+            row("sub", other, "excluded"),
+            row("own", other, "fail"),
+            row("mark", web, "pass"),
+            row("exec", exec, "fail"),
+            row("pods", exec, "excluded"),
         ],
         "{}",
         run.stdout
     );
-    assert_eq!(run.rows()[0].reason, "unsupported: values subresources");
-    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let message = |rule: &str| {
+        run.rows()
+            .into_iter()
+            .find(|r| r.rule == rule)
+            .map(|r| r.message)
+            .unwrap()
+    };
+    // The CLI's context has no request.kind or request.subResource.
+    assert_eq!(message("wildcard"), "kind=none sub=none object=Scale");
+    assert_eq!(message("exec"), "no exec into nginx");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}
+
+// In cluster mode (`clusterResources`) upstream ignores the mappings: the Scale is its own
+// kind again.
+#[test]
+fn subresource_mappings_are_ignored_in_cluster_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture("values-subresources");
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, tmp.path().join(f.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(
+        tmp.path().join("cluster.yaml"),
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: ClusterResource\nmetadata:\n  name: c\nspec:\n  resources:\n  - apiVersion: v1\n    kind: Namespace\n    metadata:\n      name: default\n",
+    )
+    .unwrap();
+    let test = tmp.path().join("kyverno-test.yaml");
+    let text = std::fs::read_to_string(&test).unwrap().replace(
+        "resources: [resources.yaml]\n",
+        "resources: [resources.yaml]\nclusterResources: [cluster.yaml]\n",
+    );
+    std::fs::write(&test, text).unwrap();
+    let run = kpol_test(&[tmp.path().to_str().unwrap()]);
+    let actual = |rule: &str, resource: &str| {
+        run.rows()
+            .into_iter()
+            .find(|r| r.rule == rule && r.resource == resource)
+            .map(|r| r.actual)
+            .unwrap()
+    };
+    let web = "autoscaling/v1/Scale/default/web";
+    assert_eq!(actual("sub", web), "excluded", "{}", run.stdout);
+    assert_eq!(actual("own", web), "fail", "{}", run.stdout);
+    assert_eq!(
+        actual("exec", "v1/PodExecOptions/default/execpod"),
+        "excluded"
+    );
+}
+
+// A mapping whose `subresource.name` has no `/<subresource>` part is refused where it is
+// written (upstream crashes on it once a resource has the kind).
+#[test]
+fn a_subresource_name_without_a_subresource_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture("values-subresources");
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, tmp.path().join(f.file_name().unwrap())).unwrap();
+    }
+    let values = tmp.path().join("values.yaml");
+    let text = std::fs::read_to_string(&values)
+        .unwrap()
+        .replace("name: deployments/scale", "name: scale");
+    std::fs::write(&values, text).unwrap();
+    let out = common::kpol(&["test", tmp.path().to_str().unwrap()]);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("values.yaml:7:")
+            && all.contains(r#"subresource.name "scale" is not <resource>/<subresource>"#),
+        "{all}"
+    );
 }
 
 // Per-result `operation` (testdata/test-operation): which rules match (`operations`), the

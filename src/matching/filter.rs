@@ -159,8 +159,14 @@ impl ResourceFilter {
             return false;
         }
         if !rd.kinds.is_empty() {
-            let (group, version) = resource.group_version();
-            if !self.kinds_match(group, version, &resource.kind) {
+            // The request's view of the kind: a values `subresources` mapping makes it the
+            // parent kind and a subresource.
+            let k = request.match_kind(resource);
+            if !rd
+                .kinds
+                .iter()
+                .any(|s| s.matches(k.group, k.version, k.kind, k.subresource))
+            {
                 return false;
             }
         }

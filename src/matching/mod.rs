@@ -128,7 +128,7 @@ impl MatchBlock {
     /// which wins over the flat form.
     pub fn selects(&self, resource: &Resource, request: &Request) -> bool {
         if let Some(kinds) = &self.kinds_only
-            && !kinds.contains(&resource.kind)
+            && !kinds.iter().any(|k| k == request.match_kind(resource).kind)
         {
             return false;
         }

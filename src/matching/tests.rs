@@ -284,3 +284,55 @@ fn selects_kind_agrees_with_rule_matches() {
         }
     }
 }
+
+/// Values `subresources`: a resource of the mapped kind is matched as the parent kind with
+/// the subresource; its own kind, the bare parent kind and another version do not match;
+/// in cluster mode the mapping is ignored.
+#[test]
+fn subresource_mappings_give_the_parent_kind() {
+    use crate::request::values::{SubresourceMapping, Values};
+    let gvk = |g: &str, v: &str, k: &str| (g.to_owned(), v.to_owned(), k.to_owned());
+    let values = Values {
+        subresources: vec![SubresourceMapping {
+            parent: gvk("apps", "v1", "Deployment"),
+            kind: gvk("autoscaling", "v1", "Scale"),
+            name: "deployments/scale".to_owned(),
+        }],
+        ..Values::default()
+    };
+    let mapped = Request {
+        values: std::sync::Arc::new(values),
+        ..Request::default()
+    };
+    let scale = |v: &str| {
+        res(&format!(
+            "apiVersion: autoscaling/{v}\nkind: Scale\nmetadata: {{name: web, namespace: default}}\n"
+        ))
+    };
+    let (v1, v2) = (scale("v1"), scale("v2"));
+    for (kinds, want) in [
+        ("Deployment/scale", true),
+        ("apps/v1/Deployment/scale", true),
+        ("Deployment.scale", true),
+        ("'*/scale'", true),
+        ("Deployment", false),
+        ("Scale", false),
+        ("Deployment/status", false),
+        ("autoscaling/v1/Deployment/scale", false),
+    ] {
+        let b = block(&format!("any: [{{resources: {{kinds: [{kinds}]}}}}]"));
+        assert_eq!(b.selects(&v1, &mapped), want, "{kinds}");
+        // Without the mapping (or for an unmapped version) the Scale is itself.
+        assert_eq!(b.selects(&v1, &req()), kinds == "Scale", "{kinds}");
+        assert_eq!(b.selects(&v2, &mapped), kinds == "Scale", "{kinds}");
+    }
+    let cluster = Request {
+        offline: std::sync::Arc::new(crate::cluster::Offline {
+            cluster: Some(Default::default()),
+            ..Default::default()
+        }),
+        ..mapped.clone()
+    };
+    assert!(block("resources: {kinds: [Scale]}").selects(&v1, &cluster));
+    assert!(!block("resources: {kinds: [Deployment/scale]}").selects(&v1, &cluster));
+}

@@ -262,7 +262,7 @@ fn run_in<'r>(
     let mut out = Vec::new();
     for m in mutating {
         // The kind as the policies before left it (cascading, §2).
-        if !keep_empty && !m.may_select(&current.kind) {
+        if !keep_empty && !m.may_select(request.match_kind(&current).kind) {
             continue;
         }
         let (i, policy) = (m.policy, &policies[m.policy]);

@@ -339,7 +339,13 @@ pub fn kind_entries(raw: &Node) -> Vec<(String, String, Span)> {
             for k in kinds.unwrap_or(&[]) {
                 let Some(text) = k.as_str() else { continue };
                 let bare = crate::base::gvk::bare_kind(text);
-                if bare.is_empty() || bare.contains(['*', '?']) {
+                // The kind part as matching reads it: `*/scale` is any kind's scale
+                // subresource (bare_kind, autogen's reading, makes it `scale`).
+                let kind_part = crate::base::gvk::parse_kind_selector(text).map(|p| p.2);
+                if bare.is_empty()
+                    || bare.contains(['*', '?'])
+                    || kind_part.is_some_and(|k| k.contains(['*', '?']))
+                {
                     continue;
                 }
                 out.push((rule.clone(), bare, k.span));

@@ -17,11 +17,29 @@ pub struct Values {
     pub namespace_labels: BTreeMap<String, BTreeMap<String, String>>,
     /// The values file's full `namespaces` objects, by name (CEL's `namespaceObject`).
     pub namespace_objects: BTreeMap<String, Node>,
-    /// `subresources` mappings are given (not evaluated by kpol yet).
-    pub subresources: bool,
-    /// The (group, version, kind) of each mapping's `subresource`: a resource of one of them
-    /// is matched upstream as its parent kind and subresource.
-    pub subresource_kinds: Vec<(String, String, String)>,
+    /// `subresources` mappings, in file order.
+    pub subresources: Vec<SubresourceMapping>,
+}
+
+/// One values `subresources` entry: a resource of the `subresource` kind is matched as its
+/// parent kind with that subresource (`Deployment/scale` selects an `autoscaling/v1` Scale),
+/// as the Kyverno v1.19 CLI does outside cluster mode (`policy_processor.go`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SubresourceMapping {
+    /// `parentResource`: group, version, kind.
+    pub parent: (String, String, String),
+    /// `subresource`: group, version, kind.
+    pub kind: (String, String, String),
+    /// `subresource.name` as written (`deployments/scale`).
+    pub name: String,
+}
+
+impl SubresourceMapping {
+    /// The subresource: the part of `name` after its first `/` (up to a second one), as
+    /// upstream reads it; `None` when `name` has no `/` (upstream then indexes out of range).
+    pub fn subresource(&self) -> Option<&str> {
+        self.name.split('/').nth(1)
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -127,6 +145,20 @@ impl Values {
 
     pub fn is_empty(&self) -> bool {
         self.global.is_empty() && self.policies.is_empty()
+    }
+
+    /// The mapping whose `subresource` is exactly this group, version and kind: the last
+    /// one, as upstream's loop keeps the last match.
+    pub fn subresource_of(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Option<&SubresourceMapping> {
+        self.subresources.iter().rev().find(|m| {
+            let (g, v, k) = &m.kind;
+            g == group && v == version && k == kind
+        })
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::fields::{Fields, LoadError};
 use crate::request::UserInfo;
-use crate::request::values::{KeyValues, PolicyValues, Values};
+use crate::request::values::{KeyValues, PolicyValues, SubresourceMapping, Values};
 use crate::source::SourceFile;
 use crate::yaml::{Node, Value};
 
@@ -48,19 +48,43 @@ fn from_fields(f: &Fields<'_>) -> Result<Values, LoadError> {
     let src = f.source;
     let mut v = Values {
         global: key_values(src, f.get("globalValues"))?,
-        subresources: !f.list("subresources")?.is_empty(),
         ..Values::default()
     };
-    // The subresource kinds (`subresource.group`, `version`, `kind`) the mappings name.
+    // The mappings: upstream reads `group`, `version`, `kind` of both APIResources and the
+    // subresource's `name`.
     for s in f.list("subresources")? {
-        let part = |k: &str| {
-            s.get_path(&["subresource", k])
+        let part = |side: &str, k: &str| {
+            s.get_path(&[side, k])
                 .and_then(Node::as_str)
                 .unwrap_or("")
                 .to_owned()
         };
-        v.subresource_kinds
-            .push((part("group"), part("version"), part("kind")));
+        let gvk = |side: &str| {
+            (
+                part(side, "group"),
+                part(side, "version"),
+                part(side, "kind"),
+            )
+        };
+        let m = SubresourceMapping {
+            parent: gvk("parentResource"),
+            kind: gvk("subresource"),
+            name: part("subresource", "name"),
+        };
+        // Upstream indexes the part after `/` when a resource has the kind (a crash); kpol
+        // refuses the mapping up front.
+        if m.subresource().is_none() {
+            let at = s.get_path(&["subresource", "name"]).unwrap_or(s);
+            return Err(LoadError::at(
+                src,
+                at,
+                format!(
+                    "values subresources: subresource.name {:?} is not <resource>/<subresource>",
+                    m.name
+                ),
+            ));
+        }
+        v.subresources.push(m);
     }
     for p in f.list("policies")? {
         let pf = Fields::new(src, p, "values policy", &["name", "resources", "rules"])?;

@@ -193,40 +193,6 @@ fn run_resource(
     let original = resource;
     let first = resource;
     let policies = engine.policies();
-    // Values `subresources` (outside cluster mode): upstream matches a resource of a mapped
-    // subresource kind as its parent kind and subresource, which kpol does not; every
-    // policy's rows for it are unsupported rather than `Excluded`.
-    let (group, version) = resource.group_version();
-    if inputs.offline.cluster.is_none()
-        && inputs
-            .values
-            .subresource_kinds
-            .iter()
-            .any(|(g, v, k)| g == group && v == version && *k == resource.kind)
-    {
-        let feature = "values subresources";
-        let responses = policies
-            .iter()
-            .map(|p| {
-                let mut rules: Vec<RuleOutcome> = p
-                    .rules()
-                    .iter()
-                    .map(|r| unsupported(&r.name, feature))
-                    .collect();
-                if rules.is_empty() {
-                    rules.push(unsupported(&p.name, feature));
-                }
-                response(p, rules)
-            })
-            .collect();
-        return Ok(ResourceRun {
-            api_version: resource.api_version.clone(),
-            kind: resource.kind.clone(),
-            namespace: resource.namespace.clone(),
-            name: resource.name.clone(),
-            responses,
-        });
-    }
     let mut ops = Vec::with_capacity(policies.len());
     for p in policies {
         ops.push(match forced {

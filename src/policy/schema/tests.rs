@@ -258,3 +258,16 @@ spec:
         .count();
     assert_eq!(at_rule, 1, "{:?}", l.diagnostics);
 }
+
+#[test]
+fn kind_entries_leave_out_wildcard_kinds_with_a_subresource() {
+    let raw = crate::yaml::parse_documents(
+        "spec:\n  rules:\n  - name: r\n    match:\n      any:\n      - resources:\n          kinds: ['*/scale', Deployment/scale, 'v1/*', Podd]\n",
+        crate::yaml::Limits::default(),
+    )
+    .unwrap()
+    .remove(0)
+    .root;
+    let kinds: Vec<String> = kind_entries(&raw).into_iter().map(|(_, k, _)| k).collect();
+    assert_eq!(kinds, ["Deployment", "Podd"]);
+}
