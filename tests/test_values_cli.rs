@@ -107,6 +107,51 @@ fn a_key_with_a_bare_quote_stops_the_test() {
     );
 }
 
+// Values overriding request.object with classic mutate rules
+// (testdata/test/values-object-mutate): each mutate policy matches and patches the object
+// with its values merged, a patch hands a copy on that later contexts merge into (p1's
+// patched resource gets p2's values and the global value back over its own patch), and the
+// UPDATE run starts from the resource as the default run left it. The v1.19.0 binary's rows.
+#[test]
+fn object_values_meet_mutate_rules_as_upstream() {
+    let run = kpol_test(&[&fixture("values-object-mutate"), "--detailed-results"]);
+    let seen: Vec<(String, String, bool, String)> = run
+        .rows()
+        .into_iter()
+        .map(|r| (r.policy, r.actual, r.ok, r.message))
+        .collect();
+    let row = |policy: &str, actual: &str, message: &str| {
+        (
+            policy.to_owned(),
+            actual.to_owned(),
+            true,
+            message.to_owned(),
+        )
+    };
+    let mutated = "mutated ConfigMap/cm in namespace default";
+    assert_eq!(
+        seen,
+        [
+            row("p1", "pass", mutated),
+            row("p2", "pass", mutated),
+            row(
+                "p3",
+                "fail",
+                "op=CREATE team=a x=one y=two a1=none a2=one-two-three"
+            ),
+            row(
+                "p3",
+                "skip",
+                "skipping the rule evaluation as pre-existing violations are allowed"
+            ),
+            row("p2", "pass", mutated),
+        ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}
+
 // Values `subresources` (testdata/test/values-subresources): a mapped kind is matched as
 // its parent kind with the subresource (`Deployment/scale`, `*/scale`, `Pod/exec`), neither
 // its own kind nor the bare parent kind; an unmapped version of the kind is matched as

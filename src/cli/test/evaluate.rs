@@ -217,27 +217,12 @@ fn run_resource(
             }
             Overlay::new(&inputs.values, policies, &resource.name, &first)
                 .map_err(failed)?
-                .map(|o| o.settled(policies, resource))
+                .map(|o| default_run_left(inputs, &o, policies, resource, &first))
         }
         None => None,
     };
     let resource = settled.as_ref().unwrap_or(resource);
-    let values_for = |op: Operation| {
-        overlay
-            .as_ref()
-            .and_then(|o| o.values(op))
-            .unwrap_or_else(|| inputs.values.clone())
-    };
-    let request_for = |op: Operation| Request {
-        operation: op,
-        namespace_labels: inputs.values.namespace_labels.clone(),
-        user_info: inputs.user_info.clone(),
-        values: values_for(op),
-        namespaces: Default::default(),
-        old_object: None,
-        offline: inputs.offline.clone(),
-        params: inputs.params.clone(),
-    };
+    let request_for = |op: Operation| request_with(inputs, overlay.as_ref(), op);
     let mut responses = Vec::new();
     // What a phase of `kpol test`'s row leaves for the phases after it: the resource as the
     // classic mutate rules left it (`classic`: the CEL mutating kinds' `seen`, the classic
@@ -249,12 +234,39 @@ fn run_resource(
     let mut mutated = false;
     let mut chain: Option<Chain> = None;
     let mut overlay_mutated = false;
+    // With overriding values: the objects upstream's contexts merged values into
+    // (`mutate_chain`), and per mutate response (its position in `responses`) the object
+    // it holds as its patched resource.
+    let mut objects: Option<Objects> = None;
+    let mut mutate_objects: Vec<(usize, usize)> = Vec::new();
     // verifyImages rules (super::verify_images): the verify-images phase's response there,
     // the validate phase's with the other validate responses.
     let mut image_checks: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
     for phase in phases::of(phases::Command::Test) {
         match phase {
             phases::Phase::MutateRules => {
+                // With overriding values (and no DELETE, whose empty object upstream hands
+                // on is not modelled): each mutate policy's context, in order (`Objects`).
+                if let Some(o) = overlay.as_ref().filter(|_| !deletes_mutate(policies, &ops)) {
+                    let (objs, pms) =
+                        mutate_chain(inputs, o, policies, resource, &ops, &request_for);
+                    for (pm, at) in &pms {
+                        let Some(p) = policies.get(pm.response.policy) else {
+                            continue;
+                        };
+                        let rules = mutate_outcomes(inputs, p, pm, resource, false, None);
+                        mutated |= rules.iter().any(|o| o.unsupported.is_some());
+                        mutate_objects.push((responses.len(), *at));
+                        responses.push(response(p, rules));
+                    }
+                    let mut objs = objs;
+                    let (c, after) = Chain::new(o, policies, objs.live_mut());
+                    chain = Some(c);
+                    objects = Some(objs);
+                    classic = Cow::Owned(after);
+                    live = classic.clone();
+                    continue;
+                }
                 let mutate_op = policies
                     .iter()
                     .zip(&ops)
@@ -280,7 +292,8 @@ fn run_resource(
                 // which the CEL mutating kinds run.
                 let after = match overlay.as_ref() {
                     Some(o) => {
-                        let (c, after) = Chain::new(o, policies, &mutation.resource);
+                        let mut start = mutation.resource;
+                        let (c, after) = Chain::new(o, policies, &mut start);
                         chain = Some(c);
                         after
                     }
@@ -522,12 +535,25 @@ fn run_resource(
                         responses.push(response(p, rules));
                     }
                 }
+                // The generate contexts merged into the live object too (when the CEL
+                // mutating kinds left it as it was).
+                if let Some(objs) = objects.as_mut()
+                    && live.root == classic.root
+                {
+                    *objs.live_mut() = with_values;
+                }
             }
             phases::Phase::Delete => {
                 // DeletingPolicies, last and only in the default run: they are not
                 // admission-driven (`test.go` `evalResource`); they see the resource as the test
                 // gives it.
-                let settled_all = overlay.as_ref().map(|o| o.settled(policies, original));
+                let settled_all = match (&overlay, &objects) {
+                    // A mutate rule's copy took the values after it: the resource keeps
+                    // what was merged into it before.
+                    (Some(_), Some(objs)) if !objs.copies.is_empty() => Some(objs.original.clone()),
+                    (Some(o), _) => Some(o.settled(policies, original)),
+                    (None, _) => None,
+                };
                 let original = settled_all.as_ref().unwrap_or(original);
                 if forced.is_none() {
                     for (i, p) in policies.iter().enumerate() {
@@ -544,9 +570,22 @@ fn run_resource(
             }
         }
     }
+    // Each mutate response holds its object as every later context left it.
+    if let Some(objs) = &objects {
+        for (k, at) in &mutate_objects {
+            let root = &objs.get(*at).root;
+            for o in responses
+                .get_mut(*k)
+                .into_iter()
+                .flat_map(|r| r.rules.iter_mut())
+            {
+                o.patched = Some(root.clone());
+            }
+        }
+    }
     if overlay_mutated {
-        // The live resource upstream changes in place is replaced by a mutation's copy: what
-        // later contexts see is not modelled.
+        // Overriding values with a mutate policy run as a DELETE (`deletes_mutate`): what
+        // later contexts see upstream (an empty object) is not modelled.
         for o in responses.iter_mut().flat_map(|r| r.rules.iter_mut()) {
             o.unsupported.get_or_insert_with(|| {
                 "values-file variables (request.object and mutate rules)".to_owned()
@@ -562,6 +601,120 @@ fn run_resource(
         name: key.name.clone(),
         responses,
     })
+}
+
+/// The request of an `op` run: its rule contexts receive the values without the keys the
+/// overlay (if any) merged into the resource.
+fn request_with(inputs: &Inputs, overlay: Option<&Overlay>, op: Operation) -> Request {
+    Request {
+        operation: op,
+        namespace_labels: inputs.values.namespace_labels.clone(),
+        user_info: inputs.user_info.clone(),
+        values: overlay
+            .and_then(|o| o.values(op))
+            .unwrap_or_else(|| inputs.values.clone()),
+        namespaces: Default::default(),
+        old_object: None,
+        offline: inputs.offline.clone(),
+        params: inputs.params.clone(),
+    }
+}
+
+/// Whether a policy with mutate rules runs as a DELETE: upstream then hands the empty
+/// object on to the contexts after it, which kpol does not model with overriding values.
+fn deletes_mutate(policies: &[Policy], ops: &[Operation]) -> bool {
+    policies
+        .iter()
+        .zip(ops)
+        .any(|(p, op)| *op == Operation::Delete && ContextPhase::Mutate.builds(p))
+}
+
+/// The objects upstream's policy contexts merge values into (super::overrides): the test's
+/// resource, then each copy a mutate rule patched. Contexts are built on the last one; the
+/// ones before keep what was merged into them until then.
+struct Objects {
+    original: Resource,
+    copies: Vec<Resource>,
+}
+
+impl Objects {
+    fn live_mut(&mut self) -> &mut Resource {
+        self.copies.last_mut().unwrap_or(&mut self.original)
+    }
+
+    /// Object `at`: 0 the resource, `k` the `k`-th copy.
+    fn get(&self, at: usize) -> &Resource {
+        at.checked_sub(1)
+            .and_then(|k| self.copies.get(k))
+            .unwrap_or(&self.original)
+    }
+}
+
+/// The classic mutate phase with overriding values, as upstream builds its contexts: per
+/// policy with mutate rules, in load order, its values merge into the live object, the policy
+/// mutates that (with the UPDATE's old object its `request.oldObject` values give), and a
+/// rule that patched it makes the patched copy the live object. Each response comes with the
+/// object it holds as its patched resource.
+fn mutate_chain(
+    inputs: &Inputs,
+    o: &Overlay,
+    policies: &[Policy],
+    start: &Resource,
+    ops: &[Operation],
+    request_for: &dyn Fn(Operation) -> Request,
+) -> (Objects, Vec<(kpol::mutate::PolicyMutation, usize)>) {
+    let mut objs = Objects {
+        original: start.clone(),
+        copies: Vec::new(),
+    };
+    let mut out = Vec::new();
+    for (i, p) in policies.iter().enumerate() {
+        if !ContextPhase::Mutate.builds(p) {
+            continue;
+        }
+        let old = o.apply(i, objs.live_mut());
+        let mut request = request_for(ops.get(i).copied().unwrap_or_default());
+        if let Some(old) = old {
+            request.old_object = Some(std::sync::Arc::new(old));
+        }
+        let live = objs.get(objs.copies.len());
+        let m = kpol::mutate::mutate_with_exceptions(
+            live,
+            std::slice::from_ref(p),
+            &inputs.policy_exceptions,
+            &request,
+        );
+        if m.resource.root != live.root {
+            objs.copies.push(m.resource);
+        }
+        let at = objs.copies.len();
+        for mut pm in m.policies {
+            pm.response.policy = i;
+            pm.patched = None;
+            out.push((pm, at));
+        }
+    }
+    (objs, out)
+}
+
+/// The resource as the default run (operations `ops`) leaves it for the runs of declared
+/// operations: every context of the run merged into it, or, when a mutate rule patched a
+/// copy, only those built before.
+fn default_run_left(
+    inputs: &Inputs,
+    o: &Overlay,
+    policies: &[Policy],
+    resource: &Resource,
+    ops: &[Operation],
+) -> Resource {
+    if !deletes_mutate(policies, ops) && policies.iter().any(|p| ContextPhase::Mutate.builds(p)) {
+        let request_for = |op: Operation| request_with(inputs, Some(o), op);
+        let (objs, _) = mutate_chain(inputs, o, policies, resource, ops, &request_for);
+        if !objs.copies.is_empty() {
+            return objs.original;
+        }
+    }
+    o.settled(policies, resource)
 }
 
 /// Which responses of a validate pass are kept.
@@ -583,9 +736,9 @@ struct Chain {
 }
 
 impl Chain {
-    /// The views, and the live resource after the validate phase's contexts.
-    fn new(o: &Overlay, policies: &[Policy], start: &Resource) -> (Self, Resource) {
-        let mut live = start.clone();
+    /// The views, and the live resource after the validate phase's contexts (`live`, which
+    /// the mutate phase's contexts merged into already, is left so too).
+    fn new(o: &Overlay, policies: &[Policy], live: &mut Resource) -> (Self, Resource) {
         let views = |phase: ContextPhase, live: &mut Resource| {
             policies
                 .iter()
@@ -598,10 +751,9 @@ impl Chain {
                 })
                 .collect::<Vec<_>>()
         };
-        views(ContextPhase::Mutate, &mut live);
-        let verify = views(ContextPhase::VerifyImages, &mut live);
-        let validate = views(ContextPhase::Validate, &mut live);
-        (Self { verify, validate }, live)
+        let verify = views(ContextPhase::VerifyImages, live);
+        let validate = views(ContextPhase::Validate, live);
+        (Self { verify, validate }, live.clone())
     }
 }
 
