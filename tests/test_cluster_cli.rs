@@ -79,22 +79,18 @@ fn cluster_mode_gives_kyvernos_verdicts() {
 // without the cluster the CLI's fake provider maps nothing, so every row is an error.
 #[test]
 fn to_gvr_maps_kinds_in_cluster_mode_only() {
-    let (code, rows) = run(&fixture("to-gvr"));
-    let got: Vec<(&str, &str, bool)> = rows
-        .iter()
-        .map(|r| (r.0.as_str(), r.2.as_str(), r.3))
-        .collect();
-    assert_eq!(
-        got,
-        [
+    let out = common::kpol_test(&[fixture("to-gvr").to_str().unwrap()]);
+    common::assert_outcomes(
+        &out,
+        &[
             ("v1/ConfigMap/shop/to-widget", "pass", true),
             ("v1/ConfigMap/shop/to-deployment", "pass", true),
             ("v1/ConfigMap/yard/to-absent-widget", "fail", true),
             ("v1/ConfigMap/shop/to-unknown-kind", "error", true),
             ("v1/ConfigMap/shop/to-unserved-version", "error", true),
-        ]
+        ],
     );
-    assert_eq!(code, Some(0));
+    assert_eq!(out.code, Some(0));
     let dir = copy_with("to-gvr", |t| {
         t.replace("clusterResources: [cluster.yaml]\n", "")
     });
@@ -173,22 +169,18 @@ fn invalid_mocks_stop_the_test() {
 // globalContext.Get; apiCallResponses serve CEL http.Get/Post as {body, statusCode}.
 #[test]
 fn mocks_serve_global_references_and_cel_http() {
-    let (code, rows) = run(&fixture("mocks"));
-    let got: Vec<(&str, &str, bool)> = rows
-        .iter()
-        .map(|r| (r.0.as_str(), r.2.as_str(), r.3))
-        .collect();
-    assert_eq!(
-        got,
-        [
+    let out = common::kpol_test(&[fixture("mocks").to_str().unwrap()]);
+    common::assert_outcomes(
+        &out,
+        &[
             ("v1/Pod/apps/alpha-pod", "pass", true),
             ("v1/Pod/apps/beta-pod", "fail", true),
             ("v1/Pod/apps/alpha-pod", "pass", true),
             ("v1/Pod/apps/beta-pod", "fail", true),
             ("v1/Pod/apps/alpha-pod", "fail", true),
-        ]
+        ],
     );
-    assert_eq!(code, Some(0));
+    assert_eq!(out.code, Some(0));
     // Without the mocks, the CEL calls are unsupported offline (never a pass), and the
     // globalReference entry is not loaded.
     let dir = copy_with("mocks", |t| {

@@ -114,6 +114,17 @@ impl TestRun {
     }
 }
 
+/// Asserts each row's (resource, actual, ok), in output order, against `want`; the run's
+/// stdout is in the message.
+pub fn assert_outcomes(run: &TestRun, want: &[(&str, &str, bool)]) {
+    let rows = run.rows();
+    let got: Vec<(&str, &str, bool)> = rows
+        .iter()
+        .map(|r| (r.resource.as_str(), r.actual.as_str(), r.ok))
+        .collect();
+    assert_eq!(got, want, "{}", run.stdout);
+}
+
 /// The rows of a `kpol test --format json` document, in output order.
 pub fn rows_of(json: &serde_json::Value) -> Vec<Row> {
     let Some(rows) = json["rows"].as_array() else {
