@@ -310,3 +310,47 @@ fn per_result_operations_run_as_upstream() {
     );
     assert_eq!(run.code, Some(1), "{}", run.stderr);
 }
+
+// `kpol check -f`: global `request.object…` values are merged into each resource before
+// matching, as `kyverno apply --values-file` does (v1.19.0: the selector then matches and the
+// rule fails with `team=a`); after a mutate rule they are merged again (the validate rule
+// sees `team=a` over the patched `team: b`).
+#[test]
+fn check_merges_global_object_values_into_the_resource() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_owned()
+    };
+    let policy = write(
+        "policy.yaml",
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: mark\nspec:\n  rules:\n  - name: m\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels: {team: b}\n---\napiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: team\nspec:\n  rules:\n  - name: v\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n          selector:\n            matchLabels: {team: a}\n    validate:\n      failureAction: Audit\n      message: \"team={{ request.object.metadata.labels.team }}\"\n      deny: {}\n",
+    );
+    let resource = write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: default\n",
+    );
+    let values = write(
+        "values.yaml",
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\nglobalValues:\n  request.object.metadata.labels.team: a\n",
+    );
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--no-config", "--format", "concise", "-p", &policy];
+        args.push(&resource);
+        args.extend_from_slice(extra);
+        let out = common::kpol(&args);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = check(&["-f", &values]);
+    assert!(text.contains("team/v: team=a"), "{text}");
+    assert!(text.contains("fail: 1"), "{text}");
+    assert_eq!(code, Some(1), "{text}");
+    // Without the values the selector does not match (the patch sets `team: b`).
+    let (code, text) = check(&[]);
+    assert!(!text.contains("team/v"), "{text}");
+    assert_eq!(code, Some(0), "{text}");
+}

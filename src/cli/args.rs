@@ -731,7 +731,8 @@ pub enum JpCommand {
 #[derive(Clone, Debug, clap::Args)]
 pub struct RequestArgs {
     /// Kyverno values file (cli.kyverno.io/v1alpha1 Values): variables for rules, namespace
-    /// labels for namespaceSelector, `request.operation`.
+    /// labels for namespaceSelector, `request.operation`, `subresources`; in `kpol check`
+    /// global `request.object…` keys are merged into each resource, as `kyverno apply`.
     #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "set")]
     pub values_file: Option<PathBuf>,
 

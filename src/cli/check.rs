@@ -796,6 +796,10 @@ pub(super) fn build_request(
     let operation = values
         .operation("", "")
         .map_err(|e| Diagnostic::error(Code::InvalidTest, format!("values: {e}"), None))?;
+    // Global `request.object…` values are merged into every checked resource
+    // ([`with_object_values`]); a key upstream's context refuses stops the run, as there.
+    super::test::global_object_parts(&values, operation)
+        .map_err(|e| Diagnostic::error(Code::InvalidTest, format!("values: {e}"), None))?;
     Ok((
         Request {
             operation,
@@ -817,6 +821,21 @@ pub(super) fn build_request(
         },
         warnings,
     ))
+}
+
+/// The resource with the global `request.object…` values (`request.oldObject…` for a
+/// DELETE) merged in, as `kyverno apply --values-file` merges them into each policy's
+/// context before matching (src/cli/test/overrides.rs); `None` when there are none.
+fn with_object_values(request: &Request, resource: &Resource) -> Option<Resource> {
+    let parts = super::test::global_object_parts(&request.values, request.operation).ok()?;
+    if parts.is_empty() {
+        return None;
+    }
+    let mut root = resource.root.clone();
+    for p in parts {
+        kpol::request::values::merge_into(&mut root, p);
+    }
+    Some(resource.with_root(root))
 }
 
 /// `--set k=v,…` as `kyverno apply` reads it (cli-compat.md §5.3): items without exactly one
@@ -1023,10 +1042,13 @@ fn check_manifests(
         let request = &*old.request(request, file_old, resource);
         let (resource, defaulted) =
             super::apiserver::prepare(engine, request, resource, opts.apiserver_defaults);
-        let resource = resource.as_ref();
-        // Validate rules see the resource as the mutate rules leave it (mutate.md §8).
+        let with_values = with_object_values(request, &resource);
+        let resource = with_values.as_ref().unwrap_or(resource.as_ref());
+        // Validate rules see the resource as the mutate rules leave it (mutate.md §8), with
+        // the values merged again (upstream's validate contexts merge them into the copy).
         // perf: no copy of the resource when no mutate rule matches it (docs/PERFORMANCE.md).
         let (changed, errors) = engine.mutated_with_errors(resource, request);
+        let changed = changed.map(|c| with_object_values(request, &c).unwrap_or(c));
         let mutated = match changed {
             Some(changed) => std::borrow::Cow::Owned(changed),
             None => std::borrow::Cow::Borrowed(resource),

@@ -101,6 +101,31 @@ fn strip(kv: &KeyValues, at: &str) -> KeyValues {
     out
 }
 
+/// The global values' trees that land on the request's object for an `op` request
+/// (`request.object…`; for a DELETE, whose object is the old one, `request.oldObject…`): what
+/// `kpol check` merges into every resource, as `kyverno apply --values-file` does. A key Go's
+/// csv reader refuses, or a part that is not an object, is the error upstream's context
+/// gives.
+pub fn global_object_parts(values: &Values, op: Operation) -> Result<Vec<Node>, String> {
+    let at = match op {
+        Operation::Delete => "oldObject",
+        _ => "object",
+    };
+    let mut out = Vec::new();
+    for (k, v) in &values.global {
+        let fields =
+            split_key(k).map_err(|e| format!("failed to add variable to context {k} ({e})"))?;
+        let v = value::json_round_trip(v);
+        if let Some(part) = part_at(&fields, &v, at) {
+            if part.as_map().is_none() {
+                return Err("the object retrieved from the json context is not valid".to_owned());
+            }
+            out.push(part);
+        }
+    }
+    Ok(out)
+}
+
 impl Overlay {
     /// The overlay of `resource` (by its name), `None` when no policy's values change it.
     /// A key Go's csv reader refuses, in the values of a policy that builds a context, is the
