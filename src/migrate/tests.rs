@@ -1077,3 +1077,89 @@ fn foreach_strategic_merge_with_pod_autogen_is_refused_naming_what_blocks() {
     let at = list.find("(name)").expect("the list") as u32;
     assert_eq!(u.span.start, at, "{}", u.reason);
 }
+
+fn drop_rule(value: &str, key: &str) -> String {
+    policy(&format!(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      foreach:\n      - list: request.object.spec.containers\n        deny:\n          conditions:\n            all:\n            - key: {key}\n              operator: AnyNotIn\n              value: \"{value}\"\n"
+    ))
+}
+
+fn pod_dropping(drop: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n    securityContext:\n      capabilities:\n        drop: {drop}\n"
+    )
+}
+
+#[test]
+fn to_upper_compared_with_ascii_literals_is_folded_as_go_does() {
+    let p = drop_rule(
+        "{{ element.securityContext.capabilities.drop[].to_upper(@) || `[]` }}",
+        "ALL",
+    );
+    let e = only_expression(&migrate(&p));
+    assert!(e.contains(".upperAscii()"), "{e}");
+    // `ı` and `ſ` are the runes Go's ToUpper maps into ASCII besides the letters (`ſ` →
+    // `S`); wildcards in the resource's entries match the key.
+    let pods: Vec<String> = [
+        "[all]", "[aLl]", "[none]", "['ALſ']", "['A*']", "['?LL']", "[]",
+    ]
+    .iter()
+    .map(|d| pod_dropping(d))
+    .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&p, &refs),
+        ["pass", "pass", "fail", "fail", "pass", "pass", "fail"]
+    );
+    let s = drop_rule(
+        "{{ element.securityContext.capabilities.drop[].to_upper(@) || `[]` }}",
+        "SYS",
+    );
+    let pods: Vec<String> = ["['ſyſ']", "['sys']", "['ſyx']"]
+        .iter()
+        .map(|d| pod_dropping(d))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(same_verdicts(&s, &refs), ["pass", "pass", "fail"]);
+}
+
+#[test]
+fn to_upper_elsewhere_is_refused() {
+    // Compared with another value from the resource, or computed on: refused.
+    for (value, key) in [
+        (
+            "{{ element.securityContext.capabilities.drop[].to_upper(@) }}",
+            "\"{{ element.name }}\"",
+        ),
+        ("{{ [to_upper(element.name)] }}", "ALL"),
+        (
+            "{{ element.securityContext.capabilities.drop[].to_upper(@) }}",
+            "Ä",
+        ),
+    ] {
+        let m = migrate(&drop_rule(value, key));
+        assert_eq!(m.unconverted.len(), 1, "{value} {key}");
+        assert!(
+            m.unconverted[0].reason.contains("to_upper"),
+            "{:?}",
+            m.unconverted[0].reason
+        );
+    }
+}
+
+#[test]
+fn membership_in_a_list_from_the_resource_matches_its_wildcards() {
+    let p = drop_rule(
+        "{{ element.securityContext.capabilities.drop[] || `[]` }}",
+        "ALL",
+    );
+    let pods: Vec<String> = ["['*']", "['AL?']", "['A.L']", "['AL']", "[ALL]", "['a*']"]
+        .iter()
+        .map(|d| pod_dropping(d))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&p, &refs),
+        ["pass", "pass", "fail", "fail", "pass", "fail"]
+    );
+}
