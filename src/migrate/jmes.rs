@@ -170,6 +170,8 @@ pub(crate) struct Translator {
     pub(crate) element: Option<String>,
     /// The rule's context variables (converted to `variables.NAME`).
     pub(crate) variables: Vec<String>,
+    /// Those of them that always hold a list.
+    pub(crate) list_variables: Vec<String>,
     /// The expressions substituted into the pattern being translated: Kyverno resolves them
     /// all before the walk, so a missing one is an error whatever the walk would find.
     pub(crate) substituted: std::cell::RefCell<Vec<String>>,
@@ -202,6 +204,38 @@ impl Translator {
             .map_err(|reason| Blocked::new(span, format!("`{}`: {reason}", text.trim())))?;
         if tr.nest.is_none()
             && (tr.expr.contains(FLATTENED) || tr.guards.iter().any(|g| g.contains(FLATTENED)))
+        {
+            return Err(Blocked::new(
+                span,
+                format!(
+                    "`{}`: a flattened list of lists is used as a value; standard CEL has no flatten",
+                    text.trim()
+                ),
+            ));
+        }
+        Ok(tr)
+    }
+
+    /// A JMESPath expression evaluated on the variable `root` (an API response) rather
+    /// than on Kyverno's context: `root.(text)`.
+    pub(crate) fn expr_over(&self, root: &str, text: &str, span: Span) -> Result<Tr, Blocked> {
+        let ast = ::jmespath::parse(text.trim()).map_err(|e| {
+            Blocked::new(span, format!("the JMESPath `{text}` does not parse: {e}"))
+        })?;
+        let wrapped = Ast::Subexpr {
+            offset: 0,
+            lhs: Box::new(Ast::Field {
+                offset: 0,
+                name: root.to_owned(),
+            }),
+            rhs: Box::new(ast),
+        };
+        let tr = self
+            .ast(&wrapped, None)
+            .map_err(|reason| Blocked::new(span, format!("`{}`: {reason}", text.trim())))?;
+        if tr.nest.is_some()
+            || tr.expr.contains(FLATTENED)
+            || tr.guards.iter().any(|g| g.contains(FLATTENED))
         {
             return Err(Blocked::new(
                 span,
@@ -654,7 +688,15 @@ impl Translator {
                     "element" if self.element.is_some() => {
                         (self.element.clone().unwrap_or_default(), true)
                     }
-                    v if self.variables.iter().any(|x| x == v) => (select("variables", v), true),
+                    v if self.variables.iter().any(|x| x == v) => {
+                        if steps.peek().is_none() && self.list_variables.iter().any(|x| x == v) {
+                            return Ok(Tr {
+                                list: true,
+                                ..Tr::plain(select("variables", v))
+                            });
+                        }
+                        (select("variables", v), true)
+                    }
                     other => return Err(format!("the variable `{other}` has no translation here")),
                 }
             }

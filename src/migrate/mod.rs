@@ -6,6 +6,7 @@
 //! it is about. It never guesses: a rule with a construct that has no faithful CEL spelling
 //! is left out with a [`Unconverted`] saying why, and the rest of the policy is converted.
 
+mod api_call;
 mod cel_text;
 mod conditions;
 mod generate;
@@ -811,11 +812,22 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
     let mut variables = Vec::new();
     for entry in rule.get("context").and_then(Node::as_seq).unwrap_or(&[]) {
         let vname = entry.get("name").and_then(Node::as_str).unwrap_or_default();
+        if let Some(call) = entry.get("apiCall") {
+            let c = api_call::convert(entry, call, vname, &jmes)?;
+            for (n, e) in c.variables {
+                jmes.variables.push(n.clone());
+                variables.push((n, e));
+            }
+            if c.list {
+                jmes.list_variables.push(vname.to_owned());
+            }
+            continue;
+        }
         let Some(var) = entry.get("variable") else {
             return Err(Blocked::new(
                 entry.span,
                 format!(
-                    "the context entry `{vname}` (an API call, ConfigMap, image registry or global context) needs a cluster or a mock; only `variable` entries are converted"
+                    "the context entry `{vname}` (a ConfigMap, image registry or global context) needs a cluster or a mock; only `variable` and API-call (GET) entries are converted"
                 ),
             ));
         };

@@ -418,7 +418,8 @@ fn refusals_point_at_the_construct() {
     let u = &m.unconverted[0];
     assert_eq!(u.rule, "r");
     assert!(
-        u.reason.contains("only `variable` entries are converted"),
+        u.reason
+            .contains("only `variable` and API-call (GET) entries are converted"),
         "{}",
         u.reason
     );
@@ -1162,4 +1163,88 @@ fn membership_in_a_list_from_the_resource_matches_its_wildcards() {
         same_verdicts(&p, &refs),
         ["pass", "pass", "fail", "fail", "pass", "fail"]
     );
+}
+
+fn api_call_rule(call: &str) -> String {
+    policy(&format!(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Deployment]\n    context:\n    - name: hpas\n      apiCall:\n{call}\n    validate:\n      message: m\n      deny:\n        conditions:\n          all:\n          - key: \"{{{{ request.object.metadata.name }}}}\"\n            operator: AnyNotIn\n            value: \"{{{{ hpas }}}}\"\n"
+    ))
+}
+
+#[test]
+fn api_call_get_and_list_become_resource_library_calls() {
+    let list = api_call_rule(
+        "        urlPath: \"/apis/autoscaling/v1/namespaces/{{ request.namespace }}/horizontalpodautoscalers\"\n        jmesPath: \"items[].spec.scaleTargetRef.name\"",
+    );
+    let m = migrate(&list);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let vars = &m.policies[0]["spec"]["variables"];
+    assert_eq!(vars[0]["name"], "hpasResponse");
+    let call = vars[0]["expression"].as_str().unwrap_or_default();
+    assert!(
+        call.contains("resource.List('autoscaling/v1', 'horizontalpodautoscalers', ")
+            && call.contains("== '' ? int("),
+        "{call}"
+    );
+    assert!(
+        vars[1]["expression"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("variables.hpasResponse.items.filter("),
+        "{vars}"
+    );
+    // The variable is known to be a list: membership is tested, not refused.
+    assert!(only_expression(&m).contains("in variables.hpas"));
+    load(&to_yaml(&m, "t.yaml", 1));
+
+    let get = api_call_rule(
+        "        urlPath: /api/v1/namespaces/kube-system/configmaps/cfg\n        jmesPath: \"data.names\"",
+    )
+    .replace("AnyNotIn", "Equals");
+    let m = migrate(&get);
+    let call = m.policies[0]["spec"]["variables"][0]["expression"].clone();
+    assert_eq!(
+        call, "resource.Get('v1', 'configmaps', 'kube-system', 'cfg')",
+        "{call}"
+    );
+}
+
+#[test]
+fn api_call_refusals() {
+    for (call, why) in [
+        (
+            "        urlPath: /api/v1/pods\n        method: POST",
+            "method POST",
+        ),
+        (
+            "        urlPath: /api/v1/pods\n        jmesPath: items\n        default: []",
+            "`default`",
+        ),
+        (
+            "        urlPath: \"/api/v1/pods?labelSelector=a\"\n        jmesPath: items",
+            "query",
+        ),
+        (
+            "        urlPath: /api/v1/pods\n        jmesPath: \"items[].kind\"",
+            "`items`",
+        ),
+        ("        urlPath: /api/v1/pods", "without `jmesPath`"),
+        (
+            "        urlPath: /api/v1/namespaces/a/pods/b/status",
+            "subresource",
+        ),
+        (
+            "        urlPath: \"/api/v1/namespaces/x-{{ request.namespace }}/pods\"\n        jmesPath: items",
+            "mixing",
+        ),
+        ("        service:\n          url: http://x", "`service`"),
+    ] {
+        let m = migrate(&api_call_rule(call));
+        assert_eq!(m.unconverted.len(), 1, "{call}");
+        assert!(
+            m.unconverted[0].reason.contains(why),
+            "{call}: {}",
+            m.unconverted[0].reason
+        );
+    }
 }
