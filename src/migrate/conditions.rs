@@ -124,6 +124,9 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
             };
             let m = member(&paren(e));
             let on_scalar = if lower.contains("not") { not(&m) } else { m };
+            // A missing (null) value list: Kyverno's `In` family is false whatever the key.
+            let on_list = and(&[and(&v.guards), on_list]);
+            let on_scalar = and(&[and(&v.guards), on_scalar]);
             if k.list {
                 on_list
             } else if literal_key {

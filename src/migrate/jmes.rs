@@ -695,6 +695,7 @@ impl Translator {
                                 ..Tr::plain(select("variables", v))
                             });
                         }
+
                         (select("variables", v), true)
                     }
                     other => return Err(format!("the variable `{other}` has no translation here")),

@@ -841,9 +841,36 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
             jmes.operand(v)?.folded()
         } else if let Some(p) = var.get("jmesPath").and_then(Node::as_str) {
             let tr = jmes.expr(p, var.span)?;
-            match var.get("default") {
+            let default = var.get("default").filter(|d| !d.is_null());
+            // A list where present is a list wherever the variable can be read.
+            if tr.list && tr.nest.is_none() && default.is_none_or(|d| d.to_json().is_array()) {
+                jmes.list_variables.push(vname.to_owned());
+            }
+            match default {
                 Some(d) => tr.folded_or(&jmes::literal(&d.to_json())),
-                None => tr.folded(),
+                // Kyverno: a variable that evaluates to null without a default is an error
+                // where it is read (context entries load when first used, as CEL variables
+                // evaluate).
+                None if tr.guards.is_empty() && !tr.list && !tr.boolean => format!(
+                    "{e} != null ? {e} : int({})",
+                    cel_text::quote(&format!(
+                        "failed to add context entry for variable {vname} since it evaluated to nil"
+                    )),
+                    e = cel_text::paren(&tr.expr)
+                ),
+                None if tr.guards.is_empty() => tr.expr,
+                None => {
+                    let mut g = tr.guards.clone();
+                    g.push(format!("{} != null", cel_text::paren(&tr.expr)));
+                    format!(
+                        "{} ? {} : int({})",
+                        cel_text::and(&g),
+                        cel_text::paren(&tr.expr),
+                        cel_text::quote(&format!(
+                            "failed to add context entry for variable {vname} since it evaluated to nil"
+                        ))
+                    )
+                }
             }
         } else {
             return Err(Blocked::new(var.span, "an empty `variable`".to_owned()));

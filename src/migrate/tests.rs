@@ -1248,3 +1248,13 @@ fn api_call_refusals() {
         );
     }
 }
+
+#[test]
+fn list_variables_take_membership_and_a_null_one_is_an_error() {
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: names\n      variable:\n        jmesPath: request.object.spec.volumes[].name\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.name }}\"\n            operator: AnyIn\n            value: \"{{ names }}\"\n          - key: \"{{ request.object.metadata.name }}\"\n            operator: AnyNotIn\n            value: \"{{ names }}\"\n",
+    );
+    let bare = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n";
+    let with = format!("{bare}  volumes:\n  - name: a\n");
+    assert_eq!(same_verdicts(&p, &[bare, &with]), ["error", "fail"]);
+}
