@@ -55,8 +55,8 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
     };
     let null = Node::null();
     let value = c.get("value").unwrap_or(&null);
-    let k = jmes.operand(key)?;
-    let v = jmes.operand(value)?;
+    let k = case_folded(jmes, key, value)?;
+    let v = case_folded(jmes, value, key)?;
     let op_span = c
         .as_map()
         .and_then(|m| m.entry("operator"))
@@ -87,7 +87,22 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
             // Kyverno compares with wildcards on both sides: a key `*` is in any list. Other
             // wildcard keys from the resource are compared literally (docs/MIGRATE.md).
             let member = |x: &str| {
-                if literal_key {
+                if literal_key && is_template(value) {
+                    // A list from the resource: Kyverno matches each entry as a wildcard
+                    // pattern against the key too.
+                    let mut each = wildcard_entry("y", x);
+                    if let Some(p) = key.as_str().filter(|p| super::cel_text::has_wildcard(p)) {
+                        // The key is a pattern for the entries too.
+                        each = or(&[
+                            paren(&each),
+                            format!(
+                                "(type(y) == string || type(y) == int || type(y) == bool) && string(y).matches({})",
+                                quote(&format!("(?s){}", wildcard_regex(p)))
+                            ),
+                        ]);
+                    }
+                    v.exists("y", &each)
+                } else if literal_key {
                     v.has_item(x)
                 } else {
                     or(&[v.has_item(x), format!("{x} == '*'")])
@@ -109,6 +124,9 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
             };
             let m = member(&paren(e));
             let on_scalar = if lower.contains("not") { not(&m) } else { m };
+            // A missing (null) value list: Kyverno's `In` family is false whatever the key.
+            let on_list = and(&[and(&v.guards), on_list]);
+            let on_scalar = and(&[and(&v.guards), on_scalar]);
             if k.list {
                 on_list
             } else if literal_key {
@@ -159,6 +177,62 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
         }
     };
     Ok(and(&[and(&k.guards), body]))
+}
+
+/// `node` translated; `to_upper`/`to_lower` allowed in it where it is one `{{ }}` of
+/// the shape [`super::jmes::case_fold_shape`] and `other` a literal of ASCII scalars
+/// (Kyverno's Unicode case mapping and CEL's ASCII one then give the same outcome).
+fn case_folded(jmes: &Translator, node: &Node, other: &Node) -> Result<Tr, Blocked> {
+    let ascii_literal = |n: &Node| {
+        let ok = |j: &serde_json::Value| match j {
+            serde_json::Value::String(s) => s.is_ascii(),
+            serde_json::Value::Number(_) | serde_json::Value::Bool(_) => true,
+            _ => false,
+        };
+        !is_template(n)
+            && match n.to_json() {
+                serde_json::Value::Array(a) => a.iter().all(ok),
+                j => ok(&j),
+            }
+    };
+    let fold = match &node.value {
+        Value::Str(s) => {
+            let t = s.trim();
+            t.starts_with("{{")
+                && t.ends_with("}}")
+                && t.matches("{{").count() == 1
+                && super::jmes::case_fold_shape(&t[2..t.len() - 2])
+                && ascii_literal(other)
+        }
+        _ => false,
+    };
+    jmes.case_fold.set(fold);
+    let r = jmes.operand(node);
+    jmes.case_fold.set(false);
+    r
+}
+
+fn is_template(n: &Node) -> bool {
+    matches!(&n.value, Value::Str(s) if s.contains("{{"))
+}
+
+/// Kyverno's membership of a literal key (no wildcards) `key` in a list from the resource,
+/// for one entry `y`: `wildcard.Match(fmt.Sprint(y), key)` — a string entry is a pattern
+/// (`*` any text, `?` one character, written as a regex at run time), an integer or boolean
+/// is compared as its text.
+fn wildcard_entry(y: &str, key: &str) -> String {
+    let mut rx = y.to_owned();
+    for c in ['\\', '.', '+', '(', ')', '[', ']', '{', '}', '|', '^', '$'] {
+        rx = format!(
+            "{rx}.replace({}, {})",
+            quote(&c.to_string()),
+            quote(&format!("\\{c}"))
+        );
+    }
+    rx = format!("{rx}.replace('*', '.*').replace('?', '.')");
+    format!(
+        "type({y}) == string ? string({key}).matches('(?s)^' + {rx} + '$') : (type({y}) == int || type({y}) == bool ? string({y}) == string({key}) : {y} == {key})"
+    )
 }
 
 /// `Equals`: a string value with wildcards matches the key as a pattern.

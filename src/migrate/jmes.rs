@@ -170,9 +170,15 @@ pub(crate) struct Translator {
     pub(crate) element: Option<String>,
     /// The rule's context variables (converted to `variables.NAME`).
     pub(crate) variables: Vec<String>,
+    /// Those of them that always hold a list.
+    pub(crate) list_variables: Vec<String>,
     /// The expressions substituted into the pattern being translated: Kyverno resolves them
     /// all before the walk, so a missing one is an error whatever the walk would find.
     pub(crate) substituted: std::cell::RefCell<Vec<String>>,
+    /// `to_upper`/`to_lower` may be translated: set only while a condition operand is
+    /// translated whose result is compared with ASCII literals alone (see
+    /// [`case_fold_shape`]).
+    pub(crate) case_fold: std::cell::Cell<bool>,
 }
 
 impl Translator {
@@ -198,6 +204,38 @@ impl Translator {
             .map_err(|reason| Blocked::new(span, format!("`{}`: {reason}", text.trim())))?;
         if tr.nest.is_none()
             && (tr.expr.contains(FLATTENED) || tr.guards.iter().any(|g| g.contains(FLATTENED)))
+        {
+            return Err(Blocked::new(
+                span,
+                format!(
+                    "`{}`: a flattened list of lists is used as a value; standard CEL has no flatten",
+                    text.trim()
+                ),
+            ));
+        }
+        Ok(tr)
+    }
+
+    /// A JMESPath expression evaluated on the variable `root` (an API response) rather
+    /// than on Kyverno's context: `root.(text)`.
+    pub(crate) fn expr_over(&self, root: &str, text: &str, span: Span) -> Result<Tr, Blocked> {
+        let ast = ::jmespath::parse(text.trim()).map_err(|e| {
+            Blocked::new(span, format!("the JMESPath `{text}` does not parse: {e}"))
+        })?;
+        let wrapped = Ast::Subexpr {
+            offset: 0,
+            lhs: Box::new(Ast::Field {
+                offset: 0,
+                name: root.to_owned(),
+            }),
+            rhs: Box::new(ast),
+        };
+        let tr = self
+            .ast(&wrapped, None)
+            .map_err(|reason| Blocked::new(span, format!("`{}`: {reason}", text.trim())))?;
+        if tr.nest.is_some()
+            || tr.expr.contains(FLATTENED)
+            || tr.guards.iter().any(|g| g.contains(FLATTENED))
         {
             return Err(Blocked::new(
                 span,
@@ -576,6 +614,33 @@ impl Translator {
             ),
             // Both sort a list of numbers or of strings, and fail on anything else.
             ("sort", [x]) if x.list => (format!("{}.sort()", x.flat()), true, false),
+            // Go's strings.ToUpper maps rune by rune; the runes it maps into ASCII are the
+            // ASCII letters and `ı` → `I`, `ſ` → `S` (ToLower: `K` (Kelvin) → `k`, `İ` → `i`),
+            // found by enumerating every rune. CEL's `upperAscii` after those two
+            // replacements gives the same text wherever Go's result is ASCII, and a
+            // non-ASCII text wherever Go's is not: the same outcome against ASCII literals,
+            // the only use `case_fold` allows. A non-string is an error in both.
+            ("to_upper", [x]) if self.case_fold.get() && x.nest.is_none() => (
+                format!(
+                    "{}.replace('\u{131}', 'I').replace('\u{17f}', 'S').upperAscii()",
+                    paren(&x.expr)
+                ),
+                false,
+                false,
+            ),
+            ("to_lower", [x]) if self.case_fold.get() && x.nest.is_none() => (
+                format!(
+                    "{}.replace('\u{212a}', 'k').replace('\u{130}', 'i').lowerAscii()",
+                    paren(&x.expr)
+                ),
+                false,
+                false,
+            ),
+            ("to_upper" | "to_lower", _) => {
+                return Err(format!(
+                    "the function `{name}` is translated only where its result is compared with ASCII literals (JMESPath's is Unicode, CEL's `upperAscii`/`lowerAscii` are ASCII only)"
+                ));
+            }
             ("regex_match", [p, x]) => (
                 format!("string({}).matches({})", x.expr, p.expr),
                 false,
@@ -623,7 +688,16 @@ impl Translator {
                     "element" if self.element.is_some() => {
                         (self.element.clone().unwrap_or_default(), true)
                     }
-                    v if self.variables.iter().any(|x| x == v) => (select("variables", v), true),
+                    v if self.variables.iter().any(|x| x == v) => {
+                        if steps.peek().is_none() && self.list_variables.iter().any(|x| x == v) {
+                            return Ok(Tr {
+                                list: true,
+                                ..Tr::plain(select("variables", v))
+                            });
+                        }
+
+                        (select("variables", v), true)
+                    }
                     other => return Err(format!("the variable `{other}` has no translation here")),
                 }
             }
@@ -654,6 +728,41 @@ impl Translator {
             list: false,
             boolean: false,
         })
+    }
+}
+
+/// Whether a JMESPath operand uses `to_upper`/`to_lower` only where its result is the
+/// operand itself: `to_upper(P)`, `P[].to_upper(@)`, either `|| LITERAL`, `P` holding no
+/// other case function (so nothing computes on the folded text).
+pub(crate) fn case_fold_shape(text: &str) -> bool {
+    let Ok(ast) = ::jmespath::parse(text.trim()) else {
+        return false;
+    };
+    fn folds(a: &Ast) -> bool {
+        let d = format!("{a:?}");
+        d.contains("\"to_upper\"") || d.contains("\"to_lower\"")
+    }
+    fn case_call(a: &Ast, in_projection: bool) -> bool {
+        match a {
+            Ast::Function { name, args, .. } if name == "to_upper" || name == "to_lower" => {
+                match args.as_slice() {
+                    [Ast::Identity { .. }] => in_projection,
+                    [x] => !in_projection && !folds(x),
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+    fn shape(a: &Ast) -> bool {
+        match a {
+            Ast::Projection { lhs, rhs, .. } => !folds(lhs) && case_call(rhs, true),
+            other => case_call(other, false),
+        }
+    }
+    match &ast {
+        Ast::Or { lhs, rhs, .. } => shape(lhs) && matches!(rhs.as_ref(), Ast::Literal { .. }),
+        other => shape(other),
     }
 }
 

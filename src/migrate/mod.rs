@@ -6,6 +6,7 @@
 //! it is about. It never guesses: a rule with a construct that has no faithful CEL spelling
 //! is left out with a [`Unconverted`] saying why, and the rest of the policy is converted.
 
+mod api_call;
 mod cel_text;
 mod conditions;
 mod generate;
@@ -811,11 +812,22 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
     let mut variables = Vec::new();
     for entry in rule.get("context").and_then(Node::as_seq).unwrap_or(&[]) {
         let vname = entry.get("name").and_then(Node::as_str).unwrap_or_default();
+        if let Some(call) = entry.get("apiCall") {
+            let c = api_call::convert(entry, call, vname, &jmes)?;
+            for (n, e) in c.variables {
+                jmes.variables.push(n.clone());
+                variables.push((n, e));
+            }
+            if c.list {
+                jmes.list_variables.push(vname.to_owned());
+            }
+            continue;
+        }
         let Some(var) = entry.get("variable") else {
             return Err(Blocked::new(
                 entry.span,
                 format!(
-                    "the context entry `{vname}` (an API call, ConfigMap, image registry or global context) needs a cluster or a mock; only `variable` entries are converted"
+                    "the context entry `{vname}` (a ConfigMap, image registry or global context) needs a cluster or a mock; only `variable` and API-call (GET) entries are converted"
                 ),
             ));
         };
@@ -829,9 +841,36 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
             jmes.operand(v)?.folded()
         } else if let Some(p) = var.get("jmesPath").and_then(Node::as_str) {
             let tr = jmes.expr(p, var.span)?;
-            match var.get("default") {
+            let default = var.get("default").filter(|d| !d.is_null());
+            // A list where present is a list wherever the variable can be read.
+            if tr.list && tr.nest.is_none() && default.is_none_or(|d| d.to_json().is_array()) {
+                jmes.list_variables.push(vname.to_owned());
+            }
+            match default {
                 Some(d) => tr.folded_or(&jmes::literal(&d.to_json())),
-                None => tr.folded(),
+                // Kyverno: a variable that evaluates to null without a default is an error
+                // where it is read (context entries load when first used, as CEL variables
+                // evaluate).
+                None if tr.guards.is_empty() && !tr.list && !tr.boolean => format!(
+                    "{e} != null ? {e} : int({})",
+                    cel_text::quote(&format!(
+                        "failed to add context entry for variable {vname} since it evaluated to nil"
+                    )),
+                    e = cel_text::paren(&tr.expr)
+                ),
+                None if tr.guards.is_empty() => tr.expr,
+                None => {
+                    let mut g = tr.guards.clone();
+                    g.push(format!("{} != null", cel_text::paren(&tr.expr)));
+                    format!(
+                        "{} ? {} : int({})",
+                        cel_text::and(&g),
+                        cel_text::paren(&tr.expr),
+                        cel_text::quote(&format!(
+                            "failed to add context entry for variable {vname} since it evaluated to nil"
+                        ))
+                    )
+                }
             }
         } else {
             return Err(Blocked::new(var.span, "an empty `variable`".to_owned()));

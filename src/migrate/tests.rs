@@ -418,7 +418,8 @@ fn refusals_point_at_the_construct() {
     let u = &m.unconverted[0];
     assert_eq!(u.rule, "r");
     assert!(
-        u.reason.contains("only `variable` entries are converted"),
+        u.reason
+            .contains("only `variable` and API-call (GET) entries are converted"),
         "{}",
         u.reason
     );
@@ -1076,4 +1077,184 @@ fn foreach_strategic_merge_with_pod_autogen_is_refused_naming_what_blocks() {
     assert!(u.reason.contains("no lists"), "{}", u.reason);
     let at = list.find("(name)").expect("the list") as u32;
     assert_eq!(u.span.start, at, "{}", u.reason);
+}
+
+fn drop_rule(value: &str, key: &str) -> String {
+    policy(&format!(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      foreach:\n      - list: request.object.spec.containers\n        deny:\n          conditions:\n            all:\n            - key: {key}\n              operator: AnyNotIn\n              value: \"{value}\"\n"
+    ))
+}
+
+fn pod_dropping(drop: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n    securityContext:\n      capabilities:\n        drop: {drop}\n"
+    )
+}
+
+#[test]
+fn to_upper_compared_with_ascii_literals_is_folded_as_go_does() {
+    let p = drop_rule(
+        "{{ element.securityContext.capabilities.drop[].to_upper(@) || `[]` }}",
+        "ALL",
+    );
+    let e = only_expression(&migrate(&p));
+    assert!(e.contains(".upperAscii()"), "{e}");
+    // `ı` and `ſ` are the runes Go's ToUpper maps into ASCII besides the letters (`ſ` →
+    // `S`); wildcards in the resource's entries match the key.
+    let pods: Vec<String> = [
+        "[all]", "[aLl]", "[none]", "['ALſ']", "['A*']", "['?LL']", "[]",
+    ]
+    .iter()
+    .map(|d| pod_dropping(d))
+    .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&p, &refs),
+        ["pass", "pass", "fail", "fail", "pass", "pass", "fail"]
+    );
+    let s = drop_rule(
+        "{{ element.securityContext.capabilities.drop[].to_upper(@) || `[]` }}",
+        "SYS",
+    );
+    let pods: Vec<String> = ["['ſyſ']", "['sys']", "['ſyx']"]
+        .iter()
+        .map(|d| pod_dropping(d))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(same_verdicts(&s, &refs), ["pass", "pass", "fail"]);
+}
+
+#[test]
+fn to_upper_elsewhere_is_refused() {
+    // Compared with another value from the resource, or computed on: refused.
+    for (value, key) in [
+        (
+            "{{ element.securityContext.capabilities.drop[].to_upper(@) }}",
+            "\"{{ element.name }}\"",
+        ),
+        ("{{ [to_upper(element.name)] }}", "ALL"),
+        (
+            "{{ element.securityContext.capabilities.drop[].to_upper(@) }}",
+            "Ä",
+        ),
+    ] {
+        let m = migrate(&drop_rule(value, key));
+        assert_eq!(m.unconverted.len(), 1, "{value} {key}");
+        assert!(
+            m.unconverted[0].reason.contains("to_upper"),
+            "{:?}",
+            m.unconverted[0].reason
+        );
+    }
+}
+
+#[test]
+fn membership_in_a_list_from_the_resource_matches_its_wildcards() {
+    let p = drop_rule(
+        "{{ element.securityContext.capabilities.drop[] || `[]` }}",
+        "ALL",
+    );
+    let pods: Vec<String> = ["['*']", "['AL?']", "['A.L']", "['AL']", "[ALL]", "['a*']"]
+        .iter()
+        .map(|d| pod_dropping(d))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&p, &refs),
+        ["pass", "pass", "fail", "fail", "pass", "fail"]
+    );
+}
+
+fn api_call_rule(call: &str) -> String {
+    policy(&format!(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Deployment]\n    context:\n    - name: hpas\n      apiCall:\n{call}\n    validate:\n      message: m\n      deny:\n        conditions:\n          all:\n          - key: \"{{{{ request.object.metadata.name }}}}\"\n            operator: AnyNotIn\n            value: \"{{{{ hpas }}}}\"\n"
+    ))
+}
+
+#[test]
+fn api_call_get_and_list_become_resource_library_calls() {
+    let list = api_call_rule(
+        "        urlPath: \"/apis/autoscaling/v1/namespaces/{{ request.namespace }}/horizontalpodautoscalers\"\n        jmesPath: \"items[].spec.scaleTargetRef.name\"",
+    );
+    let m = migrate(&list);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let vars = &m.policies[0]["spec"]["variables"];
+    assert_eq!(vars[0]["name"], "hpasResponse");
+    let call = vars[0]["expression"].as_str().unwrap_or_default();
+    assert!(
+        call.contains("resource.List('autoscaling/v1', 'horizontalpodautoscalers', ")
+            && call.contains("== '' ? int("),
+        "{call}"
+    );
+    assert!(
+        vars[1]["expression"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("variables.hpasResponse.items.filter("),
+        "{vars}"
+    );
+    // The variable is known to be a list: membership is tested, not refused.
+    assert!(only_expression(&m).contains("in variables.hpas"));
+    load(&to_yaml(&m, "t.yaml", 1));
+
+    let get = api_call_rule(
+        "        urlPath: /api/v1/namespaces/kube-system/configmaps/cfg\n        jmesPath: \"data.names\"",
+    )
+    .replace("AnyNotIn", "Equals");
+    let m = migrate(&get);
+    let call = m.policies[0]["spec"]["variables"][0]["expression"].clone();
+    assert_eq!(
+        call, "resource.Get('v1', 'configmaps', 'kube-system', 'cfg')",
+        "{call}"
+    );
+}
+
+#[test]
+fn api_call_refusals() {
+    for (call, why) in [
+        (
+            "        urlPath: /api/v1/pods\n        method: POST",
+            "method POST",
+        ),
+        (
+            "        urlPath: /api/v1/pods\n        jmesPath: items\n        default: []",
+            "`default`",
+        ),
+        (
+            "        urlPath: \"/api/v1/pods?labelSelector=a\"\n        jmesPath: items",
+            "query",
+        ),
+        (
+            "        urlPath: /api/v1/pods\n        jmesPath: \"items[].kind\"",
+            "`items`",
+        ),
+        ("        urlPath: /api/v1/pods", "without `jmesPath`"),
+        (
+            "        urlPath: /api/v1/namespaces/a/pods/b/status",
+            "subresource",
+        ),
+        (
+            "        urlPath: \"/api/v1/namespaces/x-{{ request.namespace }}/pods\"\n        jmesPath: items",
+            "mixing",
+        ),
+        ("        service:\n          url: http://x", "`service`"),
+    ] {
+        let m = migrate(&api_call_rule(call));
+        assert_eq!(m.unconverted.len(), 1, "{call}");
+        assert!(
+            m.unconverted[0].reason.contains(why),
+            "{call}: {}",
+            m.unconverted[0].reason
+        );
+    }
+}
+
+#[test]
+fn list_variables_take_membership_and_a_null_one_is_an_error() {
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: names\n      variable:\n        jmesPath: request.object.spec.volumes[].name\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.name }}\"\n            operator: AnyIn\n            value: \"{{ names }}\"\n          - key: \"{{ request.object.metadata.name }}\"\n            operator: AnyNotIn\n            value: \"{{ names }}\"\n",
+    );
+    let bare = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n";
+    let with = format!("{bare}  volumes:\n  - name: a\n");
+    assert_eq!(same_verdicts(&p, &[bare, &with]), ["error", "fail"]);
 }
