@@ -249,3 +249,101 @@ fn preconditions(style: Preconditions, rule: &Rule, ctx: &mut Context) -> Option
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{load, resource};
+
+    const POLICY: &str = "\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  applyRules: One
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [ConfigMap]}}]}
+    preconditions:
+      all:
+      - {key: '{{ request.object.data.a }}', operator: Equals, value: 'yes'}
+    validate: {pattern: {data: {a: '?*'}}}
+";
+
+    fn how(exceptions: Exceptions<'_>, preconditions: Preconditions) -> How<'_> {
+        How {
+            rule_type: RuleType::Mutation,
+            exceptions,
+            context_error: ContextError::Respond,
+            preconditions,
+            one_stops_at: OneStopsAt::Pass,
+        }
+    }
+
+    /// The gate's answer for a resource of `kind` with `data.a` = `a`: no response, a
+    /// response, or `Err` when the body runs.
+    fn gated(how: &How<'_>, kind: &str, a: &str) -> Result<Option<RuleResponse>, ()> {
+        let policy = load(POLICY).policies.remove(0);
+        let r = resource(&format!(
+            "apiVersion: v1\nkind: {kind}\nmetadata: {{name: c}}\ndata: {{a: '{a}'}}\n"
+        ));
+        let request = Request::default();
+        let s = Subject {
+            policy: &policy,
+            rule: &policy.rules()[0],
+            resource: &r,
+            request: &request,
+            exceptions: &[],
+        };
+        let context = || {
+            Some(validate::rule_context(
+                s.policy, s.rule, s.resource, s.request,
+            ))
+        };
+        match gate(&s, how, false, |_| None, context) {
+            Gate::Silent => Ok(None),
+            Gate::Respond(r) => Ok(Some(r)),
+            // The body's turn: `Err`, after checking it gets the rule's context.
+            Gate::Body(ctx) => {
+                assert!(ctx.is_some(), "the rule reads a context");
+                Err(())
+            }
+        }
+    }
+
+    /// A rule that does not select the resource gives nothing, unless the kind looks its
+    /// exceptions up before the match; preconditions answer in the kind's words, with its
+    /// rule type; a rule whose preconditions hold reaches its body with its context.
+    #[test]
+    fn gate_orders_the_steps_and_keeps_the_kinds_differences() {
+        let engine = how(Exceptions::AfterPreconditions, Preconditions::Engine);
+        assert_eq!(gated(&engine, "Secret", "yes"), Ok(None));
+        let skip = || Some(RuleResponse::new("r", Status::Skip, "excepted"));
+        let before = how(Exceptions::BeforeMatch(&skip), Preconditions::Background);
+        let r = gated(&before, "Secret", "yes").unwrap().unwrap();
+        assert_eq!((r.status, r.message.as_str()), (Status::Skip, "excepted"));
+
+        let r = gated(&engine, "ConfigMap", "no").unwrap().unwrap();
+        assert_eq!((r.status, r.rule_type), (Status::Skip, RuleType::Mutation));
+        assert_eq!(r.message, "preconditions not met");
+        let none = || None;
+        let background = how(Exceptions::BeforeMatch(&none), Preconditions::Background);
+        let r = gated(&background, "ConfigMap", "no").unwrap().unwrap();
+        assert_eq!((r.status, r.message.as_str()), (Status::Skip, ""));
+
+        // The body runs with the rule's context.
+        assert_eq!(gated(&engine, "ConfigMap", "yes"), Err(()));
+    }
+
+    #[test]
+    fn apply_one_stops_where_the_kind_says() {
+        let policy = load(POLICY).policies.remove(0);
+        let mut h = how(Exceptions::AfterPreconditions, Preconditions::Engine);
+        let stops = |h: &How<'_>, s: Status| h.stops(&policy, std::iter::once(s));
+        assert!(stops(&h, Status::Pass) && !stops(&h, Status::Fail));
+        h.one_stops_at = OneStopsAt::PassOrFail;
+        assert!(stops(&h, Status::Fail) && !stops(&h, Status::Error));
+        h.one_stops_at = OneStopsAt::NotSkip;
+        assert!(stops(&h, Status::Error) && !stops(&h, Status::Skip));
+    }
+}
