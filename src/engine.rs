@@ -8,7 +8,8 @@ pub mod phases;
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use crate::exception::{self, PolicyException};
+use crate::exception::PolicyException;
+use crate::pipeline;
 use crate::policy::{Policy, PolicyBody, Rule, RuleBody, ValidateCheck};
 use crate::report::{PolicyResponse, RuleResponse, RuleType, Status};
 use crate::request::{Operation, Request};
@@ -242,13 +243,18 @@ impl Engine {
         for phase in phases::of(phases::Command::Mutate) {
             match phase {
                 Phase::MutateRules => {
+                    // Every mutate policy's response, without the copies of the resource.
+                    let keep = crate::mutate::Keep {
+                        snapshots: false,
+                        empty_responses: true,
+                    };
                     let (after, responses) = crate::mutate::run_policies(
                         resource,
                         &self.policies,
                         &self.mutating,
                         &self.exceptions,
                         request,
-                        false,
+                        keep,
                     );
                     current = after;
                     policies.extend(responses);
@@ -554,58 +560,60 @@ fn validate_policy<'r>(
     let all = policy.validate_rules_in(slot, request.match_kind(resource).kind);
     for (k, &(j, selected)) in rules.iter().enumerate() {
         let rule = &all[j];
-        if !selected && !rule.matches(resource, request) {
-            continue;
-        }
         // One evaluation budget for everything the rule builds (variables/budget.rs).
         let _budget = crate::base::budget::Scope::enter();
-        let resp = validate_rule(policy, rule, resource, request, exceptions, contexts);
+        let s = pipeline::Subject {
+            policy,
+            rule,
+            resource,
+            request,
+            exceptions,
+        };
+        let resp = validate_rule(&s, selected, contexts);
         contexts.release();
         let Some(mut resp) = resp else {
             continue;
         };
+        // The failure action, then the pre-existing violation's exemption: validate only.
         resp.failure_action = policy.rule_action(rule, &resource.namespace, labels);
         exempt_existing_violation(policy, rule, resource, request, exceptions, &mut resp);
-        let applied = matches!(resp.status, Status::Pass | Status::Fail);
+        let stops = VALIDATE.stops(policy, std::iter::once(resp.status));
         if out.is_empty() {
             // perf: room for the rules left, once (docs/PERFORMANCE.md).
             out.reserve_exact(rules.len() - k);
         }
         out.push(resp);
-        // applyRules: One stops after the first pass or fail (match.md §3.4).
-        if policy.apply_one() && applied {
+        if stops {
             break;
         }
     }
     out
 }
 
-/// One validate rule against one resource; `None` when the rule gives no response at all.
+/// How validate rules go through the shared rule steps (crate::pipeline): Kyverno's engine
+/// handlers (exceptions after preconditions, a context error is the rule's error);
+/// `applyRules: One` stops after the first pass or fail (match.md §3.4).
+const VALIDATE: pipeline::How<'static> = pipeline::How {
+    rule_type: RuleType::Validation,
+    exceptions: pipeline::Exceptions::AfterPreconditions,
+    context_error: pipeline::ContextError::Respond,
+    preconditions: pipeline::Preconditions::Engine,
+    one_stops_at: pipeline::OneStopsAt::PassOrFail,
+};
+
+/// One validate rule against one resource, through the shared rule steps, then its body;
+/// `None` when the rule gives no response at all. `selected`: the rule is known to select
+/// the resource (its match is not asked again).
 fn validate_rule<'r>(
-    policy: &Policy,
-    rule: &Rule,
-    resource: &'r Resource,
-    request: &Request,
-    exceptions: &[PolicyException],
+    s: &pipeline::Subject<'_, 'r>,
+    selected: bool,
     contexts: &mut validate::Contexts<'r>,
 ) -> Option<RuleResponse> {
+    let (policy, rule, resource, request) = (s.policy, s.rule, s.resource, s.request);
     let RuleBody::Validate(v) = &rule.body else {
         return None;
     };
-    let respond = |verdict: validate::Verdict| {
-        Some(RuleResponse {
-            rule: rule.name.clone(),
-            rule_type: RuleType::Validation,
-            status: verdict.status,
-            message: verdict.message,
-            failure_action: Default::default(),
-            path: verdict.path,
-            unsupported: None,
-            span: verdict.span,
-            exceptions: Vec::new(),
-            target: None,
-        })
-    };
+    let respond = |verdict: validate::Verdict| Some(VALIDATE.respond(rule, verdict));
     let unsupported = |feature: &str| {
         let mut r = RuleResponse::new(
             &rule.name,
@@ -620,40 +628,18 @@ fn validate_rule<'r>(
         v.check,
         ValidateCheck::Pattern(_) | ValidateCheck::AnyPattern(_)
     );
-    if is_pattern && request.operation == Operation::Delete {
-        return None;
-    }
-    let mut ctx = if validate::needs_context(rule, v) {
-        match contexts.for_rule(policy, rule) {
-            Ok(c) => Some(c),
-            Err(verdict) => return respond(verdict),
-        }
-    } else {
-        None
+    let early = |stage| {
+        (stage == pipeline::Stage::Selected && is_pattern && request.operation == Operation::Delete)
+            .then_some(pipeline::Early::Silent)
     };
-    if let Some(c) = ctx.as_deref_mut()
-        && let Some(verdict) = validate::preconditions(rule, c)
-    {
-        return respond(verdict);
-    }
-    // Exceptions are looked up after preconditions (match.md §3, exceptions.md §6.2); their
-    // conditions see the rule's context (§5).
-    let mut own_ctx = None;
-    let mut holds = |conds: &crate::yaml::Node| -> bool {
-        let c = match ctx.as_deref_mut() {
-            Some(c) => Some(c),
-            None => {
-                if own_ctx.is_none() {
-                    own_ctx = validate::rule_context(policy, rule, resource, request).ok();
-                }
-                own_ctx.as_mut()
-            }
-        };
-        c.is_some_and(|c| crate::conditions::evaluate_block(conds, c).is_ok_and(|r| r.holds))
+    let lend = &mut *contexts;
+    let context =
+        move || validate::needs_context(rule, v).then(move || lend.for_rule(policy, rule));
+    let mut ctx = match pipeline::gate(s, &VALIDATE, selected, early, context) {
+        pipeline::Gate::Silent => return None,
+        pipeline::Gate::Respond(r) => return Some(r),
+        pipeline::Gate::Body(ctx) => ctx,
     };
-    if let Some(r) = exception::response(exceptions, policy, rule, resource, request, &mut holds) {
-        return Some(r);
-    }
     let message = v.message.as_deref();
     let compiled = validate::compiled(v);
     let verdict = match &v.check {
@@ -783,7 +769,15 @@ fn exempt_existing_violation(
     // rules were not excepted (else they would not have failed).
     let exceptions = if pss { exceptions } else { &[] };
     let mut contexts = validate::Contexts::new(&old, &as_create);
-    let prior = validate_rule(policy, rule, &old, &as_create, exceptions, &mut contexts);
+    let s = pipeline::Subject {
+        policy,
+        rule,
+        resource: &old,
+        request: &as_create,
+        exceptions,
+    };
+    // Matched above, as a CREATE by a user no rule names.
+    let prior = validate_rule(&s, true, &mut contexts);
     if prior.is_some_and(|old| old.status == Status::Fail) {
         resp.status = Status::Skip;
         resp.message = "skipping the rule evaluation as pre-existing violations are allowed".into();

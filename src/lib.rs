@@ -27,6 +27,7 @@ pub mod mutate;
 pub(crate) mod number;
 pub mod pattern;
 pub mod payload;
+pub(crate) mod pipeline;
 pub mod policy;
 pub(crate) mod pss;
 pub mod report;

@@ -48,6 +48,7 @@ const LAYERS: &[&[&str]] = &[
         "ivpol",
         "mapol",
         "exception",
+        "pipeline",
         "mutate",
         "generate",
     ],

@@ -198,3 +198,44 @@ fn mutate_and_generate_without_policies_apply_nothing() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), cm("c"));
 }
+
+/// `kpol policies` loads through the same session step: the config's policies without `-p`
+/// (and only them: not the embedded set), `-p` over them, and a config that cannot be read
+/// stops it (exit 2) as it stops `kpol check`, `-p` or not.
+#[test]
+fn policies_follows_the_config() {
+    let tmp = repo(&[("team.yaml", TEAM_LABEL)]);
+    let d = tmp.path();
+    let listed = kpol_in(d, &["policies", "--format", "json"]);
+    let out = text(&listed.stdout);
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    let names: Vec<String> = serde_json::from_str::<serde_json::Value>(&out)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["add-team"]);
+
+    std::fs::write(
+        d.join("other.yaml"),
+        TEAM_LABEL.replace("add-team", "other"),
+    )
+    .unwrap();
+    let flag = kpol_in(d, &["policies", "-p", "other.yaml"]);
+    let out = text(&flag.stdout);
+    assert_eq!(flag.status.code(), Some(0), "{}", text(&flag.stderr));
+    assert!(out.contains("other") && !out.contains("add-team"), "{out}");
+
+    std::fs::write(d.join(".kpol.yaml"), "policies: [unclosed\n").unwrap();
+    for args in [
+        &["policies"][..],
+        &["policies", "-p", "other.yaml"],
+        &["check", "-p", "other.yaml", "manifests"],
+    ] {
+        let o = kpol_in(d, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "{args:?}: {}", text(&o.stdout));
+    }
+}

@@ -49,6 +49,7 @@ const DEFAULTS: &[(&str, &str)] = &[
 ];
 
 /// Policies loaded for a run, and what went wrong loading them.
+#[derive(Default)]
 pub struct PolicySet {
     pub policies: Vec<Policy>,
     /// PolicyExceptions found among the policy files.

@@ -18,6 +18,7 @@ use kpol::policy::{Policy, PolicyBody, Rule, RuleBody, ValidateCheck};
 use super::args::Format;
 use super::config;
 use super::exit;
+use super::session::{Fallback, Spec};
 
 const POLICIES_HELP: &str = "Exit codes: 0 listed (with --coverage: every rule has a pass and a \
                              fail case); 1 with --coverage, some rule lacks one; 2 a policy or \
@@ -84,30 +85,23 @@ struct ListedRule {
 }
 
 pub fn run(args: PoliciesArgs) -> u8 {
-    let paths = if args.policies.is_empty() {
-        match config::locate(args.config.as_deref(), args.no_config) {
-            Ok(c) => c.policies,
-            Err(d) => {
-                super::render::print_diagnostic_line(&d);
-                return exit::INCOMPLETE;
-            }
-        }
-    } else {
-        args.policies.clone()
+    // `--coverage` without policies lists only the rules its suites load.
+    let fallback = match args.coverage {
+        Some(_) => Fallback::Empty,
+        None => Fallback::Embedded,
+    };
+    let spec = config::locate(args.config.as_deref(), args.no_config)
+        .map(|config| Spec::listing("policies", config, args.policies.clone(), fallback));
+    let set = match super::session::open_listing(spec) {
+        Ok(set) => set,
+        Err(code) => return code,
     };
     if let Some(dir) = &args.coverage {
-        let extra = if paths.is_empty() {
-            Vec::new()
-        } else {
-            let set = super::policies::load(&paths, &[], max_bytes());
-            for d in &set.diagnostics {
-                super::render::print_diagnostic_line(d);
-            }
-            set.policies
-        };
-        return super::coverage::run(dir, &extra, args.format);
+        for d in &set.diagnostics {
+            super::render::print_diagnostic_line(d);
+        }
+        return super::coverage::run(dir, &set.policies, args.format);
     }
-    let set = super::policies::load(&paths, &[], max_bytes());
     let incomplete = set
         .diagnostics
         .iter()
@@ -129,10 +123,6 @@ pub fn run(args: PoliciesArgs) -> u8 {
     } else {
         exit::CLEAN
     }
-}
-
-fn max_bytes() -> u64 {
-    super::policies::DEFAULT_MAX_FILE_MIB * 1024 * 1024
 }
 
 fn listed(p: &Policy) -> Listed {

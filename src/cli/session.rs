@@ -25,6 +25,9 @@ pub enum Fallback {
     /// None: the run stops with "nothing to apply" (exit 2). `kpol mutate` and
     /// `kpol generate` change or create resources, which a default set may not choose.
     Refuse,
+    /// None: an empty set (`kpol policies --coverage`, whose test suites name their own
+    /// policies).
+    Empty,
 }
 
 /// What a command hands the session: its flags merged with the config.
@@ -76,6 +79,50 @@ impl Spec {
             fallback: Fallback::Refuse,
         }
     }
+}
+
+impl Spec {
+    /// The session settings of a command that lists policies and reads no inputs (`kpol
+    /// policies`): its `-p` flags over the config's `policies`.
+    pub fn listing(
+        command: &'static str,
+        config: Config,
+        policies: Vec<PathBuf>,
+        fallback: Fallback,
+    ) -> Self {
+        Self {
+            command,
+            paths: Vec::new(),
+            policies: if policies.is_empty() {
+                config.policies
+            } else {
+                policies
+            },
+            exceptions: Vec::new(),
+            exclude: Vec::new(),
+            exclude_base: None,
+            values: None,
+            set: Vec::new(),
+            userinfo: None,
+            cluster_resources: Vec::new(),
+            max_bytes: policies::DEFAULT_MAX_FILE_MIB * 1024 * 1024,
+            fallback,
+        }
+    }
+}
+
+/// The policies of a command that lists them (`kpol policies`), loaded as [`Session::new`]
+/// loads them, from the config lookup and [`Spec::listing`]; the set's diagnostics are the
+/// loader's. Nothing is evaluated, so nothing about inputs or exceptions is checked. A problem
+/// that stops the run is printed here; the error is then the exit code.
+pub fn open_listing(spec: Result<Spec, Diagnostic>) -> Result<policies::PolicySet, u8> {
+    let stop = |d: Diagnostic| {
+        super::render::print_diagnostic_line(&d);
+        super::exit::INCOMPLETE
+    };
+    let spec = spec.map_err(stop)?;
+    refuse_empty(&spec).map_err(stop)?;
+    Ok(load_policies(&spec))
 }
 
 /// A session opened for a command that applies every policy it is given (`kpol mutate`,
@@ -145,11 +192,9 @@ impl Session {
     ) -> Result<Self, Diagnostic> {
         let mut select = select;
         let exclude = exclude(&spec)?;
-        if spec.policies.is_empty() && spec.fallback == Fallback::Refuse {
-            return Err(nothing_to_apply(spec.command));
-        }
+        refuse_empty(&spec)?;
         let (inputs, discovery) = discover(&spec.paths, &exclude);
-        let mut set = policies::load(&spec.policies, &spec.exceptions, spec.max_bytes);
+        let mut set = load_policies(&spec);
         let mut policy_diagnostics = set.diagnostics;
         unknown_policies(&set.policies, &set.exceptions, &mut policy_diagnostics);
         super::known_kinds::check(
@@ -185,6 +230,23 @@ impl Session {
             request,
         })
     }
+}
+
+/// No policies where the command has no fallback: the run stops (exit 2).
+fn refuse_empty(spec: &Spec) -> Result<(), Diagnostic> {
+    if spec.policies.is_empty() && spec.fallback == Fallback::Refuse {
+        return Err(nothing_to_apply(spec.command));
+    }
+    Ok(())
+}
+
+/// The policies and exceptions of `spec`: its files, else its fallback (nothing at all for
+/// [`Fallback::Empty`]).
+fn load_policies(spec: &Spec) -> policies::PolicySet {
+    if spec.policies.is_empty() && spec.fallback == Fallback::Empty {
+        return policies::PolicySet::default();
+    }
+    policies::load(&spec.policies, &spec.exceptions, spec.max_bytes)
 }
 
 /// The exclude matcher of `spec`: flag globs as paths are found, config globs relative to

@@ -33,6 +33,7 @@ use serde::Serialize;
 
 use crate::conditions::evaluate_block;
 use crate::exception::PolicyException;
+use crate::pipeline;
 use crate::policy::{Policy, Rule, RuleBody};
 use crate::report::Status;
 use crate::request::{Operation, Request};
@@ -137,51 +138,54 @@ pub fn generate_policy(
             missing: Vec::new(),
             problems: Vec::new(),
         };
-        // Exceptions come first, before the rule's own match (upstream `filterRule`).
-        if let Some(message) = exception_skip(exceptions, policy, rule, resource, request, pool) {
-            rules.push(response(Status::Skip, message));
-            continue;
-        }
-        if !rule.matches(resource, request) {
-            continue;
-        }
+        let skip = || {
+            exception_skip(exceptions, policy, rule, resource, request, pool)
+                .map(|message| crate::report::RuleResponse::new(&rule.name, Status::Skip, message))
+        };
+        let how = generate_how(&skip);
+        let s = pipeline::Subject {
+            policy,
+            rule,
+            resource,
+            request,
+            exceptions,
+        };
         // DELETE: the CLI's new object is empty and only the old one matches, which the
         // background check reports as `fail` ("delete the downstream"); nothing is generated.
-        if request.operation == Operation::Delete {
-            rules.push(response(Status::Fail, String::new()));
-            if policy.apply_one() {
-                break;
-            }
-            continue;
-        }
-        let Ok(mut ctx) = validate::rule_context(policy, rule, resource, request) else {
-            continue;
+        let early = |stage| {
+            (stage == pipeline::Stage::Selected && request.operation == Operation::Delete).then(
+                || {
+                    pipeline::Early::Respond(crate::report::RuleResponse::new(
+                        &rule.name,
+                        Status::Fail,
+                        String::new(),
+                    ))
+                },
+            )
         };
-        let (status, message) = match &rule.preconditions {
-            None => (Status::Pass, String::new()),
-            Some(pre) => match evaluate_block(pre, &mut ctx) {
-                Err(e) => (Status::Error, format!("failed to evaluate conditions: {e}")),
-                Ok(r) if r.holds => (Status::Pass, String::new()),
-                Ok(_) => (Status::Skip, String::new()),
-            },
-        };
-        let mut out = response(status, message);
-        if status == Status::Pass {
-            let cx = target::RuleCx {
-                policy,
-                rule: &rule.name,
-                trigger: resource,
-                pool,
-                synchronize: body.get("synchronize").and_then(|n| n.as_bool()) == Some(true),
-            };
-            match body.get("foreach") {
-                Some(list) => foreach::generate_foreach(&cx, list, &mut ctx, &mut out),
-                None => target::generate_pattern(&cx, body, &mut ctx, &mut out),
+        let context = || Some(validate::rule_context(policy, rule, resource, request));
+        let out = match pipeline::gate(&s, &how, false, early, context) {
+            pipeline::Gate::Silent | pipeline::Gate::Body(None) => continue,
+            pipeline::Gate::Respond(r) => response(r.status, r.message),
+            pipeline::Gate::Body(Some(mut ctx)) => {
+                let mut out = response(Status::Pass, String::new());
+                let cx = target::RuleCx {
+                    policy,
+                    rule: &rule.name,
+                    trigger: resource,
+                    pool,
+                    synchronize: body.get("synchronize").and_then(|n| n.as_bool()) == Some(true),
+                };
+                match body.get("foreach") {
+                    Some(list) => foreach::generate_foreach(&cx, list, &mut ctx, &mut out),
+                    None => target::generate_pattern(&cx, body, &mut ctx, &mut out),
+                }
+                out
             }
-        }
-        let applied = out.status != Status::Skip;
+        };
+        let stops = how.stops(policy, std::iter::once(out.status));
         rules.push(out);
-        if policy.apply_one() && applied {
+        if stops {
             break;
         }
     }
@@ -189,6 +193,23 @@ pub fn generate_policy(
         policy: index,
         rules,
     })
+}
+
+/// How generate rules go through the shared rule steps (crate::pipeline), as the Kyverno CLI
+/// runs Kyverno's background check: PolicyExceptions first, before the rule's own match
+/// (`skip`, the rule's exception lookup); a context that fails to load gives no response;
+/// preconditions that do not hold skip without a message; `applyRules: One` stops after the
+/// first rule that is not skipped.
+fn generate_how<'f>(
+    skip: &'f dyn Fn() -> Option<crate::report::RuleResponse>,
+) -> pipeline::How<'f> {
+    pipeline::How {
+        rule_type: crate::report::RuleType::Generation,
+        exceptions: pipeline::Exceptions::BeforeMatch(skip),
+        context_error: pipeline::ContextError::Silent,
+        preconditions: pipeline::Preconditions::Background,
+        one_stops_at: pipeline::OneStopsAt::NotSkip,
+    }
 }
 
 /// A GeneratingPolicy's response (crate::gpol) as one rule's: its objects, identified.

@@ -28,8 +28,8 @@ use crate::request::Request;
 use crate::resource::Resource;
 use crate::yaml::{Node, Value};
 
-use crate::conditions::evaluate_block;
-use crate::exception::{self, PolicyException};
+use crate::exception::PolicyException;
+use crate::pipeline;
 use crate::variables::{Context, VarError, has_variables, substitute_cow};
 
 use merge_keys::{ListStrategy, SchemaType};
@@ -81,7 +81,12 @@ pub fn mutate_with_exceptions(
     exceptions: &[PolicyException],
     request: &Request,
 ) -> Mutation {
-    run(resource, policies, exceptions, request, true)
+    // `kpol test` compares each policy's output and lists every policy's response.
+    let keep = Keep {
+        snapshots: true,
+        empty_responses: true,
+    };
+    run(resource, policies, exceptions, request, keep)
 }
 
 /// The resource as every mutate policy leaves it, or `None` when they leave it as it is
@@ -166,7 +171,11 @@ pub(crate) fn mutated_by(
     exceptions: &[PolicyException],
     request: &Request,
 ) -> Option<Resource> {
-    let (current, _) = run_selecting(resource, policies, mutating, exceptions, request);
+    let keep = Keep {
+        snapshots: false,
+        empty_responses: false,
+    };
+    let (current, _) = run_policies(resource, policies, mutating, exceptions, request, keep);
     match current {
         Cow::Owned(r) => Some(r),
         Cow::Borrowed(_) => None,
@@ -183,7 +192,12 @@ pub(crate) fn mutated_with_errors(
     exceptions: &[PolicyException],
     request: &Request,
 ) -> (Option<Resource>, Vec<(usize, RuleResponse)>) {
-    let (current, responses) = run_selecting(resource, policies, mutating, exceptions, request);
+    let keep = Keep {
+        snapshots: false,
+        empty_responses: false,
+    };
+    let (current, responses) =
+        run_policies(resource, policies, mutating, exceptions, request, keep);
     let mut errors = Vec::new();
     for pm in responses {
         let policy = pm.response.policy;
@@ -205,16 +219,27 @@ fn run(
     policies: &[Policy],
     exceptions: &[PolicyException],
     request: &Request,
-    snapshots: bool,
+    keep: Keep,
 ) -> Mutation {
     let mutating = mutating(policies);
-    let (current, policies) = run_policies(
-        resource, policies, &mutating, exceptions, request, snapshots,
-    );
+    let (current, policies) =
+        run_policies(resource, policies, &mutating, exceptions, request, keep);
     Mutation {
         resource: current.into_owned(),
         policies,
     }
+}
+
+/// What a caller of [`run_policies`] keeps of the run besides the resource it leaves.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Keep {
+    /// The resource as each policy left it ([`PolicyMutation::patched`]: `kpol test` compares
+    /// them, mutate.md §10).
+    pub snapshots: bool,
+    /// The (empty) responses of the policies none of whose rules can select the resource's
+    /// kind; callers that read only changes and rule results leave them out (perf: such a
+    /// policy is not visited).
+    pub empty_responses: bool,
 }
 
 /// Every mutate policy (positions `mutating` of `policies`) over `resource`; the resource is
@@ -225,44 +250,13 @@ pub(crate) fn run_policies<'r>(
     mutating: &[Mutating],
     exceptions: &[PolicyException],
     request: &Request,
-    snapshots: bool,
-) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
-    run_in(
-        resource, policies, mutating, exceptions, request, snapshots, true,
-    )
-}
-
-/// [`run_policies`] without the empty responses of the policies none of whose rules can
-/// select the resource's kind (their callers read changes and rule results only).
-fn run_selecting<'r>(
-    resource: &'r Resource,
-    policies: &[Policy],
-    mutating: &[Mutating],
-    exceptions: &[PolicyException],
-    request: &Request,
-) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
-    run_in(
-        resource, policies, mutating, exceptions, request, false, false,
-    )
-}
-
-/// `keep_empty`: whether a policy that cannot select the kind still gives its (empty)
-/// response.
-#[allow(clippy::too_many_arguments)]
-fn run_in<'r>(
-    resource: &'r Resource,
-    policies: &[Policy],
-    mutating: &[Mutating],
-    exceptions: &[PolicyException],
-    request: &Request,
-    snapshots: bool,
-    keep_empty: bool,
+    keep: Keep,
 ) -> (Cow<'r, Resource>, Vec<PolicyMutation>) {
     let mut current = Cow::Borrowed(resource);
     let mut out = Vec::new();
     for m in mutating {
         // The kind as the policies before left it (cascading, §2).
-        if !keep_empty && !m.may_select(request.match_kind(&current).kind) {
+        if !keep.empty_responses && !m.may_select(request.match_kind(&current).kind) {
             continue;
         }
         let (i, policy) = (m.policy, &policies[m.policy]);
@@ -274,7 +268,7 @@ fn run_in<'r>(
         let rules = mutate_policy(&env, &m.needs_context, &mut current);
         out.push(PolicyMutation {
             response: PolicyResponse { policy: i, rules },
-            patched: snapshots.then(|| current.root.clone()),
+            patched: keep.snapshots.then(|| current.root.clone()),
         });
     }
     (current, out)
@@ -287,13 +281,24 @@ struct Env<'a> {
     exceptions: &'a [PolicyException],
 }
 
+/// How mutate rules go through the shared rule steps (crate::pipeline): Kyverno's engine
+/// handlers (exceptions after preconditions, a context error is the rule's error);
+/// `applyRules: One` stops after the first rule that patched the resource.
+const MUTATE: pipeline::How<'static> = pipeline::How {
+    rule_type: RuleType::Mutation,
+    exceptions: pipeline::Exceptions::AfterPreconditions,
+    context_error: pipeline::ContextError::Respond,
+    preconditions: pipeline::Preconditions::Engine,
+    one_stops_at: pipeline::OneStopsAt::Pass,
+};
+
 /// `needs_context`: per rule, [`Mutating::needs_context`].
 fn mutate_policy(
     env: &Env<'_>,
     needs_context: &[bool],
     current: &mut Cow<'_, Resource>,
 ) -> Vec<RuleResponse> {
-    let (policy, request) = (env.policy, env.request);
+    let policy = env.policy;
     if !policy.in_scope(&current.namespace) {
         return Vec::new();
     }
@@ -302,32 +307,18 @@ fn mutate_policy(
         let RuleBody::Mutate(body) = &rule.body else {
             continue;
         };
-        // Matched against the resource as previous rules left it (cascading, §2).
-        if !rule.matches(current, request) {
-            continue;
-        }
         // One evaluation budget for everything the rule builds (variables/budget.rs).
         let _budget = crate::base::budget::Scope::enter();
-        // The request context, values, then the rule's `context` entries; built only for a
-        // rule that reads it (perf: a plain patch needs no copy of the resource,
-        // docs/PERFORMANCE.md). Without `context` entries building it cannot fail.
-        let mut ctx = None;
-        if needs_context {
-            match crate::validate::rule_context(policy, rule, current, request) {
-                Ok(c) => ctx = Some(c),
-                Err(v) => {
-                    out.push(response(rule, v.status, v.message));
-                    continue;
-                }
-            }
-        }
-        let (resps, after) = apply_rule(env, rule, body, current, &mut ctx);
+        // Matched against the resource as previous rules left it (cascading, §2).
+        let Some((resps, after)) = apply_rule(env, rule, body, current, needs_context) else {
+            continue;
+        };
         if let Some(after) = after {
             *current = Cow::Owned(after);
         }
-        let passed = resps.iter().any(|r| r.status == Status::Pass);
+        let stops = MUTATE.stops(policy, resps.iter().map(|r| r.status));
         out.extend(resps);
-        if policy.apply_one() && passed {
+        if stops {
             break;
         }
     }
@@ -335,9 +326,7 @@ fn mutate_policy(
 }
 
 fn response(rule: &Rule, status: Status, message: String) -> RuleResponse {
-    let mut r = RuleResponse::new(&rule.name, status, message);
-    r.rule_type = RuleType::Mutation;
-    r
+    MUTATE.respond(rule, crate::validate::Verdict::new(status, message))
 }
 
 fn unsupported(rule: &Rule, feature: &str) -> RuleResponse {
@@ -367,80 +356,51 @@ fn mutated_message(r: &Resource) -> String {
     }
 }
 
-/// One rule on the current resource: its responses (one, or one per target of a
-/// mutate-existing rule) and, when it changed something, the resource as it left it. `ctx`
-/// is `None` when the rule has no preconditions, `foreach`, `context` entries, targets or
-/// variables: then only an exception's conditions may need it.
-fn apply_rule<'r>(
+/// One rule on the current resource, through the shared rule steps, then its body: its
+/// responses (one, or one per target of a mutate-existing rule) and, when it changed
+/// something, the resource as it left it; `None` when the rule does not select the resource.
+/// The rule's context is built only when it reads one (`needs_context`: preconditions,
+/// `foreach`, `context` entries, targets or variables; perf: a plain patch needs no copy of
+/// the resource, docs/PERFORMANCE.md); then only an exception's conditions may need one.
+fn apply_rule(
     env: &Env<'_>,
     rule: &Rule,
     body: &Node,
-    current: &'r Resource,
-    ctx: &mut Option<Context<'r>>,
-) -> (Vec<RuleResponse>, Option<Resource>) {
+    current: &Resource,
+    needs_context: bool,
+) -> Option<(Vec<RuleResponse>, Option<Resource>)> {
     let targets = body.get("targets");
     let objects = env.request.offline.objects.as_ref();
-    if targets.is_some() && objects.is_none() {
-        return (vec![unsupported(rule, "mutate targets")], None);
-    }
-    if let Some(r) = gate(env, rule, current, ctx) {
-        return (vec![r], None);
-    }
+    let s = pipeline::Subject {
+        policy: env.policy,
+        rule,
+        resource: current,
+        request: env.request,
+        exceptions: env.exceptions,
+    };
+    // Without a cluster a mutate-existing rule is unsupported: told once its context is
+    // loaded (a context that fails to load is the rule's error first).
+    let early = |stage| {
+        (stage == pipeline::Stage::ContextLoaded && targets.is_some() && objects.is_none())
+            .then(|| pipeline::Early::Respond(unsupported(rule, "mutate targets")))
+    };
+    let context = || {
+        needs_context.then(|| crate::validate::rule_context(env.policy, rule, current, env.request))
+    };
+    let mut ctx = match pipeline::gate(&s, &MUTATE, false, early, context) {
+        pipeline::Gate::Silent => return None,
+        pipeline::Gate::Respond(r) => return Some((vec![r], None)),
+        pipeline::Gate::Body(ctx) => ctx,
+    };
     // A mutate-existing rule patches its targets, never the trigger (`mutateExistingHandler`).
     if let (Some(targets), Some(objects), Some(ctx)) = (targets, objects, ctx.as_mut()) {
-        return (
+        return Some((
             existing::apply(env, rule, body, targets, objects, ctx),
             None,
-        );
+        ));
     }
-    let (r, after) = patch_rule(rule, body, current, ctx);
-    (vec![r], after)
-}
-
-/// The rule's preconditions, then the PolicyExceptions covering it: `Some` is the response
-/// that ends the rule there (skip or error).
-fn gate<'r>(
-    env: &Env<'_>,
-    rule: &Rule,
-    current: &'r Resource,
-    ctx: &mut Option<Context<'r>>,
-) -> Option<RuleResponse> {
-    if let (Some(p), Some(ctx)) = (&rule.preconditions, ctx.as_mut()) {
-        match evaluate_block(p, ctx) {
-            Ok(r) if r.holds => {}
-            Ok(r) => {
-                let mut msg = "preconditions not met".to_owned();
-                if !r.message.is_empty() {
-                    msg = format!("{msg}; {}", r.message);
-                }
-                return Some(response(rule, Status::Skip, msg));
-            }
-            Err(e) => {
-                let msg = format!("failed to evaluate preconditions: {}", e.message);
-                return Some(response(rule, Status::Error, msg));
-            }
-        }
-    }
-    // Exceptions are looked up after preconditions; their conditions see the rule's context.
-    let mut holds = |conds: &Node| {
-        if ctx.is_none() {
-            *ctx = crate::validate::rule_context(env.policy, rule, current, env.request).ok();
-        }
-        ctx.as_mut()
-            .is_some_and(|c| evaluate_block(conds, c).is_ok_and(|r| r.holds))
-    };
-    if let Some(mut r) = exception::response(
-        env.exceptions,
-        env.policy,
-        rule,
-        current,
-        env.request,
-        &mut holds,
-    ) {
-        r.rule_type = RuleType::Mutation;
-        return Some(r);
-    }
-    None
+    let (r, after) = patch_rule(rule, body, current, &mut ctx);
+    Some((vec![r], after))
 }
 
 /// The rule's patch (`patchStrategicMerge`, `patchesJson6902` or `foreach`) applied to
