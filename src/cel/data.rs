@@ -140,6 +140,13 @@ mod tests {
     }
 
     #[test]
+    fn hashes_refuse_what_is_not_a_string() {
+        for e in ["sha1(1)", "sha256(b'x')", "hash.md5(null)"] {
+            assert!(eval_expr(e).is_err(), "{e}");
+        }
+    }
+
+    #[test]
     fn hashes() {
         assert_eq!(
             s("sha1('hello')"),
