@@ -122,3 +122,126 @@ fn an_unreadable_request_stops_the_test() {
     );
     assert_ne!(code, Some(0));
 }
+
+/// `kpol check --http-payload / --envoy-payload`: the same requests as findings at their file;
+/// an allowed request alone exits 0, a denial 1, an unreadable request 2.
+#[test]
+fn check_answers_http_and_envoy_payloads() {
+    let p = "testdata/authz/policies.yaml";
+    let (code, out, err) = kpol(&[
+        "check",
+        "--policy",
+        p,
+        "--http-payload",
+        "testdata/authz/http-ok.json",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = kpol(&[
+        "check",
+        "--policy",
+        p,
+        "--http-payload",
+        "testdata/authz/http-bad.json",
+        "--envoy-payload",
+        "testdata/authz/envoy-guest.json",
+        "--envoy-payload",
+        "testdata/authz/envoy-admin.json",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    // JSON lists every answer; the findings are the denials.
+    let denials: Vec<&serde_json::Value> = json["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|r| r["result"] == "fail")
+        .collect();
+    let passes = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["result"] == "pass")
+        .count();
+    assert_eq!(passes, 1, "{out}");
+    let got: Vec<(String, String, String, u64)> = denials
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap().to_owned();
+            (
+                s("policy"),
+                s("result"),
+                s("file"),
+                r["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let row = |policy: &str, file: &str| {
+        (
+            policy.to_owned(),
+            "fail".to_owned(),
+            format!("testdata/authz/{file}"),
+            1,
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            row("http-token", "http-bad.json"),
+            row("envoy-admin", "envoy-guest.json")
+        ]
+    );
+    let messages: Vec<&str> = denials
+        .iter()
+        .map(|r| r["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "request denied, reason: bad token",
+            "request denied with status code 403"
+        ]
+    );
+    // Human and SARIF output carry the same findings.
+    let (code, out, _) = kpol(&[
+        "check",
+        "--policy",
+        p,
+        "--envoy-payload",
+        "testdata/authz/envoy-wrong-key.json",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("error[envoy-admin/envoy-admin]"), "{out}");
+    assert!(out.contains("envoy-wrong-key.json:1:1"), "{out}");
+    assert!(
+        out.contains("Envoy payload testdata/authz/envoy-wrong-key.json"),
+        "{out}"
+    );
+    let (_, out, _) = kpol(&[
+        "check",
+        "--policy",
+        p,
+        "--http-payload",
+        "testdata/authz/http-bad.json",
+        "--format",
+        "sarif",
+    ]);
+    let sarif: serde_json::Value = serde_json::from_str(&out).expect("sarif");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    assert_eq!(results.len(), 1, "{out}");
+    assert!(out.contains("http-bad.json"), "{out}");
+    // A file that is not a request: an input error at the file, exit 2.
+    let (code, out, err) = kpol(&[
+        "check",
+        "--policy",
+        p,
+        "--http-payload",
+        "testdata/authz/kyverno-test.yaml",
+    ]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("invalid HTTP payload"),
+        "{out}{err}"
+    );
+}

@@ -583,7 +583,11 @@ mod tests {
         let get =
             "resource.Get(resource.ToGVR('apps/v1', 'Deployment'), 'pond', 'd').spec.replicas";
         assert_eq!(run(c.clone(), get), Ok(Value::Int(3)));
+        // ToGVR maps to the CRD's plural `geese`, but the objects are stored under the
+        // guessed `gooses` (testdata/cluster/crd-store, checked with the v1.19.0 CLI).
         let list = "resource.list(resource.toGVR('example.com/v1', 'Goose'), 'pond').items.size()";
+        assert_eq!(run(c.clone(), list), Ok(Value::Int(0)));
+        let list = "resource.List('example.com/v1', 'gooses', 'pond').items.size()";
         assert_eq!(run(c.clone(), list), Ok(Value::Int(1)));
         let labels = "resource.List(resource.ToGVR('apps/v1', 'Deployment'), 'pond', {'a': 'b'})";
         assert_eq!(

@@ -35,8 +35,11 @@ fn md5_hex(s: Arc<String>) -> String {
 }
 
 fn unmarshal(s: Arc<String>) -> Result<Value, ExecutionError> {
-    let parsed: serde_json::Value = serde_json::from_str(&s)
-        .map_err(|e| ExecutionError::function_error("json.unmarshal", e))?;
+    // Go's decoder words the syntax errors (cel-go returns them as they are).
+    let parsed: serde_json::Value = serde_json::from_str(&s).map_err(|e| {
+        let why = super::go_errors::json_syntax_error(&s).unwrap_or_else(|| e.to_string());
+        ExecutionError::function_error("json.unmarshal", why)
+    })?;
     Ok(super::convert::to_cel(&value::from_json(&parsed)))
 }
 
@@ -137,6 +140,13 @@ mod tests {
     }
 
     #[test]
+    fn hashes_refuse_what_is_not_a_string() {
+        for e in ["sha1(1)", "sha256(b'x')", "hash.md5(null)"] {
+            assert!(eval_expr(e).is_err(), "{e}");
+        }
+    }
+
+    #[test]
     fn hashes() {
         assert_eq!(
             s("sha1('hello')"),
@@ -205,12 +215,10 @@ mod tests {
     }
 
     #[test]
-    fn yaml_parse_errors_are_named() {
+    fn yaml_parse_errors_are_worded_as_kyverno_s() {
+        // cel-go returns the library's error as it is, with no function name in front.
         let e = eval_expr("yaml.parse('a: [1')").unwrap_err();
-        assert!(
-            e.contains("yaml.parse") && e.contains("error converting YAML to JSON"),
-            "{e}"
-        );
+        assert!(e.starts_with("error converting YAML to JSON: "), "{e}");
         assert!(eval_expr("yaml.parse(1)").is_err());
     }
 }

@@ -212,6 +212,9 @@ pub struct Activation {
     /// `variables.<name>` that failed, with their error: an expression that uses one gets that
     /// error (Kyverno evaluates variables lazily, so an unused failing variable is harmless).
     failed: Vec<(String, String)>,
+    /// Kubernetes' composition environment (validate.cel, VAP): a failed variable's error is
+    /// worded `composited variable "v" fails to evaluate: …`, as k8s words it.
+    composited: bool,
 }
 
 impl VariableResolver for Activation {
@@ -249,6 +252,16 @@ impl Activation {
         self.vars.push((name, value));
     }
 
+    /// [`Activation::bind_variables`] in Kubernetes' composition environment (validate.cel,
+    /// ValidatingAdmissionPolicy), whose failed variables' errors k8s words its own way.
+    pub fn bind_composited_variables<'a>(
+        &mut self,
+        defs: impl IntoIterator<Item = (&'a str, &'a Program)>,
+    ) {
+        self.composited = true;
+        self.bind_variables(defs);
+    }
+
     /// Computes `variables` from `(name, program)` pairs in order; each sees those before it
     /// (a later variable of the same name replaces an earlier one).
     pub fn bind_variables<'a>(&mut self, defs: impl IntoIterator<Item = (&'a str, &'a Program)>) {
@@ -273,7 +286,7 @@ impl Activation {
         }
     }
 
-    /// Evaluates one program; errors are CEL's error text.
+    /// Evaluates one program; errors are worded as cel-go words them ([`super::go_errors`]).
     pub fn eval(&self, program: &Program) -> Result<Value, String> {
         let expr = program.expr.as_ref().map_err(Clone::clone)?;
         let root: &Context<'_, '_> = &super::env::ROOT;
@@ -300,9 +313,13 @@ impl Activation {
         if let ExecutionError::NoSuchKey(k) = &e
             && let Some((_, err)) = self.failed.iter().find(|(n, _)| n == k.as_str())
         {
-            return err.clone();
+            return if self.composited {
+                format!("composited variable \"{k}\" fails to evaluate: {err}")
+            } else {
+                err.clone()
+            };
         }
-        e.to_string()
+        super::go_errors::text(&e)
     }
 }
 

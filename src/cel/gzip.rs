@@ -81,9 +81,9 @@ mod tests {
     }
 
     #[test]
-    fn errors_are_named() {
+    fn errors_are_go_s() {
         let e = run("gzip.decompress(b'not gzip')").unwrap_err();
-        assert!(e.contains("gzip.decompress") && e.contains("gzip:"), "{e}");
+        assert!(e.starts_with("gzip: "), "{e}");
         let e = run("gzip.compress(1)").unwrap_err();
         assert!(e.contains("to 'string'"), "{e}");
         assert!(run("gzip.decompress('x')").is_err());

@@ -35,9 +35,10 @@ pub const OFFLINE_UNSUPPORTED: &[&str] = &[
 
 /// The error an offline-unsupported call evaluates to.
 pub fn unsupported_offline(function: &str) -> ExecutionError {
+    // The function is named in the message: errors are shown without the crate's prefix.
     ExecutionError::function_error(
         function,
-        "unsupported offline: needs a cluster, a registry or the network",
+        format!("{function}: unsupported offline: needs a cluster, a registry or the network"),
     )
 }
 

@@ -10,7 +10,8 @@
 //! [`Shared`] values, converted once per resource in its [`ResourceValues`]; [`admission`]
 //! binds `object`, `oldObject` and `request` for every CEL kind). The policy kinds built on it
 //! live in `crate::vpol`, `crate::mpol` and `crate::gpol`. The HTTP / Envoy authorization
-//! libraries are [`authz`] and [`jwt`].
+//! libraries are [`authz`] and [`jwt`]. Run-time errors are worded as cel-go words them
+//! ([`go_errors`]).
 
 pub mod admission;
 pub mod authz;
@@ -21,6 +22,7 @@ pub mod data;
 pub mod env;
 pub mod eval;
 pub mod generator;
+pub mod go_errors;
 pub mod gzip;
 pub mod image;
 pub mod jwt;

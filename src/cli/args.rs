@@ -27,6 +27,9 @@ pub struct Args {
     pub command: Command,
 }
 
+// One value per run, parsed once: the size of its largest variant (`check`'s flags) costs
+// nothing, and boxing it would only add indirection at every use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check manifests against Kyverno validate rules.
@@ -202,6 +205,8 @@ impl From<ApplyArgs> for CheckArgs {
             exceptions: a.exceptions,
             resources: a.resources,
             json_payloads: a.json,
+            http_payloads: Vec::new(),
+            envoy_payloads: Vec::new(),
             exclude: a.exclude,
             format: a.format,
             policy_report: a.policy_report,
@@ -296,6 +301,19 @@ pub struct CheckArgs {
     /// payloads and no PATHS, no manifests are checked.
     #[arg(long = "json-payload", value_name = "PATH")]
     pub json_payloads: Vec<PathBuf>,
+
+    /// An HTTP authorization request (a JSON file: kyverno-authz's `CheckRequest`) to answer
+    /// with the ValidatingPolicies in `evaluation.mode: HTTP` (repeatable; a test's
+    /// `httpPayloads`). A denial or an error is a finding at the file. With payloads and no
+    /// PATHS, no manifests are checked.
+    #[arg(long = "http-payload", value_name = "PATH")]
+    pub http_payloads: Vec<PathBuf>,
+
+    /// An Envoy authorization request (a JSON file: Envoy's `CheckRequest`) to answer with
+    /// the ValidatingPolicies in `evaluation.mode: Envoy` (repeatable; a test's
+    /// `envoyPayloads`). A denial or an error is a finding at the file.
+    #[arg(long = "envoy-payload", value_name = "PATH")]
+    pub envoy_payloads: Vec<PathBuf>,
 
     /// Skip input paths matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]

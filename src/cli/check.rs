@@ -11,6 +11,7 @@ use kpol::request::Request;
 use kpol::request::values::Values;
 use kpol::resource::Resource;
 use kpol::source::{LineCol, Source, SourceFile};
+use kpol::vpol::authz::{self, AuthzMode};
 use std::io::Write as _;
 use std::sync::Arc;
 
@@ -286,7 +287,10 @@ pub fn run(args: CheckArgs) -> u8 {
     let policy_errors = policy_diagnostics.iter().filter(is_error).count();
     let failed = discovery_errors > 0;
     diagnostics.extend(discovery);
-    if inputs.is_empty() && settings.json_payloads.is_empty() && !failed {
+    let no_payloads = settings.json_payloads.is_empty()
+        && settings.http_payloads.is_empty()
+        && settings.envoy_payloads.is_empty();
+    if inputs.is_empty() && no_payloads && !failed {
         diagnostics.push(nothing_to_check(&settings));
     }
     diagnostics.extend(policy_diagnostics);
@@ -301,16 +305,28 @@ pub fn run(args: CheckArgs) -> u8 {
             .to_vec(),
         None => all_inputs.clone(),
     };
-    // `--json-payload` files after the manifests, in the order given (checked by the first
-    // shard only, so that shards add up to the whole run).
-    let payloads = match shard {
+    // `--json-payload`, then `--http-payload` and `--envoy-payload` files after the manifests,
+    // in the order given (checked by the first shard only, so that shards add up to the
+    // whole run).
+    let payloads: Vec<(Input, Feed)> = match shard {
         Some(s) if s.index != 1 => Vec::new(),
-        _ => settings.json_payloads.clone(),
+        _ => {
+            let of = |files: &[std::path::PathBuf], feed: Feed| {
+                files
+                    .iter()
+                    .map(move |p| (Input::File(p.clone()), feed))
+                    .collect::<Vec<_>>()
+            };
+            let mut all = of(&settings.json_payloads, Feed::Json);
+            all.extend(of(&settings.http_payloads, Feed::Authz(AuthzMode::Http)));
+            all.extend(of(&settings.envoy_payloads, Feed::Authz(AuthzMode::Envoy)));
+            all
+        }
     };
-    let inputs: Vec<(Input, bool)> = inputs
+    let inputs: Vec<(Input, Feed)> = inputs
         .into_iter()
-        .map(|i| (i, false))
-        .chain(payloads.into_iter().map(|p| (Input::File(p), true)))
+        .map(|i| (i, Feed::Manifest))
+        .chain(payloads)
         .collect();
     if !settings.policies.is_empty() && engine.policies().is_empty() {
         diagnostics.push(no_policies(&settings, loaded));
@@ -412,7 +428,7 @@ pub fn run(args: CheckArgs) -> u8 {
     // thread only writes the text in input order (perf: rendering in parallel, and every
     // report freed by the thread that built it).
     let list_passing = renderer.lists_passing(settings.verbose);
-    let check = |(input, payload): &(Input, bool)| {
+    let check = |(input, feed): &(Input, Feed)| {
         let options = CheckOptions {
             audit_warn: settings.audit_warn,
             max_bytes,
@@ -421,10 +437,10 @@ pub fn run(args: CheckArgs) -> u8 {
             allow_empty: settings.allow_empty,
             today,
         };
-        let mut file = if *payload {
-            check_payload(&engine, input, options)
-        } else {
-            check_input(&engine, &request, &old, input, options)
+        let mut file = match feed {
+            Feed::Json => check_payload(&engine, input, options),
+            Feed::Authz(mode) => check_authz(&engine, input, *mode, options),
+            Feed::Manifest => check_input(&engine, &request, &old, input, options),
         };
         progress.tick();
         // `--baseline`: the recorded findings leave the report (counted); which entries they
@@ -1175,6 +1191,87 @@ fn deletion_note(
             location,
         )),
         _ => None,
+    }
+}
+
+/// What an input of `kpol check` is: a manifest, a `--json-payload` file, or an
+/// authorization request (`--http-payload`, `--envoy-payload`).
+#[derive(Clone, Copy)]
+enum Feed {
+    Manifest,
+    Json,
+    Authz(AuthzMode),
+}
+
+/// One `--http-payload` / `--envoy-payload` file: one authorization request (as a test's
+/// `httpPayloads` / `envoyPayloads`), answered by every ValidatingPolicy of its mode; each
+/// answer is a finding at the file (a denial `fail`, an error `error`). A file that does not
+/// read as a request is an error at the file.
+fn check_authz(engine: &Engine, input: &Input, mode: AuthzMode, opts: CheckOptions) -> FileReport {
+    let fail = |d: Diagnostic| FileReport {
+        diagnostics: vec![d],
+        findings: Vec::new(),
+        unlisted: Summary::default(),
+    };
+    let name = input.display();
+    let what = match mode {
+        AuthzMode::Http => "HTTP",
+        AuthzMode::Envoy => "Envoy",
+    };
+    let text = match policies::read(input, opts.max_bytes) {
+        Ok(t) => t,
+        Err(d) => return fail(d),
+    };
+    let object = match mode {
+        AuthzMode::Http => kpol::vpol::authz_request::http_request(&text),
+        AuthzMode::Envoy => kpol::vpol::authz_request::envoy_request(&text),
+    };
+    let source: Source = Arc::new(SourceFile::new(name.clone(), text));
+    let object = match object {
+        Ok(o) => o,
+        Err(why) => {
+            return fail(Diagnostic::error(
+                Code::Yaml,
+                format!("invalid {what} payload: {why}"),
+                Some(Location::file(&name)),
+            ));
+        }
+    };
+    // The findings point at the request's first node (its document, when it reads as one).
+    let root = kpol::payload::documents(&source, kpol::payload::Format::Json, &name)
+        .ok()
+        .and_then(|d| d.into_iter().next())
+        .map_or_else(kpol::yaml::Node::null, |r| r.root);
+    let at = Resource {
+        root,
+        api_version: String::new(),
+        kind: String::new(),
+        name: name.clone(),
+        namespace: String::new(),
+        source: Some(source),
+        doc_index: 0,
+    };
+    let mut findings = Vec::new();
+    let mut unlisted = Summary::default();
+    for (i, policy) in engine.policies().iter().enumerate() {
+        let Some(cel) = kpol::vpol::cel_policy(policy) else {
+            continue;
+        };
+        let Some(resp) = authz::evaluate(cel, mode, object.clone()) else {
+            continue;
+        };
+        if !opts.list_passing && matches!(resp.status, Status::Pass | Status::Skip) {
+            unlisted.add(resp.status);
+            continue;
+        }
+        let mut f = finding(policy, i, &at, resp, opts.audit_warn);
+        f.resource = format!("{what} payload {name}");
+        findings.push(f);
+    }
+    FileReport {
+        diagnostics: Vec::new(),
+        findings,
+        unlisted,
     }
 }
 

@@ -69,6 +69,9 @@ pub struct Settings {
     pub exceptions: Vec<PathBuf>,
     /// `--json-payload` files (cel.md §3.5).
     pub json_payloads: Vec<PathBuf>,
+    /// `--http-payload` and `--envoy-payload` files (authorization requests).
+    pub http_payloads: Vec<PathBuf>,
+    pub envoy_payloads: Vec<PathBuf>,
     pub exclude: Vec<String>,
     /// `Some(config file's directory)` when `exclude` came from the config: its globs are
     /// relative to it.
@@ -134,12 +137,17 @@ pub fn settings(args: CheckArgs, config: Config) -> Result<Settings, Diagnostic>
     let or = |flag: Vec<PathBuf>, conf: Vec<PathBuf>| if flag.is_empty() { conf } else { flag };
     let mut paths = or(args.paths, config.paths);
     // Payloads alone check no manifests (not the working directory).
-    if paths.is_empty() && args.json_payloads.is_empty() {
+    let no_payloads = args.json_payloads.is_empty()
+        && args.http_payloads.is_empty()
+        && args.envoy_payloads.is_empty();
+    if paths.is_empty() && no_payloads {
         paths.push(PathBuf::from("."));
     }
     Ok(Settings {
         paths,
         json_payloads: args.json_payloads,
+        http_payloads: args.http_payloads,
+        envoy_payloads: args.envoy_payloads,
         policies: or(args.policies, config.policies),
         exceptions: or(args.exceptions, config.exceptions),
         exclude_base: (args.exclude.is_empty() && !config.exclude.is_empty())

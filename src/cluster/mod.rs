@@ -93,6 +93,21 @@ pub fn group_resource(gvr: &Gvr) -> String {
     }
 }
 
+/// apimachinery's `UnsafeGuessKindToResource`: the lowercased kind, `s` → `ses`, `y` → `ies`,
+/// else `+s` (`Goose` → `gooses`, `Gateway` → `gatewaies`).
+pub fn guessed_resource(kind: &str) -> String {
+    let lower = kind.to_lowercase();
+    if lower.ends_with('s') {
+        format!("{lower}es")
+    } else if let Some(stem) = lower.strip_suffix('y') {
+        format!("{stem}ies")
+    } else if lower.is_empty() {
+        lower
+    } else {
+        format!("{lower}s")
+    }
+}
+
 fn text<'a>(node: &'a Node, path: &[&str]) -> &'a str {
     node.get_path(path).and_then(Node::as_str).unwrap_or("")
 }
@@ -189,12 +204,32 @@ impl Cluster {
         &self.crds
     }
 
-    /// The resource name of a kind: the CRD's plural, else the discovery-style guess.
+    /// The resource an object of a kind is stored under. The CLI's fake dynamic client files
+    /// an object under apimachinery's guess from its kind (`UnsafeGuessKindToResource`), not
+    /// under its CRD's plural: a `Goose` whose CRD says `geese` is stored as `gooses`, so CEL
+    /// `resource.Get/List` (and `resource.ToGVR`, which maps to the CRD's plural) find it only
+    /// by the guess, the CRD's plural listing nothing (Kyverno v1.19.0 CLI). Built-in kinds
+    /// keep their discovery plural.
     fn resource_of(&self, group: &str, version: &str, kind: &str) -> String {
+        if self.crd_of(group, version, kind).is_some() {
+            return guessed_resource(kind);
+        }
+        crate::base::gvk::plural(kind)
+    }
+
+    fn crd_of(&self, group: &str, version: &str, kind: &str) -> Option<&CustomKind> {
         self.crds
             .iter()
             .find(|c| c.group == group && c.version == version && c.kind == kind)
-            .map_or_else(|| crate::base::gvk::plural(kind), |c| c.plural.clone())
+    }
+
+    /// The resource a raw API path names, as the objects are stored: a CRD's plural is read
+    /// as its kind's guessed resource (the CLI's raw `GET`s find the objects by either name).
+    fn stored_resource(&self, group: &str, version: &str, resource: &str) -> String {
+        self.crds
+            .iter()
+            .find(|c| c.group == group && c.version == version && c.plural == resource)
+            .map_or_else(|| resource.to_owned(), |c| guessed_resource(&c.kind))
     }
 
     /// The kind a GVR serves: known from a CRD or an object, else the singular guess
@@ -273,6 +308,11 @@ impl Cluster {
         }
         let gvr: Gvr = (group.to_owned(), version.to_owned(), resource.to_owned());
         let kind = self.kind_of(&gvr);
+        let gvr: Gvr = (
+            group.to_owned(),
+            version.to_owned(),
+            self.stored_resource(group, version, resource),
+        );
         let api_version = api_version_of(group, version);
         if name.is_empty() {
             let Some(items) = self.list(&gvr, namespace) else {
@@ -316,7 +356,21 @@ impl Cluster {
     /// first in GVR order when several groups serve it); `None` is its `not found`.
     pub fn find_resource(&self, kind: &str) -> Option<Gvr> {
         let wanted = format!("{}s", kind.to_lowercase());
-        let mut found: Vec<&Gvr> = self.kinds.keys().filter(|g| g.2 == wanted).collect();
+        // The guessed resource a CRD kind's objects are stored under is not discovered
+        // (discovery serves the CRD's plural): kept as before the storage followed the guess.
+        let stored_only = |g: &Gvr| {
+            self.crds.iter().any(|c| {
+                c.group == g.0
+                    && c.version == g.1
+                    && c.plural != g.2
+                    && guessed_resource(&c.kind) == g.2
+            })
+        };
+        let mut found: Vec<&Gvr> = self
+            .kinds
+            .keys()
+            .filter(|g| g.2 == wanted && !stored_only(g))
+            .collect();
         found.sort();
         found.first().map(|g| (*g).clone())
     }

@@ -125,14 +125,12 @@ fn conditions_hold(
     eval: &mut dyn FnMut(&Program) -> Result<bool, String>,
 ) -> Result<bool, String> {
     let mut errors = Vec::new();
-    for (name, p) in &e.match_conditions {
+    for (_, p) in &e.match_conditions {
         match eval(p) {
             Ok(false) => return Ok(false),
             Ok(true) => {}
-            Err(err) => errors.push(format!(
-                "exception {} matchCondition '{name}': {err}",
-                e.key
-            )),
+            // Unnamed, as Kyverno joins them (multierr).
+            Err(err) => errors.push(err),
         }
     }
     if errors.is_empty() {

@@ -145,11 +145,12 @@ fn run(
     }
     // Every condition is evaluated: a false one decides, else the errors do.
     let mut errors = Vec::new();
-    for (name, cond) in &g.match_conditions {
+    for (_, cond) in &g.match_conditions {
         match act.eval_bool(cond) {
             Ok(false) => return Run::NoResponse,
             Ok(true) => {}
-            Err(e) => errors.push(format!("matchCondition '{name}': {e}")),
+            // Unnamed, as Kyverno joins them (checked with the v1.19.0 CLI).
+            Err(e) => errors.push(e),
         }
     }
     if !errors.is_empty() {

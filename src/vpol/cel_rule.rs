@@ -130,6 +130,12 @@ fn param_pool(request: &Request) -> ParamPool<'_> {
     }
 }
 
+/// An expression's evaluation error as Kubernetes' validator words it (validate.cel and VAP
+/// rows, checked against the Kyverno v1.19.0 CLI).
+pub(super) fn resulted_in_error(p: &crate::cel::Program, e: &str) -> String {
+    format!("expression '{}' resulted in error: {e}", p.text)
+}
+
 /// The rule's preconditions and validations on `act` (params bound if the rule has them).
 fn validate(
     rule_name: &str,
@@ -142,14 +148,14 @@ fn validate(
         match act.eval_bool(p) {
             Ok(true) => {}
             Ok(false) => return (Status::Skip, "cel preconditions not met".to_owned()),
-            Err(e) => return (Status::Fail, e),
+            Err(e) => return (Status::Fail, resulted_in_error(p, &e)),
         }
     }
-    act.bind_variables(rule.variables.iter().map(|(n, p)| (n.as_str(), p)));
+    act.bind_composited_variables(rule.variables.iter().map(|(n, p)| (n.as_str(), p)));
     for val in &rule.validations {
         match act.eval_bool(&val.expression) {
             Ok(true) => {}
-            Err(e) => return (Status::Fail, e),
+            Err(e) => return (Status::Fail, resulted_in_error(&val.expression, &e)),
             Ok(false) => {
                 let mut m = k8s_message(act, val);
                 if val.message_expression.is_none()

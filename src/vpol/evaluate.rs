@@ -129,7 +129,7 @@ fn evaluate_vpol(
             r.failure_action = policy.action;
             return Some(vec![r]);
         }
-        Decided::Error(e) => return Some(vec![response(policy, Status::Error, e)]),
+        Decided::Error(e) => return Some(vec![context_error(policy, &e)]),
     }
     Some(vec![run_vpol(policy, variant, &mut act, &resource.root)])
 }
@@ -142,23 +142,24 @@ fn run_vpol(
 ) -> RuleResponse {
     act.bind_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let mut errors = Vec::new();
-    for (name, cond) in &v.match_conditions {
+    for (_, cond) in &v.match_conditions {
         match act.eval_bool(cond) {
             Ok(false) => return response(policy, Status::Skip, "match conditions not met"),
             Ok(true) => {}
-            Err(e) => errors.push(format!("matchCondition '{name}': {e}")),
+            Err(e) => errors.push(e),
         }
     }
     if !errors.is_empty() {
         return if policy.ignore_failures {
             response(policy, Status::Skip, "match conditions not met")
         } else {
-            response(policy, Status::Error, errors.join("; "))
+            // Kyverno joins the conditions' errors unnamed (multierr).
+            context_error(policy, &errors.join("; "))
         };
     }
     for (i, val) in v.validations.iter().enumerate() {
         match act.eval_bool(&val.expression) {
-            Err(e) => return response(policy, Status::Error, e),
+            Err(e) => return response(policy, Status::Error, format!("error: {e}")),
             Ok(true) => {}
             Ok(false) => {
                 let message = match &val.message_expression {
@@ -179,7 +180,7 @@ fn run_vpol(
                         }),
                 };
                 if let Some(e) = audit_error(v, act) {
-                    return response(policy, Status::Error, e);
+                    return response(policy, Status::Error, format!("error: {e}"));
                 }
                 let mut r = response(policy, Status::Fail, message);
                 // The field the expression reads (Kyverno names none, crate::cel::locate).
@@ -194,13 +195,29 @@ fn run_vpol(
         }
     }
     if let Some(e) = audit_error(v, act) {
-        return response(policy, Status::Error, e);
+        return context_error(policy, &e);
     }
     response(policy, Status::Pass, "success")
 }
 
 fn audit_error(v: &Variant, act: &Activation) -> Option<String> {
-    v.audit_annotations.iter().find_map(|p| act.eval(p).err())
+    v.audit_annotations.iter().find_map(|(key, p)| {
+        let e = act.eval(p).err()?;
+        Some(format!("failed to evaluate auditAnnotation '{key}': {e}"))
+    })
+}
+
+/// An error before the validations decide (match conditions, exceptions' conditions, audit
+/// annotations after a pass): Kyverno's engine names the row `evaluation` and says it failed
+/// to load the context; a validation's own error is `error: …` on the policy's row.
+fn context_error(policy: &CelPolicy, e: &str) -> RuleResponse {
+    let mut r = RuleResponse::new(
+        "evaluation",
+        Status::Error,
+        format!("failed to load context: {e}"),
+    );
+    r.failure_action = policy.action;
+    r
 }
 
 /// VAPs as the CLI applies them (§5): always CREATE, the last matching binding decides.
@@ -283,14 +300,14 @@ fn run_vap(
     act: &mut Activation,
     root: &crate::yaml::Node,
 ) -> RuleResponse {
-    act.bind_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
+    act.bind_composited_variables(v.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let mut first_error = None;
     for (_, cond) in &v.match_conditions {
         match act.eval_bool(cond) {
             Ok(false) => return response(policy, Status::Skip, "match conditions aren't met"),
             Ok(true) => {}
             Err(e) => {
-                first_error.get_or_insert(e);
+                first_error.get_or_insert_with(|| super::cel_rule::resulted_in_error(cond, &e));
             }
         }
     }
@@ -300,7 +317,10 @@ fn run_vap(
     let mut deny = None;
     for val in &v.validations {
         match act.eval_bool(&val.expression) {
-            Err(e) => return response(policy, Status::Error, e),
+            Err(e) => {
+                let e = super::cel_rule::resulted_in_error(&val.expression, &e);
+                return response(policy, Status::Error, e);
+            }
             Ok(true) => {}
             Ok(false) => {
                 deny.get_or_insert_with(|| (super::cel_rule::k8s_message(act, val), val));

@@ -88,8 +88,11 @@ impl Compiler<'_> {
             .iter()
             .enumerate()
             .filter_map(|(i, a)| {
-                a.get("valueExpression")
-                    .map(|e| self.program(e, &format!("auditAnnotations[{i}].valueExpression")))
+                let key = a.get("key").and_then(Node::as_str).unwrap_or_default();
+                a.get("valueExpression").map(|e| {
+                    let p = self.program(e, &format!("auditAnnotations[{i}].valueExpression"));
+                    (key.to_owned(), p)
+                })
             })
             .collect();
         Variant {

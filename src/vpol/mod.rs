@@ -82,7 +82,8 @@ pub struct Variant {
     pub match_conditions: Vec<(String, Program)>,
     pub variables: Vec<(String, Program)>,
     pub validations: Vec<Validation>,
-    pub audit_annotations: Vec<Program>,
+    /// `(key, valueExpression)`, in file order.
+    pub audit_annotations: Vec<(String, Program)>,
 }
 
 pub use crate::policy::CelValidation as Validation;

@@ -183,6 +183,39 @@ fn payload_run(engine: &Engine, inputs: &Inputs, payload: &Resource) -> Resource
     }
 }
 
+/// `clusterResources` mode: a resource whose kind the cluster's REST mapper does not know
+/// (no built-in kind, no CRD read) stops the test when a policy of a kind the CLI maps each
+/// resource for is loaded (MutatingPolicy, ValidatingPolicy not in JSON mode,
+/// ValidatingAdmissionPolicy, MutatingAdmissionPolicy, GeneratingPolicy: `processor/
+/// policy_processor.go`), with the Kyverno v1.19.0 CLI's words.
+fn unmapped_kind(engine: &Engine, inputs: &Inputs, resource: &Resource) -> Option<String> {
+    use kpol::policy::PolicyKind as K;
+    let cluster = inputs.offline.cluster.as_ref()?;
+    let maps = engine.policies().iter().any(|p| match p.kind {
+        K::MutatingPolicy
+        | K::NamespacedMutatingPolicy
+        | K::ValidatingAdmissionPolicy
+        | K::MutatingAdmissionPolicy
+        | K::GeneratingPolicy
+        | K::NamespacedGeneratingPolicy => true,
+        K::ValidatingPolicy | K::NamespacedValidatingPolicy => {
+            kpol::vpol::cel_policy(p).is_some_and(|c| !c.json_mode)
+        }
+        _ => false,
+    });
+    if !maps {
+        return None;
+    }
+    let e = cluster
+        .rest_mapping(&resource.api_version, &resource.kind)
+        .err()?;
+    let (group, version) = resource.group_version();
+    Some(format!(
+        "failed to apply policies on resource {} (failed to map gvk to gvr {group}/{version}, Kind={}: {e})",
+        resource.name, resource.kind
+    ))
+}
+
 fn run_resource(
     engine: &Engine,
     inputs: &Inputs,
@@ -193,6 +226,9 @@ fn run_resource(
     let original = resource;
     let first = resource;
     let policies = engine.policies();
+    if let Some(e) = unmapped_kind(engine, inputs, resource) {
+        return Err(e);
+    }
     let mut ops = Vec::with_capacity(policies.len());
     for p in policies {
         ops.push(match forced {

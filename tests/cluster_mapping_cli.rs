@@ -1,0 +1,44 @@
+//! clusterResources mode, as the Kyverno v1.19.0 CLI runs it (each dir's expectations were
+//! checked with its `kyverno test`): objects of a CRD kind are stored under the guessed
+//! resource (`testdata/cluster/crd-store`), and a resource whose kind the REST mapper does not
+//! know stops the test (`testdata/cluster/unmapped-kind`).
+
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn kpol(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(args)
+        .output()
+        .expect("run kpol");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), all)
+}
+
+#[test]
+fn crd_objects_are_found_by_the_guessed_resource() {
+    let (code, out) = kpol(&["test", "testdata/cluster/crd-store", "--detailed-results"]);
+    assert!(out.contains("7 tests passed and 0 tests failed"), "{out}");
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn an_unmapped_kind_stops_the_test() {
+    let (code, out) = kpol(&["test", "testdata/cluster/unmapped-kind"]);
+    assert!(
+        out.contains(
+            "failed to apply policies on resource loud (failed to map gvk to gvr \
+             birds.example.com/v1, Kind=Goose: no matches for kind \"Goose\" in version \
+             \"birds.example.com/v1\")"
+        ),
+        "{out}"
+    );
+    // No row of the test is reported: the run is incomplete.
+    assert!(!out.contains("cm-check"), "{out}");
+    assert_eq!(code, Some(2), "{out}");
+}
