@@ -7,10 +7,12 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use cel::common::types::CelMapKey;
-use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelNull, CelString};
+use cel::common::types::{
+    CelBool, CelBytes, CelDouble, CelInt, CelList, CelMap, CelNull, CelString, Kind,
+};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
-use cel::{Context, ExecutionError, Value};
+use cel::{Context, ExecutionError, FunctionContext, Value};
 
 use super::compile::Program;
 use crate::base::budget;
@@ -20,31 +22,67 @@ use crate::base::budget;
 /// per-expression cap kpol had before the shared budget).
 pub const ITERATION_COST: u64 = 10;
 
-/// `__kpolBudget__(range)`: charges the range's size to the evaluation budget (a work unit
-/// per iteration, crate::base::budget), then hands it back.
-pub(super) fn charge(range: Value) -> Result<Value, ExecutionError> {
-    let n = match &range {
-        Value::List(l) => l.len() as u64,
-        Value::Map(m) => m.map.len() as u64,
+/// A function the interpreter calls with its arguments as they are, borrowed where they live
+/// (the crate's `FunctionContext` form): nothing is converted to a `cel::Value` and back.
+/// perf: a function taking `Value`s copies each argument out of the interpreter's tree and its
+/// result back in; `__kpolBudget__` did that to every comprehension's range, so
+/// `object.spec.containers.all(…)` copied the containers twice (docs/PERFORMANCE.md).
+pub(super) type BorrowedFunction = Box<
+    dyn for<'c, 'l> Fn(&mut FunctionContext<'c, 'l>) -> Result<CowVal<'c, 'l>, ExecutionError>
+        + Send
+        + Sync,
+>;
+
+/// The first argument of a call, taken out of it.
+fn first_arg<'c, 'l>(ftx: &mut FunctionContext<'c, 'l>) -> Result<CowVal<'c, 'l>, ExecutionError> {
+    if ftx.args.is_empty() {
+        return Err(ExecutionError::invalid_argument_count(1, 0));
+    }
+    Ok(ftx.args.swap_remove(0))
+}
+
+/// The entries of a list or a map, else 0.
+fn entries(v: &dyn Val) -> u64 {
+    match v.get_type().kind() {
+        Kind::List | Kind::Map => v
+            .as_sizer()
+            .map_or(0, |s| (*s.size().inner()).max(0) as u64),
         _ => 0,
-    };
-    budget::work(n.saturating_mul(ITERATION_COST))
-        .map_err(|e| ExecutionError::function_error("comprehension", e.to_string()))?;
-    Ok(range)
+    }
+}
+
+/// `__kpolBudget__(range)`: charges the range's size to the evaluation budget (a work unit
+/// per iteration, crate::base::budget), then hands it back as it is.
+pub(super) fn charge() -> BorrowedFunction {
+    Box::new(|ftx| {
+        let range = first_arg(ftx)?;
+        budget::work(entries(range.as_ref()).saturating_mul(ITERATION_COST))
+            .map_err(|e| ExecutionError::function_error("comprehension", e.to_string()))?;
+        Ok(range)
+    })
 }
 
 /// `__kpolSize__(value)`: charges what an operator or function built (strings and bytes by
-/// length, lists and maps by entries: their elements are shared) to the evaluation budget.
-pub(super) fn charge_size(v: Value) -> Result<Value, ExecutionError> {
-    let n = match &v {
-        Value::String(s) => s.len(),
-        Value::Bytes(b) => b.len(),
-        Value::List(l) => l.len() * 16,
-        Value::Map(m) => m.map.len() * 32,
-        _ => 0,
-    };
-    budget::bytes(n as u64).map_err(|e| ExecutionError::function_error("_+_", e.to_string()))?;
-    Ok(v)
+/// length, lists and maps by entries: their elements are shared) to the evaluation budget,
+/// then hands it back as it is.
+pub(super) fn charge_size() -> BorrowedFunction {
+    Box::new(|ftx| {
+        let v = first_arg(ftx)?;
+        let v_ref = v.as_ref();
+        let n = match v_ref.get_type().kind() {
+            Kind::String => v_ref
+                .downcast_ref::<CelString>()
+                .map_or(0, |s| s.inner().len() as u64),
+            Kind::Bytes => v_ref
+                .downcast_ref::<CelBytes>()
+                .map_or(0, |b| b.inner().len() as u64),
+            Kind::List => entries(v_ref) * 16,
+            Kind::Map => entries(v_ref) * 32,
+            _ => 0,
+        };
+        budget::bytes(n).map_err(|e| ExecutionError::function_error("_+_", e.to_string()))?;
+        Ok(v)
+    })
 }
 
 /// A CEL value converted once into the interpreter's own value tree, then bound in any number
@@ -453,6 +491,20 @@ mod tests {
     fn offline_library_calls_are_errors() {
         let e = run("resource.Get('v1', 'pods', 'ns', 'n')").unwrap_err();
         assert!(e.contains("unsupported offline"), "{e}");
+    }
+
+    /// The budget's wrappers hand their value back as it is, whatever its type (each is a
+    /// borrowed-argument function, crate::cel::eval::charge).
+    #[test]
+    fn budget_wrappers_pass_values_through() {
+        assert_eq!(run("[1, 2].all(x, x > 0)"), Ok(Value::Bool(true)));
+        assert_eq!(run("{'a': 1}.exists(k, k == 'a')"), Ok(Value::Bool(true)));
+        assert_eq!(run("[object.s].map(x, x + '!')"), run("['ab!']"));
+        assert_eq!(run("object.s + 'c' + 'd'"), Ok(Value::from("abcd")));
+        assert_eq!(run("b'a' + b'b' == b'ab'"), Ok(Value::Bool(true)));
+        assert_eq!(run("size([1] + [2, 3])"), Ok(Value::Int(3)));
+        assert_eq!(run("1 + 2"), Ok(Value::Int(3)));
+        assert!(run("'x'.all(c, true)").is_err());
     }
 
     #[test]

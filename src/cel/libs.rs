@@ -47,8 +47,8 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     // chosen not to collide, and a collision only leaves the crate's own function in place.
     let _ = ctx.add_function(OR_VALUE_COMPAT, or_value_compat);
     let _ = ctx.add_function(BOUNDED_RANGE, bounded_range);
-    let _ = ctx.add_function(super::compile::BUDGET, super::eval::charge);
-    let _ = ctx.add_function(super::compile::SIZE, super::eval::charge_size);
+    let _ = ctx.add_function(super::compile::BUDGET, super::eval::charge());
+    let _ = ctx.add_function(super::compile::SIZE, super::eval::charge_size());
     let _ = ctx.add_function("jsonpatch.escapeKey", escape_key);
     let _ = ctx.add_function(super::objects::OBJECT, super::objects::object);
     let _ = ctx.add_function("parseServiceAccount", parse_service_account);
