@@ -1,7 +1,8 @@
 //! clusterResources mode, as the Kyverno v1.19.0 CLI runs it (each dir's expectations were
 //! checked with its `kyverno test`): objects of a CRD kind are stored under the guessed
 //! resource (`testdata/cluster/crd-store`), and a resource whose kind the REST mapper does not
-//! know stops the test (`testdata/cluster/unmapped-kind`).
+//! know stops the test (`testdata/cluster/unmapped-kind`), and so does a resource whose
+//! Namespace the cluster does not hold (`testdata/cluster/namespace-lookup`).
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -40,5 +41,55 @@ fn an_unmapped_kind_stops_the_test() {
     );
     // No row of the test is reported: the run is incomplete.
     assert!(!out.contains("cm-check"), "{out}");
+    assert_eq!(code, Some(2), "{out}");
+}
+
+const LOOKUP: &str = "testdata/cluster/namespace-lookup";
+
+fn missing(resource: &str, namespace: &str) -> String {
+    format!(
+        "failed to apply policies on resource {resource} (failed to get the resource's \
+         namespace (namespaces \"{namespace}\" not found))"
+    )
+}
+
+#[test]
+fn a_missing_namespace_stops_the_test() {
+    for (dir, resource, namespace) in [
+        ("missing", "stray", "attic"),
+        ("defaulted", "unplaced", "default"),
+        ("empty-labels", "labelled", "shop"),
+        ("vpol", "labelled", "shop"),
+    ] {
+        let (code, out) = kpol(&["test", &format!("{LOOKUP}/{dir}")]);
+        assert!(out.contains(&missing(resource, namespace)), "{dir}: {out}");
+        // No row of the test is reported: the run is incomplete.
+        assert!(!out.contains("need-team"), "{dir}: {out}");
+        assert!(
+            out.contains("0 tests passed and 0 tests failed"),
+            "{dir}: {out}"
+        );
+        assert_eq!(code, Some(2), "{dir}: {out}");
+    }
+}
+
+#[test]
+fn a_namespace_in_the_cluster_or_the_values_lets_the_test_run() {
+    for dir in ["present", "in-resources", "values"] {
+        let (code, out) = kpol(&["test", &format!("{LOOKUP}/{dir}")]);
+        assert!(!out.contains("failed to get"), "{dir}: {out}");
+        assert!(
+            out.contains("2 tests passed and 0 tests failed"),
+            "{dir}: {out}"
+        );
+        assert_eq!(code, Some(0), "{dir}: {out}");
+    }
+}
+
+#[test]
+fn only_the_stopped_tests_are_missing_from_a_run() {
+    let (code, out) = kpol(&["test", LOOKUP]);
+    assert!(out.contains("6 tests passed and 0 tests failed"), "{out}");
+    assert!(out.contains("found 4 errors after loading tests"), "{out}");
     assert_eq!(code, Some(2), "{out}");
 }

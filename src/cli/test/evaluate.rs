@@ -216,6 +216,36 @@ fn unmapped_kind(engine: &Engine, inputs: &Inputs, resource: &Resource) -> Optio
     ))
 }
 
+/// `clusterResources` mode: a namespaced resource (its namespace defaulted to `default` as
+/// the CLI loads it) whose Namespace the cluster does not hold stops the test before any
+/// policy runs, whatever the policies' kinds, unless the values file's `namespaceSelector`
+/// gives that namespace labels (`processor/policy_processor.go` reads the Namespace then),
+/// with the Kyverno v1.19.0 CLI's words.
+fn missing_namespace(inputs: &Inputs, resource: &Resource) -> Option<String> {
+    let cluster = inputs.offline.cluster.as_ref()?;
+    let ns = resource.namespace.as_str();
+    if ns.is_empty() || resource.kind == "Namespace" {
+        return None;
+    }
+    if inputs
+        .values
+        .namespace_labels
+        .get(ns)
+        .is_some_and(|l| !l.is_empty())
+    {
+        return None;
+    }
+    let gvr: kpol::cluster::Gvr = (String::new(), "v1".to_owned(), "namespaces".to_owned());
+    if cluster.get(&gvr, "", ns).is_some() {
+        return None;
+    }
+    Some(format!(
+        "failed to apply policies on resource {} (failed to get the resource's namespace \
+         (namespaces \"{ns}\" not found))",
+        resource.name
+    ))
+}
+
 fn run_resource(
     engine: &Engine,
     inputs: &Inputs,
@@ -226,6 +256,9 @@ fn run_resource(
     let original = resource;
     let first = resource;
     let policies = engine.policies();
+    if let Some(e) = missing_namespace(inputs, resource) {
+        return Err(e);
+    }
     if let Some(e) = unmapped_kind(engine, inputs, resource) {
         return Err(e);
     }
