@@ -44,6 +44,7 @@ pub(crate) fn strategic_merge(
             .collect(),
         patches: RefCell::new(Vec::new()),
         conditions: RefCell::new(Vec::new()),
+        opaque: std::cell::Cell::new(false),
     };
     let body = object(m, "Object", "object", &mut adds, &[], &cx)?;
     let mut out = Vec::new();
@@ -61,7 +62,7 @@ pub(crate) fn strategic_merge(
     }
     let mut out: Vec<Mutation> = out.into_iter().map(Mutation::apply).collect();
     let patches = cx.patches.into_inner();
-    let changes = if patches.is_empty() {
+    let changes = if !cx.opaque.get() {
         changes(m, "object", &[]).map(|terms| super::cel_text::or(&terms))
     } else {
         None
@@ -129,6 +130,9 @@ struct Cx<'a> {
     kinds: Vec<String>,
     patches: RefCell<Vec<Mutation>>,
     conditions: RefCell<Vec<String>>,
+    /// Whether some of `patches` change the object under a condition [`changes`] does not
+    /// write (the atomic fields merged key by key).
+    opaque: std::cell::Cell<bool>,
 }
 
 impl Cx<'_> {
@@ -189,6 +193,7 @@ fn atomic_field(
         }
     }
     smp_json(&keys, n, &types, cx)?;
+    cx.opaque.set(true);
     Ok(true)
 }
 
@@ -430,8 +435,34 @@ fn object(
         let child_at = select(at, key);
         let mut path = parents.to_vec();
         path.push((key.to_owned(), child_ty.clone()));
+        let rooted = path
+            .iter()
+            .map(|(k, _)| format!(".{k}"))
+            .collect::<String>()
+            == child_ty.strip_prefix("Object").unwrap_or_default();
         if add {
             if let Some(p) = atomic_inside(cx, &child_ty, &e.value) {
+                let keys: Vec<String> = path.iter().map(|(k, _)| k.clone()).collect();
+                if rooted
+                    && plain(&e.value)
+                    && let Some((last, above)) = keys.split_last()
+                {
+                    // Where the key is missing, the merge adds the overlay's subtree as it
+                    // is: one `add` of the whole value (missing parents created), written
+                    // only where the key or a parent of it is missing.
+                    let mut presence = Vec::new();
+                    let mut cur = "object".to_owned();
+                    for (k, _) in &path {
+                        presence.push(has(&cur, k));
+                        cur = select(&cur, k);
+                    }
+                    let patch = json_add(above, last, &literal(&e.value.to_json()));
+                    cx.patches.borrow_mut().push(Mutation {
+                        json_patch: true,
+                        expr: format!("{} ? [] : {}", and(&presence), paren_list(&patch.expr)),
+                    });
+                    continue;
+                }
                 return Err(Blocked::new(
                     e.value.span,
                     format!(
@@ -462,11 +493,6 @@ fn object(
             continue;
         }
         let shapes = cx.shapes(&child_ty);
-        let rooted = path
-            .iter()
-            .map(|(k, _)| format!(".{k}"))
-            .collect::<String>()
-            == child_ty.strip_prefix("Object").unwrap_or_default();
         if atomic_field(
             &shapes,
             &e.value,

@@ -737,7 +737,7 @@ fn atomic_fields_become_json_patches_with_strategic_merge_semantics() {
             "a `null` (a deletion)",
         ),
         (
-            "spec:\n          +(nodeSelector):\n            foo: bar",
+            "spec:\n          +(nodeSelector):\n            foo: \"{{request.object.metadata.name}}\"",
             "under `+()`",
         ),
     ] {
@@ -752,6 +752,60 @@ fn atomic_fields_become_json_patches_with_strategic_merge_semantics() {
             m.unconverted
         );
     }
+}
+
+#[test]
+fn add_if_missing_atomic_subtree_becomes_a_guarded_json_patch() {
+    // `labelSelector` inside the list is atomic: the whole list is added where it is missing.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Deployment]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            team: core\n        spec:\n          template:\n            spec:\n              +(topologySpreadConstraints):\n              - maxSkew: 1\n                topologyKey: zone\n                whenUnsatisfiable: DoNotSchedule\n                labelSelector:\n                  matchLabels:\n                    app: a\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let muts = m.policies[0]["spec"]["mutations"].clone();
+    assert_eq!(muts[1]["patchType"], "JSONPatch", "{muts}");
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let deploy = |meta: &str, spec: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n{meta}spec:\n  selector: {{}}\n{spec}"
+        )
+    };
+    let tsc = "      topologySpreadConstraints:\n      - maxSkew: 2\n        topologyKey: host\n        whenUnsatisfiable: ScheduleAnyway\n";
+    let cases = [
+        // No template at all: the parents are created.
+        (deploy("", ""), "pass"),
+        (
+            deploy(
+                "",
+                "  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n",
+            ),
+            "pass",
+        ),
+        // Constraints there: left as they are; the label still changes.
+        (
+            deploy("", &format!("  template:\n    spec:\n{tsc}")),
+            "pass",
+        ),
+        // Nothing to change: Kyverno skips, and so does the conversion.
+        (
+            deploy(
+                "  labels:\n    team: core\n",
+                &format!("  template:\n    spec:\n{tsc}"),
+            ),
+            "skip",
+        ),
+    ];
+    for (d, want) in &cases {
+        let a = mutate_outcome(load(&text), d);
+        let b = mutate_outcome(load(&yaml), d);
+        assert_eq!(a, b, "on {d}\nconverted:\n{yaml}");
+        assert_eq!(a.0, *want, "on {d}");
+    }
+    let added = mutate_outcome(load(&yaml), &cases[0].0).1;
+    assert_eq!(
+        added["spec"]["template"]["spec"]["topologySpreadConstraints"][0]["labelSelector"],
+        serde_json::json!({"matchLabels": {"app": "a"}})
+    );
 }
 
 #[test]
