@@ -6,19 +6,12 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod common;
 
+/// The exit code and everything the run printed (stdout, then stderr).
 fn kpol(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(args)
-        .output()
-        .expect("run kpol");
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), all)
+    let (code, out, err) = common::kpol_in(".", args);
+    (code, out + &err)
 }
 
 #[test]

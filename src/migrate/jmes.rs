@@ -42,7 +42,23 @@ pub(crate) struct Nest {
 /// is refused.
 const FLATTENED: &str = "<flattened list>";
 
+/// The refusal of an expression that uses a flattened list of lists as a value.
+fn flattened_value(text: &str, span: Span) -> Blocked {
+    Blocked::new(
+        span,
+        format!(
+            "`{}`: a flattened list of lists is used as a value; standard CEL has no flatten",
+            text.trim()
+        ),
+    )
+}
+
 impl Tr {
+    /// Whether the expression or one of its guards holds a flattened list as a value.
+    fn flattens(&self) -> bool {
+        self.expr.contains(FLATTENED) || self.guards.iter().any(|g| g.contains(FLATTENED))
+    }
+
     fn plain(expr: String) -> Self {
         Tr {
             nest: None,
@@ -202,16 +218,8 @@ impl Translator {
         let tr = self
             .ast(&ast, None)
             .map_err(|reason| Blocked::new(span, format!("`{}`: {reason}", text.trim())))?;
-        if tr.nest.is_none()
-            && (tr.expr.contains(FLATTENED) || tr.guards.iter().any(|g| g.contains(FLATTENED)))
-        {
-            return Err(Blocked::new(
-                span,
-                format!(
-                    "`{}`: a flattened list of lists is used as a value; standard CEL has no flatten",
-                    text.trim()
-                ),
-            ));
+        if tr.nest.is_none() && tr.flattens() {
+            return Err(flattened_value(text, span));
         }
         Ok(tr)
     }
@@ -233,17 +241,8 @@ impl Translator {
         let tr = self
             .ast(&wrapped, None)
             .map_err(|reason| Blocked::new(span, format!("`{}`: {reason}", text.trim())))?;
-        if tr.nest.is_some()
-            || tr.expr.contains(FLATTENED)
-            || tr.guards.iter().any(|g| g.contains(FLATTENED))
-        {
-            return Err(Blocked::new(
-                span,
-                format!(
-                    "`{}`: a flattened list of lists is used as a value; standard CEL has no flatten",
-                    text.trim()
-                ),
-            ));
+        if tr.nest.is_some() || tr.flattens() {
+            return Err(flattened_value(text, span));
         }
         Ok(tr)
     }
