@@ -143,22 +143,9 @@ fn generate_rules(
     schema: Schema,
     compiler: &RuleCompiler,
 ) -> Vec<Rule> {
-    let without_cron = {
-        let kept: Vec<String> = generate::split_kinds(controllers)
-            .into_iter()
-            .filter(|c| c != "CronJob")
-            .collect();
-        kept.join(",")
-    };
     let mut out = Vec::new();
     for rule in rules {
-        let made = [
-            generate::for_controllers(&rule.raw, &rule.name, &without_cron)
-                .map(|n| convert(n, Target::Controllers)),
-            generate::for_cronjob(&rule.raw, &rule.name, controllers)
-                .map(|n| convert(n, Target::CronJob)),
-        ];
-        for node in made.into_iter().flatten() {
+        for node in rule_copies(&rule.raw, &rule.name, controllers) {
             // The generated document is built from a valid rule, so compiling it cannot fail
             // on types; if it ever does, the rule is left out rather than aborting the policy
             // (Kyverno logs "failed to create rule" and does the same).
@@ -168,6 +155,22 @@ fn generate_rules(
         }
     }
     out
+}
+
+/// The `autogen-` and `autogen-cronjob-` rules Kyverno makes of one rule document for the
+/// controllers `controllers` (comma-separated, as the annotation), path rewrites applied;
+/// empty where the rule gets none. Eligibility of the policy (`CanAutoGen`) is the caller's.
+pub fn rule_copies(rule: &Node, name: &str, controllers: &str) -> Vec<Node> {
+    let without_cron: Vec<String> = generate::split_kinds(controllers)
+        .into_iter()
+        .filter(|c| c != "CronJob")
+        .collect();
+    let made = [
+        generate::for_controllers(rule, name, &without_cron.join(","))
+            .map(|n| convert(n, Target::Controllers)),
+        generate::for_cronjob(rule, name, controllers).map(|n| convert(n, Target::CronJob)),
+    ];
+    made.into_iter().flatten().collect()
 }
 
 /// `ComputeRules(policy, kind)`; `kind` empty for the whole controller set. The generated

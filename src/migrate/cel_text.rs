@@ -162,6 +162,47 @@ fn closes_at_end(e: &str) -> bool {
     depth == 0
 }
 
+/// `e` with each reference `variables.OLD` (a whole identifier, outside string literals)
+/// spelled `variables.NEW`, for the pairs of `renames`.
+pub(crate) fn rename_variables(e: &str, renames: &[(String, String)]) -> String {
+    if renames.is_empty() {
+        return e.to_owned();
+    }
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(e.len());
+    let mut quote: Option<char> = None;
+    let mut rest = e;
+    while let Some(c) = rest.chars().next() {
+        if let Some(q) = quote {
+            if c == '\\' {
+                let n = rest[1..].chars().next().map_or(0, char::len_utf8);
+                out.push_str(&rest[..1 + n]);
+                rest = &rest[1 + n..];
+                continue;
+            }
+            if c == q {
+                quote = None;
+            }
+        } else if c == '\'' || c == '"' {
+            quote = Some(c);
+        } else if rest.starts_with("variables.") && !out.ends_with(|p: char| ident(p) || p == '.') {
+            let name_len = rest[10..]
+                .find(|c: char| !ident(c))
+                .unwrap_or(rest.len() - 10);
+            let name = &rest[10..10 + name_len];
+            if let Some((_, new)) = renames.iter().find(|(old, _)| old == name) {
+                out.push_str("variables.");
+                out.push_str(new);
+                rest = &rest[10 + name_len..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -76,6 +76,10 @@ struct RuleCel {
     /// The GeneratingPolicy `generate` entry (a generate rule).
     generate: Option<generate::Generate>,
     actions: Vec<String>,
+    /// The policy's own autogen is off: the rule and the pod-controller copies the
+    /// ClusterPolicy's autogen makes of it are merged ([`controller_copies`]), or the
+    /// ClusterPolicy makes none of a Pod rule.
+    autogen_off: bool,
 }
 
 /// Converts one ClusterPolicy/Policy document; `None` when it is another kind.
@@ -133,7 +137,8 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
                     reason: b.reason,
                 }),
             },
-            Some("mutate") => match mutate_rule(rule, pod_autogen, &mut out.notes) {
+            Some("mutate") => match mutate_with_copies(root, spec, rule, pod_autogen, &mut out.notes)
+            {
                 Ok(r) => converted.push(r),
                 Err(b) => out.unconverted.push(Unconverted {
                     rule: rule_name,
@@ -286,8 +291,19 @@ fn replication_controllers(p: &J) -> Option<J> {
 /// and the policy matching where some rule's guard holds. At most one rule applies to a
 /// resource, so the verdicts are the ClusterPolicy's: pass where that rule applied, skip
 /// where none did.
-fn merge_mutate_kinds(rules: &[RuleCel]) -> Option<RuleCel> {
+///
+/// With `pod` (a Pod rule and its pod-controller copies, [`controller_copies`]) a `Pod`
+/// kind is taken, the constraints besides the resource rules (the namespace selector the
+/// copies keep) must be the first rule's, and a variable of a later rule that has another
+/// expression under the same name is renamed `NAME_N` in that rule.
+fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
     let first = rules.first()?;
+    let others = |r: &RuleCel| -> Option<serde_json::Map<String, J>> {
+        let mut c = r.matching.constraints.as_object()?.clone();
+        c.remove("resourceRules");
+        Some(c)
+    };
+    let first_others = others(first)?;
     let mut resource_rules = Vec::new();
     let mut seen_kinds: Vec<String> = Vec::new();
     let mut guards = Vec::new();
@@ -308,7 +324,13 @@ fn merge_mutate_kinds(rules: &[RuleCel]) -> Option<RuleCel> {
             return None;
         }
         let c = r.matching.constraints.as_object()?;
-        if c.keys().any(|k| k != "resourceRules") || !r.matching.guessed.is_empty() {
+        let extra = others(r)?;
+        if (if pod {
+            extra != first_others
+        } else {
+            !extra.is_empty()
+        }) || !r.matching.guessed.is_empty()
+        {
             return None;
         }
         let o = ops(r)?;
@@ -338,7 +360,7 @@ fn merge_mutate_kinds(rules: &[RuleCel]) -> Option<RuleCel> {
                 ),
                 _ => return None,
             };
-            if bare == "Pod"
+            if (bare == "Pod" && !pod)
                 || bare.contains(['*', '?', '.'])
                 || seen_kinds.iter().any(|s| s == bare)
             {
@@ -348,19 +370,55 @@ fn merge_mutate_kinds(rules: &[RuleCel]) -> Option<RuleCel> {
             kind_tests.push(test);
             kinds.push(k.clone());
         }
+        // A variable is renamed where another rule has it with another expression, or where
+        // it reads a renamed one; repeated until nothing more is renamed.
+        let mut renames: Vec<(String, String)> = Vec::new();
+        loop {
+            let before = renames.len();
+            for (n, e) in &r.variables {
+                if renames.iter().any(|(o, _)| o == n) {
+                    continue;
+                }
+                let Some((_, f)) = variables.iter().find(|(m, _)| m == n) else {
+                    continue;
+                };
+                if *f == cel_text::rename_variables(e, &renames) {
+                    continue;
+                }
+                if !pod {
+                    return None;
+                }
+                let fresh = (1..).map(|i| format!("{n}_{i}")).find(|c| {
+                    !variables.iter().any(|(m, _)| m == c)
+                        && !r.variables.iter().any(|(m, _)| m == c)
+                        && !renames.iter().any(|(_, m)| m == c)
+                })?;
+                renames.push((n.clone(), fresh));
+            }
+            if renames.len() == before {
+                break;
+            }
+        }
+        let renamed = |e: &str| cel_text::rename_variables(e, &renames);
         for (n, e) in &r.variables {
-            match variables.iter().find(|(m, _)| m == n) {
-                Some((_, f)) if f != e => return None,
-                Some(_) => {}
-                None => variables.push((n.clone(), e.clone())),
+            let n = renames
+                .iter()
+                .find(|(o, _)| o == n)
+                .map_or(n.clone(), |(_, f)| f.clone());
+            if !variables.iter().any(|(m, _)| *m == n) {
+                variables.push((n, renamed(e)));
             }
         }
         resource_rules.extend(c.get("resourceRules")?.as_array()?.iter().cloned());
         let mut parts = vec![cel_text::or(&kind_tests)];
-        parts.extend(r.matching.conditions.iter().cloned());
-        parts.extend(r.preconditions.iter().cloned());
+        parts.extend(r.matching.conditions.iter().map(|e| renamed(e)));
+        parts.extend(r.preconditions.iter().map(|e| renamed(e)));
         let guard = cel_text::and(&parts);
         for m in &r.mutations {
+            let m = mutate::Mutation {
+                json_patch: m.json_patch,
+                expr: renamed(&m.expr),
+            };
             let nothing = if m.json_patch { "[]" } else { "Object{}" };
             mutations.push(mutate::Mutation {
                 json_patch: m.json_patch,
@@ -373,10 +431,12 @@ fn merge_mutate_kinds(rules: &[RuleCel]) -> Option<RuleCel> {
         }
         guards.push(guard);
     }
+    let mut constraints = first_others;
+    constraints.insert("resourceRules".to_owned(), J::Array(resource_rules));
     Some(RuleCel {
         name: first.name.clone(),
         matching: matching::Matching {
-            constraints: json!({ "resourceRules": resource_rules }),
+            constraints: J::Object(constraints),
             conditions: vec![cel_text::or(&guards)],
             guessed: Vec::new(),
             kinds,
@@ -387,6 +447,7 @@ fn merge_mutate_kinds(rules: &[RuleCel]) -> Option<RuleCel> {
         mutations,
         generate: None,
         actions: first.actions.clone(),
+        autogen_off: pod,
     })
 }
 
@@ -400,7 +461,7 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
             && r.generate.as_ref().map(|g| &g.evaluation)
                 == first.generate.as_ref().map(|g| &g.evaluation)
     });
-    if !same && let Some(merged) = merge_mutate_kinds(&rules) {
+    if !same && let Some(merged) = merge_mutate_kinds(&rules, false) {
         notes.push(
             "the mutate rules match different kinds: one MutatingPolicy for all of them, each rule's mutations guarded by its kind, conditions and preconditions".to_owned(),
         );
@@ -512,7 +573,7 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
     }
     if generating {
         // GeneratingPolicies have no autogen.
-    } else if no_autogen(spec) {
+    } else if no_autogen(spec) || (mutating && first.autogen_off) {
         s.insert(
             "autogen".to_owned(),
             json!({"podControllers": {"controllers": []}}),
@@ -663,7 +724,145 @@ fn validate_rule(
         mutations: Vec::new(),
         generate: None,
         actions,
+        autogen_off: false,
     })
+}
+
+/// A mutate rule, and where the ClusterPolicy's autogen copies it for pod controllers in a
+/// way a MutatingPolicy's autogen does not (it rewrites match conditions and
+/// `ApplyConfiguration` expressions only: not variables, not JSON patches), the rule and its
+/// copies as one rule ([`controller_copies`]).
+fn mutate_with_copies(
+    root: &Node,
+    spec: &Node,
+    rule: &Node,
+    pod_autogen: bool,
+    notes: &mut Vec<String>,
+) -> Result<RuleCel, Blocked> {
+    // Kyverno makes no copies of any rule of a policy that some filter keeps from autogen;
+    // then a Pod rule's MutatingPolicy must have its own autogen off too.
+    let eligible = autogen_eligible(spec);
+    let mut own_notes = Vec::new();
+    let first = mutate_rule(rule, pod_autogen && eligible, &mut own_notes);
+    let pod_autogen = pod_autogen && eligible;
+    let pod = |r: &RuleCel| {
+        r.matching
+            .kinds
+            .iter()
+            .any(|k| k.rsplit('/').next() == Some("Pod"))
+    };
+    let unsafe_for_autogen = |r: &RuleCel| {
+        r.mutations.iter().any(|m| m.json_patch)
+            || r.variables
+                .iter()
+                .any(|(_, e)| e.contains("object.spec") || e.contains("object.metadata"))
+    };
+    let needs_copies = match &first {
+        Ok(r) => pod_autogen && pod(r) && unsafe_for_autogen(r),
+        Err(_) => pod_autogen,
+    };
+    if needs_copies {
+        match controller_copies(root, rule) {
+            Some(Ok((r, copy_notes))) => {
+                for n in copy_notes {
+                    if !notes.contains(&n) {
+                        notes.push(n);
+                    }
+                }
+                return Ok(r);
+            }
+            Some(Err(b)) if first.is_ok() => return Err(b),
+            _ if first.is_ok() => {
+                return Err(Blocked::new(
+                    rule.span,
+                    "the ClusterPolicy's autogen copies the rule for pod controllers, and a MutatingPolicy's autogen would not rewrite its JSON patches or variables; the copies could not be written as one MutatingPolicy".to_owned(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    notes.extend(own_notes);
+    first.map(|mut r| {
+        r.autogen_off = !eligible && pod(&r);
+        r
+    })
+}
+
+/// The rule converted as it is (for Pods) and each `autogen-` / `autogen-cronjob-` rule the
+/// ClusterPolicy's autogen makes of it (for the controllers, its paths rewritten), merged
+/// into one rule whose mutations are guarded by the kind ([`merge_mutate_kinds`]); the policy
+/// it goes into gets its own autogen off. `None` where the policy's autogen makes no copy
+/// (then nothing needs writing) or a copy cannot be merged.
+fn controller_copies(root: &Node, rule: &Node) -> Option<Result<(RuleCel, Vec<String>), Blocked>> {
+    let controllers = root
+        .get_path(&[
+            "metadata",
+            "annotations",
+            crate::autogen::CONTROLLERS_ANNOTATION,
+        ])
+        .and_then(Node::as_str)
+        .map_or_else(|| crate::autogen::POD_CONTROLLERS.join(","), str::to_owned);
+    let name = rule_name(rule);
+    let copies = crate::autogen::rule_copies(rule, &name, &controllers);
+    if copies.is_empty() {
+        return None;
+    }
+    let mut notes = Vec::new();
+    let mut all = Vec::new();
+    let mut copy_notes = Vec::new();
+    for (i, r) in std::iter::once(rule).chain(copies.iter()).enumerate() {
+        // The copies' notes repeat the rule's.
+        let n = if i == 0 { &mut notes } else { &mut copy_notes };
+        match mutate_rule(r, false, n) {
+            Ok(c) => all.push(c),
+            Err(b) => return Some(Err(b)),
+        }
+    }
+    let merged = merge_mutate_kinds(&all, true)?;
+    notes.push(format!(
+        "rule {name}: the pod-controller copies the ClusterPolicy's autogen makes of it are written out (each guarded by its kinds) and the MutatingPolicy's own autogen is off, as that autogen rewrites neither JSON patches nor variables"
+    ));
+    Some(Ok((merged, notes)))
+}
+
+/// `CanAutoGen` on the rule documents: no rule's `match`/`exclude` filters name resources by
+/// name, selector or annotations, or list `Pod` with other kinds (match.md §8.1).
+fn autogen_eligible(spec: &Node) -> bool {
+    let null = Node::null();
+    spec.get("rules")
+        .and_then(Node::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .all(|rule| {
+            ["match", "exclude"].into_iter().all(|block| {
+                let b = rule.get(block).unwrap_or(&null);
+                let mut filters: Vec<&Node> = b.get("resources").into_iter().collect();
+                for key in ["any", "all"] {
+                    for f in b.get(key).and_then(Node::as_seq).unwrap_or(&[]) {
+                        filters.extend(f.get("resources"));
+                    }
+                }
+                filters.into_iter().all(|rd| {
+                    let kinds: Vec<&str> = rd
+                        .get("kinds")
+                        .and_then(Node::as_seq)
+                        .unwrap_or(&[])
+                        .iter()
+                        .filter_map(Node::as_str)
+                        .collect();
+                    rd.get("name")
+                        .and_then(Node::as_str)
+                        .is_none_or(str::is_empty)
+                        && rd
+                            .get("names")
+                            .and_then(Node::as_seq)
+                            .is_none_or(<[Node]>::is_empty)
+                        && rd.get("selector").is_none_or(Node::is_null)
+                        && rd.get("annotations").is_none_or(Node::is_null)
+                        && !(kinds.len() > 1 && crate::base::gvk::contains_kind(&kinds, "Pod"))
+                })
+            })
+        })
 }
 
 /// `pod_autogen`: the ClusterPolicy's autogen copies this rule for pod controllers.
@@ -763,6 +962,7 @@ fn mutate_rule(
         mutations,
         generate: None,
         actions: Vec::new(),
+        autogen_off: false,
     })
 }
 
@@ -789,6 +989,7 @@ fn generate_rule(
         mutations: Vec::new(),
         generate: Some(g),
         actions: Vec::new(),
+        autogen_off: false,
     })
 }
 

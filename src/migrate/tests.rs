@@ -683,8 +683,15 @@ fn json6902_patches_become_json_patch_mutations() {
 
 #[test]
 fn atomic_fields_become_json_patches_with_strategic_merge_semantics() {
-    let text = policy(
+    let with_autogen = policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            team: a\n        spec:\n          priorityClassName: high\n          nodeSelector:\n            foo: bar\n            color: orange\n          dnsConfig:\n            options:\n            - name: ndots\n              value: \"1\"\n",
+    );
+    // With pod-controller autogen the JSON patches need the controller copies written out.
+    let verdicts = same_mutations(&with_autogen, &pod_and_controllers(""));
+    assert_eq!(verdicts, ["pass", "pass", "pass"]);
+    let text = with_autogen.replace(
+        "    a: b\n",
+        "    pod-policies.kyverno.io/autogen-controllers: none\n",
     );
     let m = migrate(&text);
     assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
@@ -1053,17 +1060,14 @@ fn foreach_strategic_merge_of_map_leaves_becomes_json_patches() {
         assert_eq!(a, b, "on {p}\nconverted:\n{yaml}");
         assert_eq!(a.0, want, "on {p}");
     }
-    // The ClusterPolicy's autogen would copy the rule for controllers: refused.
+    // The ClusterPolicy's autogen copies the rule for controllers: the copies are written.
     let auto = text.replace(
         "  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\n",
         "",
     );
-    let m = migrate(&auto);
-    assert_eq!(m.unconverted.len(), 1);
-    assert!(
-        m.unconverted[0].reason.contains("autogen"),
-        "{:?}",
-        m.unconverted
+    assert_eq!(
+        same_mutations(&auto, &pod_and_controllers("")),
+        ["pass", "pass", "pass"]
     );
     // A value with variables is refused at its line.
     let var = text.replace("\"on\"", "\"{{element.image}}\"");
@@ -1107,20 +1111,110 @@ fn mutate_condition_anchor_on_a_map_path_gates_the_whole_patch() {
     }
 }
 
+/// The mutate outcomes of `original` and its conversion agree on each resource; returns
+/// the verdicts.
+fn same_mutations(original: &str, resources: &[String]) -> Vec<&'static str> {
+    let m = migrate(original);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let mut out = Vec::new();
+    for r in resources {
+        let a = mutate_outcome(load(original), r);
+        let b = mutate_outcome(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+        out.push(a.0);
+    }
+    out
+}
+
+/// A Pod, a Deployment and a CronJob, each with one container `c` and the template
+/// metadata `meta` (indented as under `metadata:` of a Pod).
+fn pod_and_controllers(meta: &str) -> Vec<String> {
+    let indent = |n: usize| {
+        meta.lines()
+            .map(|l| format!("{}{l}\n", " ".repeat(n)))
+            .collect::<String>()
+    };
+    vec![
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{}spec:\n  volumes:\n  - name: v\n    persistentVolumeClaim:\n      claimName: c\n  containers:\n  - name: c\n    image: x\n",
+            indent(0)
+        ),
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector: {{}}\n  template:\n    metadata:\n      labels:\n        app: d\n{}    spec:\n      volumes:\n      - name: w\n        persistentVolumeClaim:\n          claimName: c\n      containers:\n      - name: c\n        image: x\n",
+            indent(4)
+        ),
+        format!(
+            "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: j\nspec:\n  schedule: '* * * * *'\n  jobTemplate:\n    spec:\n      template:\n        metadata:\n          labels:\n            app: j\n{}        spec:\n          containers:\n          - name: c\n            image: x\n",
+            indent(8)
+        ),
+    ]
+}
+
 #[test]
-fn foreach_strategic_merge_with_pod_autogen_is_refused_naming_what_blocks() {
-    // Maps with literal leaves: only the pod-controller copies block it.
-    let maps = policy(
+fn pod_controller_copies_are_written_where_mutating_policy_autogen_would_not_rewrite() {
+    // A variable reading the Pod spec: a MutatingPolicy's autogen would leave it reading
+    // `object.spec.volumes` on a Deployment.
+    let vars = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: vols\n      variable:\n        jmesPath: join(',', request.object.spec.volumes[].name)\n        default: ''\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          annotations:\n            vols: \"{{ vols }}\"\n",
+    );
+    let m = migrate(&vars);
+    let p = &m.policies[0]["spec"];
+    assert_eq!(
+        p["autogen"]["podControllers"]["controllers"],
+        serde_json::json!([]),
+        "{p}"
+    );
+    let names: Vec<&str> = p["variables"]
+        .as_array()
+        .expect("variables")
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(names, ["vols", "vols_1", "vols_2"]);
+    assert_eq!(
+        same_mutations(&vars, &pod_and_controllers("")),
+        ["pass", "pass", "pass"]
+    );
+    // A foreach of map leaves becomes JSON patches, which that autogen does not rewrite.
+    let foreach = policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          metadata:\n            labels:\n              a: b\n",
     );
-    let m = migrate(&maps);
-    assert!(m.policies.is_empty());
-    assert_eq!(m.unconverted.len(), 1, "{:?}", m.unconverted);
-    assert!(
-        m.unconverted[0].reason.contains("autogen copies the rule"),
-        "{}",
-        m.unconverted[0].reason
+    assert_eq!(
+        same_mutations(&foreach, &pod_and_controllers("")),
+        ["pass", "pass", "pass"]
     );
+    assert_eq!(
+        same_mutations(&foreach, &pod_and_controllers("  labels:\n    a: b\n")[..1]),
+        ["skip"]
+    );
+    // A policy whose autogen makes no copies (a rule selects by name): nothing to write.
+    let named = foreach.replace("kinds: [Pod]\n", "kinds: [Pod]\n          names: [p]\n");
+    let m = migrate(&named);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let p = &m.policies[0]["spec"];
+    assert_eq!(
+        p["autogen"]["podControllers"]["controllers"],
+        serde_json::json!([]),
+        "{p}"
+    );
+    assert!(!to_yaml(&m, "t.yaml", 1).contains("deployments"));
+}
+
+#[test]
+fn variables_are_renamed_as_whole_references_outside_strings() {
+    let r = [("a".to_owned(), "a_1".to_owned())];
+    assert_eq!(
+        cel_text::rename_variables(
+            "variables.a + variables.ab + 'variables.a' + x.variables.a + \"\\\"variables.a\"",
+            &r
+        ),
+        "variables.a_1 + variables.ab + 'variables.a' + x.variables.a + \"\\\"variables.a\""
+    );
+}
+
+#[test]
+fn foreach_strategic_merge_with_pod_autogen_reports_the_overlay_first() {
     // A list in the overlay: reported as the list, which copies alone would not convert.
     let list = policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - (name): \"{{element.name}}\"\n              image: x\n",
