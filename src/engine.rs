@@ -551,11 +551,7 @@ fn validate_policy<'r>(
         return Vec::new();
     }
     let mut out = Vec::new();
-    let empty = std::collections::BTreeMap::new();
-    let labels = request
-        .namespace_labels
-        .get(&resource.namespace)
-        .unwrap_or(&empty);
+    let labels = request.classic_namespace_labels(&resource.namespace);
     // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).
     let all = policy.validate_rules_in(slot, request.match_kind(resource).kind);
     for (k, &(j, selected)) in rules.iter().enumerate() {
@@ -575,7 +571,7 @@ fn validate_policy<'r>(
             continue;
         };
         // The failure action, then the pre-existing violation's exemption: validate only.
-        resp.failure_action = policy.rule_action(rule, &resource.namespace, labels);
+        resp.failure_action = policy.rule_action(rule, &resource.namespace, &labels);
         exempt_existing_violation(policy, rule, resource, request, exceptions, &mut resp);
         let stops = VALIDATE.stops(policy, std::iter::once(resp.status));
         if out.is_empty() {

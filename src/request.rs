@@ -124,6 +124,33 @@ impl Request {
         })
     }
 
+    /// The namespace labels a classic policy (ClusterPolicy / Policy: match and exclude
+    /// `namespaceSelector`, PolicyExceptions, `validationFailureActionOverrides`) sees for a
+    /// resource in `namespace`: the values file's, and when it gives none (no entry, or
+    /// `labels: {}`) in `clusterResources` mode, the labels of the cluster's Namespace object,
+    /// as the Kyverno v1.19 CLI reads them (`processor/policy_processor.go`). The CEL kinds
+    /// read only the values file, as upstream. A Namespace resource itself is matched on its
+    /// own labels elsewhere (`namespace` is its empty one here).
+    pub fn classic_namespace_labels(&self, namespace: &str) -> Cow<'_, BTreeMap<String, String>> {
+        static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+        let given = self.namespace_labels.get(namespace);
+        if given.is_some_and(|l| !l.is_empty()) || namespace.is_empty() {
+            return Cow::Borrowed(given.unwrap_or(&EMPTY));
+        }
+        let found = self.offline.cluster.as_ref().and_then(|c| {
+            let gvr = (String::new(), "v1".to_owned(), "namespaces".to_owned());
+            c.get(&gvr, "", namespace)
+        });
+        match found.and_then(|ns| ns.get_path(&["metadata", "labels"])?.as_map()) {
+            Some(m) => Cow::Owned(
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
+                    .collect(),
+            ),
+            None => Cow::Borrowed(given.unwrap_or(&EMPTY)),
+        }
+    }
+
     /// The operation the matcher sees: CONNECT only changes variables (match.md §5.7).
     pub fn match_operation(&self) -> Operation {
         match self.operation {

@@ -86,3 +86,68 @@ fn only_the_stopped_tests_are_missing_from_a_run() {
     assert!(out.contains("found 4 errors after loading tests"), "{out}");
     assert_eq!(code, Some(2), "{out}");
 }
+
+const LABELS: &str = "testdata/cluster/namespace-labels";
+
+/// The rows of a run, one `RESOURCE │ RESULT │ REASON` per line, from the human table.
+fn rows(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with("│ ") && !l.contains("│ ID "))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('│').map(str::trim).collect();
+            cells[3..7].join(" ")
+        })
+        .collect()
+}
+
+/// In clusterResources mode a ClusterPolicy `namespaceSelector` (match and exclude) reads
+/// the cluster Namespace's labels when the values file gives none for it (an entry with
+/// `labels: {}` gives none); values labels win (rows as the Kyverno v1.19.0 CLI gives them).
+#[test]
+fn classic_namespace_selectors_read_the_cluster_namespace() {
+    let ok = |r: &str, res: &str| format!("{r} {res} Pass Ok");
+    let excluded = |r: &str, res: &str| format!("{r} {res} Pass Excluded");
+    let (bare, team, play) = (
+        "v1/ConfigMap/prod/prod-bare",
+        "v1/ConfigMap/prod/prod-team",
+        "v1/ConfigMap/play/play-bare",
+    );
+    for (dir, want) in [
+        (
+            "cluster",
+            vec![
+                ok("need-team", bare),
+                ok("need-team", team),
+                excluded("need-team", play),
+                ok("no-latest", bare),
+                excluded("no-latest", play),
+            ],
+        ),
+        (
+            "no-cluster",
+            vec![
+                excluded("need-team", bare),
+                excluded("need-team", team),
+                excluded("need-team", play),
+                ok("no-latest", bare),
+                ok("no-latest", play),
+            ],
+        ),
+        (
+            "values-win",
+            vec![
+                excluded("need-team", bare),
+                excluded("need-team", play),
+                excluded("no-latest", play),
+            ],
+        ),
+        (
+            "values-empty",
+            vec![ok("need-team", bare), ok("no-latest", play)],
+        ),
+    ] {
+        let (code, out) = kpol(&["test", &format!("{LABELS}/{dir}")]);
+        assert_eq!(rows(&out), want, "{dir}: {out}");
+        assert_eq!(code, Some(0), "{dir}: {out}");
+    }
+}

@@ -208,12 +208,8 @@ impl ResourceFilter {
             if resource.kind == "Namespace" {
                 return false;
             }
-            let empty = BTreeMap::new();
-            let labels = request
-                .namespace_labels
-                .get(&resource.namespace)
-                .unwrap_or(&empty);
-            if sel.matches(labels) != Ok(true) {
+            let labels = request.classic_namespace_labels(&resource.namespace);
+            if sel.matches(&labels) != Ok(true) {
                 return false;
             }
         }
