@@ -137,10 +137,11 @@ impl Request {
         if given.is_some_and(|l| !l.is_empty()) || namespace.is_empty() {
             return Cow::Borrowed(given.unwrap_or(&EMPTY));
         }
-        let found = self.offline.cluster.as_ref().and_then(|c| {
-            let gvr = (String::new(), "v1".to_owned(), "namespaces".to_owned());
-            c.get(&gvr, "", namespace)
-        });
+        let found = self
+            .offline
+            .cluster
+            .as_ref()
+            .and_then(|c| c.namespace(namespace));
         match found.and_then(|ns| ns.get_path(&["metadata", "labels"])?.as_map()) {
             Some(m) => Cow::Owned(
                 m.iter()

@@ -261,6 +261,12 @@ impl Cluster {
         self.objects.get(gvr)?.get(namespace)?.get(name)
     }
 
+    /// The Namespace object `name` (core v1 `namespaces`), `None` when absent.
+    pub fn namespace(&self, name: &str) -> Option<&Node> {
+        let gvr = (String::new(), "v1".to_owned(), "namespaces".to_owned());
+        self.get(&gvr, "", name)
+    }
+
     /// The objects of a GVR in `namespace` (every namespace when empty), sorted by namespace
     /// and name; `None` when nothing serves the GVR.
     pub fn list(&self, gvr: &Gvr, namespace: &str) -> Option<Vec<&Node>> {

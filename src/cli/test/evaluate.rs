@@ -235,8 +235,7 @@ fn missing_namespace(inputs: &Inputs, resource: &Resource) -> Option<String> {
     {
         return None;
     }
-    let gvr: kpol::cluster::Gvr = (String::new(), "v1".to_owned(), "namespaces".to_owned());
-    if cluster.get(&gvr, "", ns).is_some() {
+    if cluster.namespace(ns).is_some() {
         return None;
     }
     Some(format!(
