@@ -32,6 +32,8 @@ pub struct Engine {
     /// scan of every policy per resource).
     generating: Vec<usize>,
     deleting: Vec<usize>,
+    /// The positions of the policies with `verifyImages` rules, in load order.
+    verifying: Vec<usize>,
     /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`]):
     /// by kind, then by apiVersion (looked up without building a key).
     kind_plans: RwLock<KindPlans>,
@@ -165,6 +167,7 @@ impl Engine {
             },
             generating: positions_of(&policies, crate::generate::has_generate),
             deleting: positions_of(&policies, |p| crate::dpol::deleting_policy(p).is_some()),
+            verifying: positions_of(&policies, crate::verify_images::has_verify_images),
             policies,
             exceptions: Vec::new(),
             kind_plans: RwLock::default(),
@@ -367,6 +370,33 @@ impl Engine {
             r.place(&resource.root);
         }
         (mutated, errors)
+    }
+
+    /// The verify-images phase (crate::verify_images): one response per policy with
+    /// `verifyImages` rules, in load order, each with the validate phase's responses of its
+    /// rules' checks. `view` gives, per policy position, the resource its rules see and the
+    /// request (`kpol test` runs each policy with its own operation and values).
+    pub fn verify_images<'r>(
+        &self,
+        mut view: impl FnMut(usize) -> (&'r Resource, Request),
+    ) -> Vec<crate::verify_images::PolicyImages> {
+        self.verifying
+            .iter()
+            .map(|&i| {
+                let (resource, request) = view(i);
+                let mut out = crate::verify_images::verify_policy(
+                    i,
+                    &self.policies[i],
+                    resource,
+                    &request,
+                    &self.exceptions,
+                );
+                for r in out.verify.iter_mut().chain(&mut out.validate) {
+                    r.place(&resource.root);
+                }
+                out
+            })
+            .collect()
     }
 
     /// The validate phase for one resource: one response per policy that has validate rules,

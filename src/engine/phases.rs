@@ -17,7 +17,8 @@ pub enum Phase {
     MutatingAdmissionPolicies,
     /// The MutatingPolicies alone, in load order (the Kyverno CLI).
     MutatingPolicies,
-    /// `verifyImages` rules (kpol reports them unsupported).
+    /// `verifyImages` rules (crate::verify_images, offline: what needs a registry is an
+    /// error), through [`super::Engine::verify_images`].
     VerifyImages,
     /// Validate rules and the validating kinds, on the resource as the mutate phases left it.
     Validate,

@@ -18,7 +18,6 @@ mod policies;
 mod report;
 mod rows;
 mod select;
-mod verify_images;
 
 pub use kpol::testfile::LoadError;
 pub use load::{read_cluster_files, read_user_info, read_values_file};
