@@ -524,21 +524,32 @@ impl Engine {
         out
     }
 
-    /// The generate phase for one trigger resource (crate::generate): one response per policy
-    /// with generate rules that gave any, in load order; clone sources come from `pool`.
+    /// `kpol generate`'s row of the phase table for one trigger resource: its generate phase
+    /// (crate::generate), one response per policy with generate rules that gave any, in load
+    /// order; clone sources come from `pool`.
     pub fn generate(
         &self,
         resource: &Resource,
         request: &Request,
         pool: &crate::generate::SourcePool<'_>,
     ) -> Vec<crate::generate::GeneratePolicyResponse> {
-        self.generating
-            .iter()
-            .filter_map(|&i| {
-                let p = &self.policies[i];
-                crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
-            })
-            .collect()
+        let mut out = Vec::new();
+        for phase in phases::of(phases::Command::Generate) {
+            if *phase == Phase::Generate {
+                out.extend(self.generating.iter().filter_map(|&i| {
+                    let p = &self.policies[i];
+                    crate::generate::generate_policy(
+                        i,
+                        p,
+                        resource,
+                        request,
+                        pool,
+                        &self.exceptions,
+                    )
+                }));
+            }
+        }
+        out
     }
 
     /// The DeletingPolicies' verdicts on one resource (crate::dpol): `(policy index,

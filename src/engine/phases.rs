@@ -1,8 +1,8 @@
 //! The phase table: which phases each command runs over one resource, and in what order
 //! (match.md §3.1, docs/ARCHITECTURE.md "Phase order"). The engine's mutate phase
 //! ([`super::Engine::mutate_responses`], [`super::Engine::mutated_with_errors`]), `kpol check`'s
-//! later phases and `kpol test` (every phase of its row) read their rows here; the orders differ
-//! only as rows of this one table.
+//! later phases, `kpol generate` ([`super::Engine::generate`]) and `kpol test` (every phase of
+//! its row) read their rows here; the orders differ only as rows of this one table.
 
 /// One phase of a command's run over a resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
