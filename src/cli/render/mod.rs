@@ -1,10 +1,12 @@
 //! Renderers: views of one [`CheckReport`](super::check::CheckReport); none computes anything.
+//! `kpol generate`'s output is written here too ([`generate`], a view of its own model).
 //!
 //! Every output format implements [`Render`] over the same report, so the formats cannot
 //! disagree about what was found: they differ only in how they write it (docs/OUTPUT.md).
 
 pub mod cap;
 pub mod concise;
+pub mod generate;
 pub mod github;
 pub mod html;
 pub mod human;
