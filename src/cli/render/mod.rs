@@ -1,5 +1,6 @@
 //! Renderers: views of one [`CheckReport`](super::check::CheckReport); none computes anything.
-//! `kpol generate`'s output is written here too ([`generate`], a view of its own model).
+//! `kpol generate`'s output ([`generate`], a view of its own model) and `kpol mutate`'s
+//! standard-error lines ([`mutate`]) are written here too.
 //!
 //! Every output format implements [`Render`] over the same report, so the formats cannot
 //! disagree about what was found: they differ only in how they write it (docs/OUTPUT.md).
@@ -12,6 +13,7 @@ pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod mutate;
 pub mod policy_report;
 pub mod progress;
 pub mod sarif;
