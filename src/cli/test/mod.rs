@@ -9,14 +9,11 @@ mod authz;
 mod evaluate;
 mod file;
 mod generated;
-mod human;
-mod json;
 mod load;
-mod output;
 mod overrides;
 mod policies;
-mod report;
-mod rows;
+pub(crate) mod report;
+pub(crate) mod rows;
 mod select;
 
 pub use kpol::testfile::LoadError;
@@ -30,6 +27,7 @@ use rayon::prelude::*;
 
 use super::args::{Format, TestArgs};
 use super::exit;
+use super::render::test::{human, json, output};
 use report::Totals;
 pub use report::{FileReport, LoadedRule};
 
