@@ -862,6 +862,58 @@ mod tests {
     use crate::source::SourceFile;
     use crate::yaml::{Limits, parse_documents};
 
+    /// The verify-images phase visits the policies with `verifyImages` rules only, in load
+    /// order, each on the resource and request its view gives.
+    #[test]
+    fn verify_images_visits_the_verifying_policies_with_their_views() {
+        let policy = |name: &str, body: &str| {
+            format!(
+                "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: {name}}}\nspec:\n  \
+                 rules:\n  - name: r\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n{body}"
+            )
+        };
+        let text = [
+            policy("v", "    validate: {pattern: {metadata: {name: '?*'}}}\n"),
+            policy(
+                "i",
+                "    verifyImages:\n    - {imageReferences: ['*'], mutateDigest: false, required: false}\n",
+            ),
+        ]
+        .join("---\n");
+        let engine = Engine::new(crate::test_support::load(&text).policies);
+        let pod = |image: &str| {
+            crate::test_support::resource(&format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers: [{{name: c, image: '{image}'}}]\n"
+            ))
+        };
+        let (tag, digest) = (
+            pod("nginx:1"),
+            pod(&format!("nginx@sha256:{}", "0".repeat(64))),
+        );
+        let mut asked = Vec::new();
+        let out = engine.verify_images(|i| {
+            asked.push(i);
+            (&tag, Request::default())
+        });
+        assert_eq!(asked, [1]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].policy, 1);
+        assert!(out[0].verify.is_empty());
+        assert_eq!(
+            out[0].validate[0].message,
+            "missing digest for docker.io/nginx:1"
+        );
+        let out = engine.verify_images(|_| (&digest, Request::default()));
+        assert_eq!(out[0].validate[0].status, Status::Pass);
+        // A DELETE gives no response of the rule.
+        let delete = Request {
+            operation: Operation::Delete,
+            ..Request::default()
+        };
+        let out = engine.verify_images(|_| (&tag, delete.clone()));
+        assert!(out[0].verify.is_empty() && out[0].validate.is_empty());
+    }
+
     fn engine(text: &str) -> Engine {
         let source = Arc::new(SourceFile::new("p.yaml", text));
         let docs = parse_documents(text, Limits::default()).unwrap();

@@ -111,4 +111,18 @@ mod tests {
         assert!(!test.contains(&CelMutations));
         assert_eq!(test.last(), Some(&Delete));
     }
+
+    /// Kyverno's order, mutate → verify images → validate → generate, in the rows that hold
+    /// those phases (`Engine::verify_images` is `kpol test`'s; `Engine::generate` runs
+    /// `generate`'s row).
+    #[test]
+    fn verify_images_comes_between_the_mutations_and_validate() {
+        let test = of(Command::Test);
+        let at = |p: Phase| test.iter().position(|q| *q == p).unwrap();
+        assert!(at(MutatingPolicies) < at(VerifyImages));
+        assert!(at(MutatingAdmissionPolicies) < at(VerifyImages));
+        assert!(at(VerifyImages) < at(Validate));
+        assert!(at(Validate) < at(Generate));
+        assert_eq!(of(Command::Generate), &[Generate]);
+    }
 }
