@@ -32,6 +32,8 @@ pub struct Engine {
     /// scan of every policy per resource).
     generating: Vec<usize>,
     deleting: Vec<usize>,
+    /// The positions of the policies with `verifyImages` rules, in load order.
+    verifying: Vec<usize>,
     /// What the validate phase visits for each apiVersion and kind met so far ([`KindPlan`]):
     /// by kind, then by apiVersion (looked up without building a key).
     kind_plans: RwLock<KindPlans>,
@@ -165,6 +167,7 @@ impl Engine {
             },
             generating: positions_of(&policies, crate::generate::has_generate),
             deleting: positions_of(&policies, |p| crate::dpol::deleting_policy(p).is_some()),
+            verifying: positions_of(&policies, crate::verify_images::has_verify_images),
             policies,
             exceptions: Vec::new(),
             kind_plans: RwLock::default(),
@@ -369,6 +372,33 @@ impl Engine {
         (mutated, errors)
     }
 
+    /// The verify-images phase (crate::verify_images): one response per policy with
+    /// `verifyImages` rules, in load order, each with the validate phase's responses of its
+    /// rules' checks. `view` gives, per policy position, the resource its rules see and the
+    /// request (`kpol test` runs each policy with its own operation and values).
+    pub fn verify_images<'r>(
+        &self,
+        mut view: impl FnMut(usize) -> (&'r Resource, Request),
+    ) -> Vec<crate::verify_images::PolicyImages> {
+        self.verifying
+            .iter()
+            .map(|&i| {
+                let (resource, request) = view(i);
+                let mut out = crate::verify_images::verify_policy(
+                    i,
+                    &self.policies[i],
+                    resource,
+                    &request,
+                    &self.exceptions,
+                );
+                for r in out.verify.iter_mut().chain(&mut out.validate) {
+                    r.place(&resource.root);
+                }
+                out
+            })
+            .collect()
+    }
+
     /// The validate phase for one resource: one response per policy that has validate rules,
     /// in load order (match.md §3.1).
     pub fn validate(&self, resource: &Resource, request: &Request) -> Vec<PolicyResponse> {
@@ -494,21 +524,32 @@ impl Engine {
         out
     }
 
-    /// The generate phase for one trigger resource (crate::generate): one response per policy
-    /// with generate rules that gave any, in load order; clone sources come from `pool`.
+    /// `kpol generate`'s row of the phase table for one trigger resource: its generate phase
+    /// (crate::generate), one response per policy with generate rules that gave any, in load
+    /// order; clone sources come from `pool`.
     pub fn generate(
         &self,
         resource: &Resource,
         request: &Request,
         pool: &crate::generate::SourcePool<'_>,
     ) -> Vec<crate::generate::GeneratePolicyResponse> {
-        self.generating
-            .iter()
-            .filter_map(|&i| {
-                let p = &self.policies[i];
-                crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
-            })
-            .collect()
+        let mut out = Vec::new();
+        for phase in phases::of(phases::Command::Generate) {
+            if *phase == Phase::Generate {
+                out.extend(self.generating.iter().filter_map(|&i| {
+                    let p = &self.policies[i];
+                    crate::generate::generate_policy(
+                        i,
+                        p,
+                        resource,
+                        request,
+                        pool,
+                        &self.exceptions,
+                    )
+                }));
+            }
+        }
+        out
     }
 
     /// The DeletingPolicies' verdicts on one resource (crate::dpol): `(policy index,
@@ -820,6 +861,58 @@ mod tests {
     use crate::manifest::read_manifests;
     use crate::source::SourceFile;
     use crate::yaml::{Limits, parse_documents};
+
+    /// The verify-images phase visits the policies with `verifyImages` rules only, in load
+    /// order, each on the resource and request its view gives.
+    #[test]
+    fn verify_images_visits_the_verifying_policies_with_their_views() {
+        let policy = |name: &str, body: &str| {
+            format!(
+                "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: {name}}}\nspec:\n  \
+                 rules:\n  - name: r\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n{body}"
+            )
+        };
+        let text = [
+            policy("v", "    validate: {pattern: {metadata: {name: '?*'}}}\n"),
+            policy(
+                "i",
+                "    verifyImages:\n    - {imageReferences: ['*'], mutateDigest: false, required: false}\n",
+            ),
+        ]
+        .join("---\n");
+        let engine = Engine::new(crate::test_support::load(&text).policies);
+        let pod = |image: &str| {
+            crate::test_support::resource(&format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers: [{{name: c, image: '{image}'}}]\n"
+            ))
+        };
+        let (tag, digest) = (
+            pod("nginx:1"),
+            pod(&format!("nginx@sha256:{}", "0".repeat(64))),
+        );
+        let mut asked = Vec::new();
+        let out = engine.verify_images(|i| {
+            asked.push(i);
+            (&tag, Request::default())
+        });
+        assert_eq!(asked, [1]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].policy, 1);
+        assert!(out[0].verify.is_empty());
+        assert_eq!(
+            out[0].validate[0].message,
+            "missing digest for docker.io/nginx:1"
+        );
+        let out = engine.verify_images(|_| (&digest, Request::default()));
+        assert_eq!(out[0].validate[0].status, Status::Pass);
+        // A DELETE gives no response of the rule.
+        let delete = Request {
+            operation: Operation::Delete,
+            ..Request::default()
+        };
+        let out = engine.verify_images(|_| (&tag, delete.clone()));
+        assert!(out[0].verify.is_empty() && out[0].validate.is_empty());
+    }
 
     fn engine(text: &str) -> Engine {
         let source = Arc::new(SourceFile::new("p.yaml", text));

@@ -41,5 +41,6 @@ pub(crate) mod test_support;
 pub mod testfile;
 pub mod validate;
 pub mod variables;
+pub(crate) mod verify_images;
 pub mod vpol;
 pub mod yaml;

@@ -49,6 +49,9 @@ pub(crate) enum Exceptions<'f> {
     /// Kyverno's background controller for generate rules (`filterRule`, which reads the
     /// trigger's Namespace from the cluster).
     BeforeMatch(&'f dyn Fn() -> Option<RuleResponse>),
+    /// By the kind's own early answer at [`Stage::Selected`]: `verifyImages` rules, which
+    /// kpol reports unsupported when an exception covers them (crate::verify_images).
+    Early,
 }
 
 /// What a rule whose context fails to load gives.

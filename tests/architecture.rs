@@ -51,6 +51,7 @@ const LAYERS: &[&[&str]] = &[
         "pipeline",
         "mutate",
         "generate",
+        "verify_images",
     ],
     // The phase table.
     &["engine"],

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::engine::Engine;
-use kpol::generate::{SourcePool, yaml_out};
+use kpol::generate::SourcePool;
 use kpol::manifest::read_manifests;
 use kpol::report::Status;
 use kpol::request::Request;
@@ -30,42 +30,43 @@ use kpol::source::{Source, SourceFile};
 use super::args::{GenerateArgs, GenerateFormat};
 use super::exit;
 use super::policies;
+use super::render::generate as render;
 use super::render::print_diagnostic_line;
 use super::session::{Applying, Spec, open_applying};
 
 /// The trigger of a generated resource or finding.
 #[derive(Clone, Debug, Serialize)]
-struct Trigger {
-    api_version: String,
-    kind: String,
-    namespace: String,
-    name: String,
-    file: String,
-    line: u32,
+pub(crate) struct Trigger {
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) file: String,
+    pub(crate) line: u32,
 }
 
 #[derive(Debug, Serialize)]
-struct Item {
-    policy: String,
-    rule: String,
-    trigger: Trigger,
-    synchronize: bool,
-    mode: &'static str,
-    resource: serde_json::Value,
+pub(crate) struct Item {
+    pub(crate) policy: String,
+    pub(crate) rule: String,
+    pub(crate) trigger: Trigger,
+    pub(crate) synchronize: bool,
+    pub(crate) mode: &'static str,
+    pub(crate) resource: serde_json::Value,
 }
 
 #[derive(Debug, Serialize)]
-struct Finding {
-    policy: String,
-    rule: String,
-    trigger: Trigger,
-    message: String,
+pub(crate) struct Finding {
+    pub(crate) policy: String,
+    pub(crate) rule: String,
+    pub(crate) trigger: Trigger,
+    pub(crate) message: String,
 }
 
 #[derive(Debug, Default, Serialize)]
-struct Output {
-    generated: Vec<Item>,
-    findings: Vec<Finding>,
+pub(crate) struct Output {
+    pub(crate) generated: Vec<Item>,
+    pub(crate) findings: Vec<Finding>,
 }
 
 pub fn run(args: GenerateArgs) -> u8 {
@@ -137,8 +138,8 @@ pub fn run(args: GenerateArgs) -> u8 {
                 follow: args.follow_symlinks,
             },
         ),
-        (None, GenerateFormat::Json) => print_json(&out),
-        (None, GenerateFormat::Yaml) => print_yaml(&out),
+        (None, GenerateFormat::Json) => render::json(&out).and_then(|t| write_stdout(&t)),
+        (None, GenerateFormat::Yaml) => write_stdout(&render::yaml(&out)),
     };
     if let Err(e) = written {
         eprintln!("kpol: cannot write output: {e}");
@@ -146,16 +147,7 @@ pub fn run(args: GenerateArgs) -> u8 {
     }
     if args.format != GenerateFormat::Json || args.output_dir.is_some() {
         for f in &out.findings {
-            eprintln!(
-                "error: {}:{}: {} {}: policy {} rule {}: {}",
-                f.trigger.file,
-                f.trigger.line,
-                f.trigger.kind,
-                trigger_name(&f.trigger),
-                f.policy,
-                f.rule,
-                f.message
-            );
+            eprintln!("{}", render::finding_line(f));
         }
     }
     if diagnostics.iter().any(|d| d.severity == Severity::Error) {
@@ -176,14 +168,6 @@ fn cluster_data(resources: &[Resource]) -> Option<Arc<kpol::cel::context::CelCon
         let _ = cx.add_resource(&r.root);
     }
     Some(Arc::new(cx))
-}
-
-fn trigger_name(t: &Trigger) -> String {
-    if t.namespace.is_empty() {
-        t.name.clone()
-    } else {
-        format!("{}/{}", t.namespace, t.name)
-    }
 }
 
 /// The generate phase for one trigger, flattened into items and findings.
@@ -246,38 +230,6 @@ fn generate_for(
     out
 }
 
-fn header(item: &Item) -> String {
-    format!(
-        "# policy {}, rule {}, trigger {} {} ({}:{}){}\n",
-        item.policy,
-        item.rule,
-        item.trigger.kind,
-        trigger_name(&item.trigger),
-        item.trigger.file,
-        item.trigger.line,
-        if item.synchronize {
-            ", synchronize: true"
-        } else {
-            ""
-        }
-    )
-}
-
-fn print_yaml(out: &Output) -> std::io::Result<()> {
-    let mut text = String::new();
-    for item in &out.generated {
-        text.push_str("---\n");
-        text.push_str(&header(item));
-        text.push_str(&yaml_out::to_yaml(&item.resource));
-    }
-    write_stdout(&text)
-}
-
-fn print_json(out: &Output) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(out).map_err(std::io::Error::other)?;
-    write_stdout(&(text + "\n"))
-}
-
 fn write_stdout(text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
@@ -334,12 +286,12 @@ fn write_dir(dir: &Path, out: &Output, links: super::write::Links) -> std::io::R
             eprintln!(
                 "warning: {} generated again by {}; kept the first",
                 path.display(),
-                header(item).trim_start_matches("# ").trim_end()
+                render::header(item).trim_start_matches("# ").trim_end()
             );
             continue;
         }
         // A link planted inside DIR is not written through (unless --follow-symlinks).
-        let text = header(item) + &yaml_out::to_yaml(r);
+        let text = render::header(item) + &render::resource_yaml(r);
         let rel = path.strip_prefix(dir).unwrap_or(&path);
         super::write::confined_path(dir, rel, links)
             .and_then(|p| super::write::replace(&p, text.as_bytes(), None, links))

@@ -20,6 +20,7 @@ use super::discover::Input;
 use super::exit;
 use super::ordered;
 use super::policies;
+use super::render::mutate as render;
 use super::render::print_diagnostic_line;
 use super::session::{Applying, Spec, open_applying};
 use super::write;
@@ -131,7 +132,7 @@ pub fn run(args: MutateArgs) -> u8 {
     incomplete |= diagnostics.iter().any(|d| d.severity == Severity::Error);
     if args.check {
         for f in &would_change {
-            eprintln!("would change: {}", super::render::printable(f));
+            eprintln!("{}", render::would_change_line(f));
         }
     }
     if incomplete {
@@ -219,20 +220,7 @@ fn rule_errors(fm: &FileMutation) -> Vec<String> {
     fm.findings
         .iter()
         .filter(|f| f.response.status == Status::Error)
-        .map(|f| {
-            let pos = f
-                .start
-                .map_or(String::new(), |lc| format!(":{}:{}", lc.line, lc.column));
-            let p = super::render::printable;
-            format!(
-                "{}{pos}: error: {} {}/{}: {}",
-                p(fm.source.name()),
-                p(&f.resource),
-                p(&f.policy),
-                p(&f.response.rule),
-                p(&f.response.message)
-            )
-        })
+        .map(|f| render::rule_error_line(fm.source.name(), f))
         .collect()
 }
 

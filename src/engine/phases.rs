@@ -1,8 +1,8 @@
 //! The phase table: which phases each command runs over one resource, and in what order
 //! (match.md §3.1, docs/ARCHITECTURE.md "Phase order"). The engine's mutate phase
 //! ([`super::Engine::mutate_responses`], [`super::Engine::mutated_with_errors`]), `kpol check`'s
-//! later phases and `kpol test` (every phase of its row) read their rows here; the orders differ
-//! only as rows of this one table.
+//! later phases, `kpol generate` ([`super::Engine::generate`]) and `kpol test` (every phase of
+//! its row) read their rows here; the orders differ only as rows of this one table.
 
 /// One phase of a command's run over a resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,7 +17,8 @@ pub enum Phase {
     MutatingAdmissionPolicies,
     /// The MutatingPolicies alone, in load order (the Kyverno CLI).
     MutatingPolicies,
-    /// `verifyImages` rules (kpol reports them unsupported).
+    /// `verifyImages` rules (crate::verify_images, offline: what needs a registry is an
+    /// error), through [`super::Engine::verify_images`].
     VerifyImages,
     /// Validate rules and the validating kinds, on the resource as the mutate phases left it.
     Validate,
@@ -109,5 +110,19 @@ mod tests {
         let test = of(Command::Test);
         assert!(!test.contains(&CelMutations));
         assert_eq!(test.last(), Some(&Delete));
+    }
+
+    /// Kyverno's order, mutate → verify images → validate → generate, in the rows that hold
+    /// those phases (`Engine::verify_images` is `kpol test`'s; `Engine::generate` runs
+    /// `generate`'s row).
+    #[test]
+    fn verify_images_comes_between_the_mutations_and_validate() {
+        let test = of(Command::Test);
+        let at = |p: Phase| test.iter().position(|q| *q == p).unwrap();
+        assert!(at(MutatingPolicies) < at(VerifyImages));
+        assert!(at(MutatingAdmissionPolicies) < at(VerifyImages));
+        assert!(at(VerifyImages) < at(Validate));
+        assert!(at(Validate) < at(Generate));
+        assert_eq!(of(Command::Generate), &[Generate]);
     }
 }

@@ -24,7 +24,6 @@ mod foreach;
 mod labels;
 mod pool;
 mod target;
-pub mod yaml_out;
 
 pub use labels::same_resource;
 pub use pool::SourcePool;

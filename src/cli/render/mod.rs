@@ -1,18 +1,23 @@
 //! Renderers: views of one [`CheckReport`](super::check::CheckReport); none computes anything.
+//! `kpol generate`'s output ([`generate`], a view of its own model), `kpol mutate`'s
+//! standard-error lines ([`mutate`]) and `kpol test`'s outputs ([`test`]) are written here too.
 //!
 //! Every output format implements [`Render`] over the same report, so the formats cannot
 //! disagree about what was found: they differ only in how they write it (docs/OUTPUT.md).
 
 pub mod cap;
 pub mod concise;
+pub mod generate;
 pub mod github;
 pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod mutate;
 pub mod policy_report;
 pub mod progress;
 pub mod sarif;
+pub mod test;
 pub mod wrap;
 pub mod yaml_out;
 

@@ -1,10 +1,11 @@
 //! Running a test's policies over its resources (cli-compat.md §7): one run with the values'
 //! operations, one more per operation declared on result entries (§7.2).
 //!
-//! The engine does the validate and generate phases. The phases kpol does not evaluate yet
-//! (mutate, verifyImages) still yield responses in the CLI's order (match.md §3.1), with every
-//! matched rule marked unsupported, so that rows for them never pass by accident. Validate
-//! responses on a resource that an unsupported mutation may have changed are marked too.
+//! The engine evaluates every phase of `kpol test`'s row (`engine::phases`), in the CLI's
+//! order (match.md §3.1); this module runs the row, hands each phase the resource and request
+//! the CLI would, and keeps the responses as rows compare them. A rule kpol does not evaluate
+//! is marked unsupported, so that rows for it never pass by accident; responses on a resource
+//! that an unsupported mutation may have changed are marked too.
 //!
 //! Generate responses carry what each rule generated; the CLI's fake cluster holds the
 //! trigger and the rule's `cloneSourceResource` documents, so those are the clone sources.
@@ -307,8 +308,9 @@ fn run_resource(
     // it holds as its patched resource.
     let mut objects: Option<Objects> = None;
     let mut mutate_objects: Vec<(usize, usize)> = Vec::new();
-    // verifyImages rules (super::verify_images): the verify-images phase's response there,
-    // the validate phase's with the other validate responses.
+    // verifyImages rules (the engine's verify-images phase, crate::verify_images): the
+    // verify-images phase's response there, the validate phase's with the other validate
+    // responses.
     let mut image_checks: Vec<(usize, Vec<RuleOutcome>)> = Vec::new();
     for phase in phases::of(phases::Command::Test) {
         match phase {
@@ -338,7 +340,11 @@ fn run_resource(
                 let mutate_op = policies
                     .iter()
                     .zip(&ops)
-                    .find(|(p, _)| p.rules().iter().any(|r| Phase::Mutate.has(&r.body)))
+                    .find(|(p, _)| {
+                        p.rules()
+                            .iter()
+                            .any(|r| matches!(r.body, RuleBody::Mutate(_)))
+                    })
                     .map_or(Operation::Create, |(_, op)| *op);
                 let mutation = engine.mutate(resource, &request_for(mutate_op));
                 for pm in &mutation.policies {
@@ -415,41 +421,25 @@ fn run_resource(
             // phases, above; src/engine/phases.rs tests the row).
             phases::Phase::CelMutations => {}
             phases::Phase::VerifyImages => {
-                let resource: &Resource = &live;
-                for (i, p) in policies.iter().enumerate() {
-                    if !p.rules().iter().any(|r| Phase::VerifyImages.has(&r.body)) {
+                // Each classic policy's rules see the resource as its verify-images context
+                // left it (with overriding values), else the live resource.
+                let live: &Resource = &live;
+                let view = |i: usize| {
+                    let seen = chain
+                        .as_ref()
+                        .and_then(|c| c.verify.get(i)?.as_ref())
+                        .map_or(live, |(r, _)| r);
+                    (seen, request_for(ops[i]))
+                };
+                for pi in engine.verify_images(view) {
+                    let Some(p) = policies.get(pi.policy) else {
                         continue;
-                    }
-                    let request = request_for(ops[i]);
-                    let mut rules: Vec<RuleOutcome> = Vec::new();
-                    let mut checks: Vec<RuleOutcome> = Vec::new();
-                    for r in p.rules() {
-                        let RuleBody::VerifyImages(entries) = &r.body else {
-                            continue;
-                        };
-                        let resource = chain
-                            .as_ref()
-                            .and_then(|c| c.verify.get(i)?.as_ref())
-                            .map_or(resource, |(r, _)| r);
-                        if !(p.in_scope(&resource.namespace) && r.matches(resource, &request)) {
-                            continue;
-                        }
-                        let exception = inputs
-                            .policy_exceptions
-                            .iter()
-                            .any(|e| e.covers(&p.key(), &r.name) && e.matches(resource, &request));
-                        match super::verify_images::evaluate(r, entries, resource, ops[i]) {
-                            _ if exception => rules.push(unsupported(&r.name, "exceptions")),
-                            Err(feature) => rules.push(unsupported(&r.name, &feature)),
-                            Ok(o) => {
-                                rules.extend(o.verify);
-                                checks.extend(o.validate.unwrap_or_default());
-                            }
-                        }
-                    }
+                    };
+                    let rules = pi.verify.into_iter().map(RuleOutcome::from).collect();
                     responses.push(response(p, rules));
-                    if !checks.is_empty() {
-                        image_checks.push((i, checks));
+                    if !pi.validate.is_empty() {
+                        let checks = pi.validate.into_iter().map(RuleOutcome::from).collect();
+                        image_checks.push((pi.policy, checks));
                     }
                 }
             }
@@ -940,33 +930,6 @@ pub fn target_runs(inputs: &Inputs, runs: &[&[ResourceRun]]) -> Vec<ResourceRun>
         }
     }
     out
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Mutate,
-    VerifyImages,
-}
-
-impl Phase {
-    fn has(self, body: &RuleBody) -> bool {
-        match self {
-            Phase::Mutate => matches!(body, RuleBody::Mutate(_)),
-            Phase::VerifyImages => matches!(body, RuleBody::VerifyImages(_)),
-        }
-    }
-}
-
-fn unsupported(rule: &str, feature: &str) -> RuleOutcome {
-    RuleOutcome {
-        rule: rule.to_owned(),
-        status: Status::Error,
-        message: format!("kpol does not evaluate {feature} rules yet"),
-        unsupported: Some(feature.to_owned()),
-        generated: None,
-        patched: None,
-        target: None,
-    }
 }
 
 /// The rule message, with what kept generation from completing (the CLI logs it and keeps

@@ -9,16 +9,12 @@ mod authz;
 mod evaluate;
 mod file;
 mod generated;
-mod human;
-mod json;
 mod load;
-mod output;
 mod overrides;
 mod policies;
-mod report;
-mod rows;
+pub(crate) mod report;
+pub(crate) mod rows;
 mod select;
-mod verify_images;
 
 pub use kpol::testfile::LoadError;
 pub use load::{read_cluster_files, read_user_info, read_values_file};
@@ -31,6 +27,7 @@ use rayon::prelude::*;
 
 use super::args::{Format, TestArgs};
 use super::exit;
+use super::render::test::{human, json, output};
 use report::Totals;
 pub use report::{FileReport, LoadedRule};
 

@@ -1,16 +1,79 @@
-//! YAML for generated resources ([`crate::yaml::emit`]): keys in their own order, strings
-//! quoted only when plain style would read back as something else.
+//! `kpol generate`'s output (its model is in src/cli/generate.rs): the generated resources
+//! as one YAML stream, each after a comment naming the policy, rule and trigger, or as JSON;
+//! the lines of its findings for standard error; and the YAML of one generated resource,
+//! which `-o DIR` writes too.
 
 use serde_json::Value;
 
-/// The value as a YAML document body (no `---`), ending with a newline.
-pub fn to_yaml(v: &Value) -> String {
-    let style = crate::yaml::emit::Style {
+use crate::cli::generate::{Finding, Item, Output, Trigger};
+
+/// The YAML stream of every generated resource, in order.
+pub fn yaml(out: &Output) -> String {
+    let mut text = String::new();
+    for item in &out.generated {
+        text.push_str("---\n");
+        text.push_str(&header(item));
+        text.push_str(&resource_yaml(&item.resource));
+    }
+    text
+}
+
+/// The whole output as pretty JSON, with a final newline.
+pub fn json(out: &Output) -> std::io::Result<String> {
+    let text = serde_json::to_string_pretty(out).map_err(std::io::Error::other)?;
+    Ok(text + "\n")
+}
+
+/// The comment line before a generated resource.
+pub fn header(item: &Item) -> String {
+    format!(
+        "# policy {}, rule {}, trigger {} {} ({}:{}){}\n",
+        item.policy,
+        item.rule,
+        item.trigger.kind,
+        trigger_name(&item.trigger),
+        item.trigger.file,
+        item.trigger.line,
+        if item.synchronize {
+            ", synchronize: true"
+        } else {
+            ""
+        }
+    )
+}
+
+/// A finding as its standard-error line.
+pub fn finding_line(f: &Finding) -> String {
+    format!(
+        "error: {}:{}: {} {}: policy {} rule {}: {}",
+        f.trigger.file,
+        f.trigger.line,
+        f.trigger.kind,
+        trigger_name(&f.trigger),
+        f.policy,
+        f.rule,
+        f.message
+    )
+}
+
+fn trigger_name(t: &Trigger) -> String {
+    if t.namespace.is_empty() {
+        t.name.clone()
+    } else {
+        format!("{}/{}", t.namespace, t.name)
+    }
+}
+
+/// A generated resource as a YAML document body (no `---`), ending with a newline: keys in
+/// their own order, strings quoted only when plain style would read back as something else
+/// ([`kpol::yaml::emit`]).
+pub fn resource_yaml(v: &Value) -> String {
+    let style = kpol::yaml::emit::Style {
         sort_keys: false,
         key: &quote,
         scalar: &scalar,
     };
-    crate::yaml::emit::block(v, &style)
+    kpol::yaml::emit::block(v, &style)
 }
 
 fn scalar(v: &Value) -> String {
@@ -55,9 +118,9 @@ fn needs_quotes(s: &str) -> bool {
 
 fn reads_back_as_string(s: &str) -> bool {
     let text = format!("{s}\n");
-    match crate::yaml::parse_documents(&text, crate::yaml::Limits::default()) {
+    match kpol::yaml::parse_documents(&text, kpol::yaml::Limits::default()) {
         Ok(docs) => {
-            docs.len() == 1 && matches!(&docs[0].root.value, crate::yaml::Value::Str(v) if v == s)
+            docs.len() == 1 && matches!(&docs[0].root.value, kpol::yaml::Value::Str(v) if v == s)
         }
         Err(_) => false,
     }
@@ -78,12 +141,12 @@ mod tests {
             "tricky": ["1_000", "1:20", "0x1F", "Yes", "~", "a: b", "x #y", "line\nbreak", "plain text", "0755", "=", "<<"],
             "empty": {}
         });
-        let text = to_yaml(&v);
+        let text = resource_yaml(&v);
         assert_eq!(
             text,
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    a: \"true\"\n    b: \"\"\ndata:\n  \"n\": \"4\"\n  list:\n  - k: 1\n    m:\n      z: null\n  - \"- dash\"\n  - []\ntricky:\n- \"1_000\"\n- 1:20\n- \"0x1F\"\n- \"Yes\"\n- \"~\"\n- \"a: b\"\n- \"x #y\"\n- \"line\\nbreak\"\n- plain text\n- \"0755\"\n- =\n- <<\nempty: {}\n"
         );
-        let docs = crate::yaml::parse_documents(&text, crate::yaml::Limits::default()).unwrap();
+        let docs = kpol::yaml::parse_documents(&text, kpol::yaml::Limits::default()).unwrap();
         assert_eq!(docs[0].root.to_json(), v);
     }
 }

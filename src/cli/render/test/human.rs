@@ -5,9 +5,9 @@
 
 use std::fmt::Write as _;
 
-use super::report::{FileReport, Totals};
-use super::rows::Row;
 use crate::cli::render::printable;
+use crate::cli::test::report::{FileReport, Totals};
+use crate::cli::test::rows::Row;
 
 /// Renders everything; `fail_only` and `detailed` are the flags of the same names.
 pub fn render(files: &[FileReport], totals: &Totals, fail_only: bool, detailed: bool) -> String {

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::report::{FileReport, Totals};
+use crate::cli::test::report::{FileReport, Totals};
 
 #[derive(Serialize)]
 struct Output<'a> {

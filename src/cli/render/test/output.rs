@@ -17,11 +17,11 @@ use std::fmt::Write as _;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde_json::{Map, Value};
 
-use super::report::FileReport;
-use super::rows::Row;
 use crate::cli::args::TestOutput;
 use crate::cli::render::printable;
 use crate::cli::render::yaml_out::to_yaml;
+use crate::cli::test::report::FileReport;
+use crate::cli::test::rows::Row;
 
 /// The document of `-o FORMAT`: every row of `files` (with `fail_only`, the failing ones).
 pub fn render(format: TestOutput, files: &[FileReport], fail_only: bool, detailed: bool) -> String {
