@@ -75,6 +75,18 @@ impl Constraints {
         set(&self.namespace_selector) || set(&self.object_selector)
     }
 
+    /// What the Kyverno CLI's `hasSelector` (`processor/policy_processor.go`) calls a
+    /// selector, despite its name the simple case: no non-empty namespace or object
+    /// selector, no excluded rules, exactly one resource rule and that one without resource
+    /// names. A ValidatingPolicy or MutatingPolicy with such constraints that matched nothing
+    /// gives no response in `kpol test` (a row naming it is Not found); any other keeps its
+    /// empty response (an Excluded pass row, cel.md §3.7).
+    pub fn simple(&self) -> bool {
+        !self.has_selector()
+            && self.exclude_rules.is_empty()
+            && matches!(self.resource_rules.as_slice(), [r] if r.resource_names.is_empty())
+    }
+
     pub fn matches(&self, resource: &Resource, request: &Request) -> bool {
         if !self.namespace_matches(resource, request) || !self.object_matches(resource) {
             return false;

@@ -13,7 +13,7 @@ use crate::request::{Operation, Request};
 use crate::resource::Resource;
 
 /// The rule responses of `policy` for `resource`: `None` when the CLI drops the response
-/// entirely (no match and the policy has selectors, §3.7), `Some(vec![])` for an empty one.
+/// entirely (no match and the policy's constraints are simple, §3.7), `Some(vec![])` for an empty one.
 /// `exceptions` are all the loaded PolicyExceptions; those for CEL policies that refer to this
 /// ValidatingPolicy apply (cel.md §3.3); none ever applies to a VAP (§11.1 item 2). `values`:
 /// the CEL values of this resource evaluation, shared with every other CEL policy and rule on it.
@@ -95,7 +95,7 @@ fn evaluate_vpol(
                 .is_some_and(|c| c.matches(resource, request))
         });
         let Some(v) = found else {
-            return if policy.has_selector() {
+            return if policy.unmatched_dropped() {
                 None
             } else {
                 Some(Vec::new())

@@ -126,8 +126,8 @@ impl CelPolicy {
     /// `kind`, decided once per kind from the constraints (perf: a policy that cannot select
     /// the kind is not matched per resource). Every answer gives the responses
     /// [`evaluate::evaluate`] would give: a ValidatingPolicy none of whose variants can select
-    /// the kind responds as one that matched nothing (empty, or dropped when it has
-    /// selectors, cel.md §3.7); a VAP whose constraints and bindings cannot select it, with
+    /// the kind responds as one that matched nothing (empty, or dropped when its
+    /// constraints are simple, cel.md §3.7); a VAP whose constraints and bindings cannot select it, with
     /// an empty response.
     pub fn kind_plan(&self, api_version: &str, kind: &str) -> KindPlan {
         let can = |c: &Constraints| c.can_select(api_version, kind);
@@ -163,7 +163,7 @@ impl CelPolicy {
                     .collect();
                 if !variants.is_empty() {
                     KindPlan::Evaluate(variants)
-                } else if self.has_selector() {
+                } else if self.unmatched_dropped() {
                     KindPlan::Dropped
                 } else {
                     KindPlan::Empty
@@ -172,11 +172,14 @@ impl CelPolicy {
         }
     }
 
-    /// Whether the original constraints have a namespace or object selector (cel.md §3.7).
-    pub fn has_selector(&self) -> bool {
+    /// Whether a resource that no variant matched gets no response at all: the policy's own
+    /// `matchConstraints` (the first variant's, before autogen) are what the Kyverno CLI's
+    /// `hasSelector` calls simple ([`Constraints::simple`], cel.md §3.7). Otherwise the
+    /// response is kept, empty.
+    pub fn unmatched_dropped(&self) -> bool {
         self.variants
             .first()
             .and_then(|v| v.constraints.as_ref())
-            .is_some_and(Constraints::has_selector)
+            .is_some_and(Constraints::simple)
     }
 }
