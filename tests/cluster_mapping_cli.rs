@@ -151,3 +151,42 @@ fn classic_namespace_selectors_read_the_cluster_namespace() {
         assert_eq!(code, Some(0), "{dir}: {out}");
     }
 }
+
+/// In clusterResources mode a ValidatingAdmissionPolicy with bindings reads the cluster's
+/// Namespace, for the binding's `namespaceSelector` and as `namespaceObject`, and not the
+/// values file's labels; without a cluster it reads the values file (testdata/cluster/
+/// vap-namespace, rows as the Kyverno v1.19.0 CLI gives them).
+#[test]
+fn vap_bindings_read_the_cluster_namespace() {
+    const DIR: &str = "testdata/cluster/vap-namespace";
+    let row = |res: &str, reason: &str| {
+        let rule = if reason == "Excluded" {
+            ""
+        } else {
+            "owner-from-namespace"
+        };
+        format!("{rule} v1/ConfigMap/{res} Pass {reason}")
+    };
+    for (dir, want) in [
+        (
+            "cluster",
+            vec![
+                row("prod/alice-cm", "Ok"),
+                row("prod/bob-cm", "Ok"),
+                row("play/play-cm", "Excluded"),
+            ],
+        ),
+        (
+            "no-cluster",
+            vec![
+                row("prod/alice-cm", "Excluded"),
+                row("prod/bob-cm", "Excluded"),
+                row("play/play-cm", "Ok"),
+            ],
+        ),
+    ] {
+        let (code, out) = kpol(&["test", &format!("{DIR}/{dir}")]);
+        assert_eq!(rows(&out), want, "{dir}: {out}");
+        assert_eq!(code, Some(0), "{dir}: {out}");
+    }
+}

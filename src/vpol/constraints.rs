@@ -88,7 +88,20 @@ impl Constraints {
     }
 
     pub fn matches(&self, resource: &Resource, request: &Request) -> bool {
-        if !self.namespace_matches(resource, request) || !self.object_matches(resource) {
+        self.matches_in(resource, request, None)
+    }
+
+    /// [`Constraints::matches`], the labels of a namespaced resource's Namespace being
+    /// `namespace_labels` when given, instead of the request's.
+    pub fn matches_in(
+        &self,
+        resource: &Resource,
+        request: &Request,
+        namespace_labels: Option<&BTreeMap<String, String>>,
+    ) -> bool {
+        if !self.namespace_matches(resource, request, namespace_labels)
+            || !self.object_matches(resource)
+        {
             return false;
         }
         let op = request.match_operation();
@@ -119,7 +132,12 @@ impl Constraints {
                 .any(|r| selects_kind(r, api_version, kind))
     }
 
-    fn namespace_matches(&self, resource: &Resource, request: &Request) -> bool {
+    fn namespace_matches(
+        &self,
+        resource: &Resource,
+        request: &Request,
+        given: Option<&BTreeMap<String, String>>,
+    ) -> bool {
         let Some(sel) = &self.namespace_selector else {
             return true;
         };
@@ -128,6 +146,8 @@ impl Constraints {
                 return true;
             }
             labels_of(resource)
+        } else if let Some(l) = given {
+            l.clone()
         } else {
             match request.namespace_labels.get(&resource.namespace) {
                 Some(l) => l.clone(),

@@ -230,10 +230,30 @@ fn evaluate_vap(
     let Some(v) = policy.variants.first() else {
         return Vec::new();
     };
+    // In `clusterResources` mode a VAP with bindings is matched over the CLI's fake cluster
+    // (`processVAPWithClient`): a namespaced resource's Namespace is the cluster's object,
+    // for the selectors (its own labels only) and as `namespaceObject`; without it there,
+    // the response is empty. The values file's namespace labels are not read.
+    let cluster_ns = match request.offline.cluster.as_ref() {
+        Some(c) if !policy.bindings.is_empty() && !resource.namespace.is_empty() => {
+            match c.namespace(&resource.namespace) {
+                Some(ns) => Some((
+                    ns,
+                    c.namespace_labels(&resource.namespace).unwrap_or_default(),
+                )),
+                None => return Vec::new(),
+            }
+        }
+        _ => None,
+    };
+    let labels = cluster_ns.as_ref().map(|(_, l)| l);
     let own = v
         .constraints
         .as_ref()
-        .is_none_or(|c| c.matches(resource, request));
+        .is_none_or(|c| c.matches_in(resource, request, labels));
+    if cluster_ns.is_some() && !own {
+        return Vec::new();
+    }
     let mut act = Activation::new();
     bind_admission(
         &mut act,
@@ -243,8 +263,14 @@ fn evaluate_vap(
         Operation::Create,
         false,
     );
-    let ns = values.shared("namespaceObject/vap", || {
-        if resource.namespace.is_empty() {
+    let key = match cluster_ns {
+        Some(_) => "namespaceObject/vap-cluster",
+        None => "namespaceObject/vap",
+    };
+    let ns = values.shared(key, || {
+        if let Some((ns, _)) = cluster_ns {
+            to_cel(ns)
+        } else if resource.namespace.is_empty() {
             map_of([("metadata", map_of(Vec::<(String, Value)>::new()))])
         } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
             to_cel(ns)
@@ -265,7 +291,7 @@ fn evaluate_vap(
     let mut action: Option<crate::report::FailureAction> = None;
     for b in &policy.bindings {
         let matched = match &b.match_resources {
-            Some(c) => c.matches(resource, request),
+            Some(c) => c.matches_in(resource, request, labels),
             None => own,
         };
         if !matched {
