@@ -190,3 +190,21 @@ fn vap_bindings_read_the_cluster_namespace() {
         assert_eq!(code, Some(0), "{dir}: {out}");
     }
 }
+
+/// A ValidatingAdmissionPolicy binding without `matchResources` selects every resource
+/// without a cluster (the policy's own matchConstraints are not read), and only what those
+/// select in clusterResources mode (testdata/cluster/vap-binding-all, rows as the Kyverno
+/// v1.19.0 CLI gives them).
+#[test]
+fn vap_binding_without_match_resources() {
+    const DIR: &str = "testdata/cluster/vap-binding-all";
+    let pod = "pods-only v1/Pod/default/pod Pass Ok".to_owned();
+    for (dir, cm) in [
+        ("no-cluster", "pods-only v1/ConfigMap/default/cm Pass Ok"),
+        ("cluster", " v1/ConfigMap/default/cm Pass Excluded"),
+    ] {
+        let (code, out) = kpol(&["test", &format!("{DIR}/{dir}")]);
+        assert_eq!(rows(&out), [cm.to_owned(), pod.clone()], "{dir}: {out}");
+        assert_eq!(code, Some(0), "{dir}: {out}");
+    }
+}

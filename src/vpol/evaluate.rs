@@ -234,16 +234,19 @@ fn evaluate_vap(
     // (`processVAPWithClient`): a namespaced resource's Namespace is the cluster's object,
     // for the selectors (its own labels only) and as `namespaceObject`; without it there,
     // the response is empty. The values file's namespace labels are not read.
-    let cluster_ns = match request.offline.cluster.as_ref() {
-        Some(c) if !policy.bindings.is_empty() && !resource.namespace.is_empty() => {
-            match c.namespace(&resource.namespace) {
-                Some(ns) => Some((
-                    ns,
-                    c.namespace_labels(&resource.namespace).unwrap_or_default(),
-                )),
-                None => return Vec::new(),
-            }
-        }
+    let in_cluster = request
+        .offline
+        .cluster
+        .as_ref()
+        .filter(|_| !policy.bindings.is_empty());
+    let cluster_ns = match in_cluster {
+        Some(c) if !resource.namespace.is_empty() => match c.namespace(&resource.namespace) {
+            Some(ns) => Some((
+                ns,
+                c.namespace_labels(&resource.namespace).unwrap_or_default(),
+            )),
+            None => return Vec::new(),
+        },
         _ => None,
     };
     let labels = cluster_ns.as_ref().map(|(_, l)| l);
@@ -251,7 +254,10 @@ fn evaluate_vap(
         .constraints
         .as_ref()
         .is_none_or(|c| c.matches_in(resource, request, labels));
-    if cluster_ns.is_some() && !own {
+    // There the policy's own constraints must match first; without a cluster only the
+    // bindings' are read, and a binding without `matchResources` selects every resource
+    // (`processVAPWithoutClient`).
+    if in_cluster.is_some() && !own {
         return Vec::new();
     }
     let mut act = Activation::new();
@@ -292,7 +298,7 @@ fn evaluate_vap(
     for b in &policy.bindings {
         let matched = match &b.match_resources {
             Some(c) => c.matches_in(resource, request, labels),
-            None => own,
+            None => true,
         };
         if !matched {
             continue;

@@ -145,7 +145,7 @@ impl CelPolicy {
                 } else {
                     self.bindings
                         .iter()
-                        .any(|b| b.match_resources.as_ref().map_or(own, can))
+                        .any(|b| b.match_resources.as_ref().is_none_or(can))
                 };
                 if any {
                     KindPlan::Evaluate((0..self.variants.len()).collect())
