@@ -195,8 +195,25 @@ fn verify_images_without_a_registry() {
             ("resolve-digest", "v1/Pod/shop/tagged", "error", true),
             ("must-be-signed", "v1/Pod/shop/pinned", "error", true),
             ("must-be-signed", "v1/Pod/shop/pinned", "error", true),
+            ("signed-and-resolved", "v1/Pod/shop/tagged", "error", true),
+            ("signed-and-resolved", "v1/Pod/shop/tagged", "error", true),
         ],
         "{rows:?}"
+    );
+    // A tag with attestors: the digest's fetch fails before the verification, as in
+    // Kyverno v1.19.0.
+    let signed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.0 == "signed-and-resolved")
+        .map(|r| r.5.as_str())
+        .collect();
+    assert!(
+        signed[0].starts_with("failed to update digest: the digest of registry.example.com"),
+        "{signed:?}"
+    );
+    assert!(
+        signed[1].starts_with("failed to verify image registry.example.com/shop/app:1.4"),
+        "{signed:?}"
     );
     let msg = |rule: &str| {
         rows.iter()

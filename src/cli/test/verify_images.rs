@@ -9,14 +9,16 @@
 //! `imageReferences` (`image` when they are absent); none → no response. `mutateDigest`,
 //! `verifyDigest` and `required` default to true, as the loader applies the CRD defaults.
 //!
-//! - Verify-images phase, per entry and image: `attestors` / `attestations` need the
-//!   registry's signatures → `error`; `mutateDigest` on an image without a digest needs the
-//!   registry's digest → `error` "failed to update digest: …"; else no response.
+//! - Verify-images phase, per entry and image: `mutateDigest` on an image without a digest
+//!   needs the registry's digest → `error` "failed to update digest: …"; then `attestors` /
+//!   `attestations` need the registry's signatures → `error` (offline a verification never
+//!   succeeds, so it never yields the digest either); else no response.
 //! - Validate phase (an entry with `verifyDigest` or `required`), per entry and image, the
 //!   first failure ending the rule: `verifyDigest` and no digest → `fail` "missing digest for
 //!   <image>"; `required` → the `kyverno.io/verify-images` annotation the verify phase adds on
 //!   a verified signature: without attestors none is added → `fail` "unverified image
-//!   <image>"; with attestors kpol cannot know → `error`. Otherwise `pass` "image verified".
+//!   <image>"; with attestors kpol cannot know → `error` (the Kyverno v1.19.0 CLI without a
+//!   network prints `fail`, its lookup having failed). Otherwise `pass` "image verified".
 //!
 //! Not evaluated (the row is `unsupported`): rules with `context`, `preconditions` or
 //! `imageExtractors`, a resource already carrying `kyverno.io/verify-images`, and
@@ -154,20 +156,23 @@ pub fn evaluate(
     let mut verify = Vec::new();
     for e in entries {
         for (image, digest) in &matched {
+            // A failed verification leaves no digest either: `mutateDigest` fetches it, and
+            // its error comes before the verification's.
+            if flag(e, "mutateDigest") && !digest {
+                verify.push(outcome(
+                    name,
+                    Status::Error,
+                    format!(
+                        "failed to update digest: the digest of {image} must be fetched from the registry, which kpol does not contact (offline)"
+                    ),
+                ));
+            }
             if needs_registry(e) {
                 verify.push(outcome(
                     name,
                     Status::Error,
                     format!(
                         "failed to verify image {image}: its signatures and attestations are in the registry, which kpol does not contact (offline)"
-                    ),
-                ));
-            } else if flag(e, "mutateDigest") && !digest {
-                verify.push(outcome(
-                    name,
-                    Status::Error,
-                    format!(
-                        "failed to update digest: the digest of {image} must be fetched from the registry, which kpol does not contact (offline)"
                     ),
                 ));
             }
