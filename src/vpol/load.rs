@@ -23,6 +23,8 @@ struct Compiler<'a> {
     /// `Some` while compiling an autogen copy: the rewrite to apply.
     rewrite: Option<autogen::Target>,
     errors: Vec<String>,
+    /// The errors of [`Compiler::errors`] that cel-go gives too (not kpol's parser limits).
+    language_errors: Vec<String>,
 }
 
 impl Compiler<'_> {
@@ -35,6 +37,9 @@ impl Compiler<'_> {
         let (program, err) = compile(&text, node.span);
         if let Some(e) = err {
             self.errors.push(format!("{field}: {}", e.message));
+            if !e.limit {
+                self.language_errors.push(format!("{field}: {}", e.message));
+            }
             // A field that is not a string is reported by its type ([`shape_errors`]).
             if self.rewrite.is_none() && node.as_str().is_some() {
                 let what = format!("{} {field}", self.what);
@@ -255,6 +260,7 @@ pub fn load(
         what: format!("{kind_str} {name}"),
         rewrite: None,
         errors: Vec::new(),
+        language_errors: Vec::new(),
     };
     let mut broken = None;
     for (what, span) in shape_errors(&spec) {
@@ -291,6 +297,7 @@ pub fn load(
     if let Some(err) = c.errors.first() {
         broken.get_or_insert_with(|| format!("failed to compile policy: {err}"));
     }
+    let compile_error = c.language_errors.first().cloned();
     if kind != CelKind::ValidatingAdmissionPolicy
         && !json_mode
         && authz.is_none()
@@ -352,6 +359,7 @@ pub fn load(
         authz,
         bindings,
         broken,
+        compile_error,
         action,
     };
     opened.policy(source, node, Arc::new(cel))

@@ -52,6 +52,10 @@ pub struct CelPolicy {
     /// Set when the policy uses something kpol cannot evaluate offline (an evaluation mode, a
     /// compile error): every evaluation is an error with this message.
     pub broken: Option<String>,
+    /// A ValidatingPolicy's first compile error (a CEL expression that does not compile):
+    /// the Kyverno CLI compiles every such policy before it validates a resource, so in
+    /// `kpol test` this stops the test ([`CelPolicy::compile_stop`]).
+    pub compile_error: Option<String>,
     /// What a failing or erroring result does (`validationActions`, default `Deny`):
     /// Enforce, Warn or Audit. For a VAP each binding has its own ([`Binding::action`]).
     pub action: crate::report::FailureAction,
@@ -170,6 +174,21 @@ impl CelPolicy {
                 }
             }
         }
+    }
+
+    /// The words the Kyverno v1.19 CLI stops a test with when it is to validate `resource`
+    /// (by name) and this ValidatingPolicy (Kubernetes or JSON mode) does not compile
+    /// (`processor/policy_processor.go`: the provider compiles them all first); `None` for
+    /// every other policy.
+    pub fn compile_stop(&self, resource: &str) -> Option<String> {
+        if self.kind == CelKind::ValidatingAdmissionPolicy || self.authz.is_some() {
+            return None;
+        }
+        let e = self.compile_error.as_ref()?;
+        Some(format!(
+            "failed to apply policies on resource {resource} (failed to compile policy {} ({e}))",
+            self.name
+        ))
     }
 
     /// Whether a resource that no variant matched gets no response at all: the policy's own
