@@ -527,19 +527,30 @@ fn fixture_vpol_unmatched_rows() {
 
 // A ValidatingPolicy that does not compile stops its test before any row, even one for
 // another policy, as the Kyverno v1.19.0 CLI does (testdata/vpol-compile, checked with the
-// binary); the error names the resource and the policy.
+// binary): a syntax error (`syntax/`), or a matchCondition or validation whose static type
+// is not bool (`not-bool/`: a field of the dyn `object`). The error names the resource and
+// the policy.
 #[test]
 fn a_vpol_that_does_not_compile_stops_the_test() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/vpol-compile");
-    let (code, json, _) = kpol_test(&[dir.to_str().unwrap()]);
-    assert_eq!(code, 2, "{json}");
-    assert_eq!(json["rows"], serde_json::json!([]), "{json}");
-    let reason = json["files"][0]["reason"].as_str().unwrap_or_default();
-    assert!(
-        reason.contains(
-            "failed to apply policies on resource empty (failed to compile policy unparsable \
-             (validations[0].expression: Syntax error:"
+    for (dir, why) in [
+        (
+            "syntax",
+            "unparsable (validations[0].expression: Syntax error:",
         ),
-        "{reason}"
-    );
+        (
+            "not-bool",
+            "dyn-condition (matchConditions[0].expression: output is expected to be of type bool)",
+        ),
+    ] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/vpol-compile")
+            .join(dir);
+        let (code, json, _) = kpol_test(&[dir.to_str().unwrap()]);
+        assert_eq!(code, 2, "{json}");
+        assert_eq!(json["rows"], serde_json::json!([]), "{json}");
+        let reason = json["files"][0]["reason"].as_str().unwrap_or_default();
+        let want =
+            format!("failed to apply policies on resource empty (failed to compile policy {why}");
+        assert!(reason.contains(&want), "{reason}");
+    }
 }
