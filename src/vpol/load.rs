@@ -310,7 +310,7 @@ pub fn load(
         rewrite: None,
         errors: Vec::new(),
         language_errors: Vec::new(),
-        boolean: kind != CelKind::ValidatingAdmissionPolicy,
+        boolean: false,
     };
     let mut broken = None;
     for (what, span) in shape_errors(&spec) {
@@ -343,6 +343,9 @@ pub fn load(
         ));
     }
     let json_mode = mode == "JSON";
+    // The authorization modes answer with responses, not booleans (kyverno-authz compiles
+    // them).
+    c.boolean = kind != CelKind::ValidatingAdmissionPolicy && !matches!(mode, "Envoy" | "HTTP");
     let mut variants = vec![c.variant(&spec, constraints.clone())];
     if let Some(err) = c.errors.first() {
         broken.get_or_insert_with(|| format!("failed to compile policy: {err}"));
