@@ -146,10 +146,15 @@ fn classic_namespace_selectors_read_the_cluster_namespace() {
             vec![ok("need-team", bare), ok("no-latest", play)],
         ),
     ] {
-        let (code, out) = kpol(&["test", &format!("{LABELS}/{dir}")]);
-        assert_eq!(rows(&out), want, "{dir}: {out}");
-        assert_eq!(code, Some(0), "{dir}: {out}");
+        assert_rows(&format!("{LABELS}/{dir}"), &want);
     }
+}
+
+/// Runs `kpol test DIR`: its rows are `want` and it exits 0.
+fn assert_rows(dir: &str, want: &[String]) {
+    let (code, out) = kpol(&["test", dir]);
+    assert_eq!(rows(&out), want, "{dir}: {out}");
+    assert_eq!(code, Some(0), "{dir}: {out}");
 }
 
 /// In clusterResources mode a ValidatingAdmissionPolicy with bindings reads the cluster's
@@ -185,9 +190,7 @@ fn vap_bindings_read_the_cluster_namespace() {
             ],
         ),
     ] {
-        let (code, out) = kpol(&["test", &format!("{DIR}/{dir}")]);
-        assert_eq!(rows(&out), want, "{dir}: {out}");
-        assert_eq!(code, Some(0), "{dir}: {out}");
+        assert_rows(&format!("{DIR}/{dir}"), &want);
     }
 }
 
@@ -203,8 +206,6 @@ fn vap_binding_without_match_resources() {
         ("no-cluster", "pods-only v1/ConfigMap/default/cm Pass Ok"),
         ("cluster", " v1/ConfigMap/default/cm Pass Excluded"),
     ] {
-        let (code, out) = kpol(&["test", &format!("{DIR}/{dir}")]);
-        assert_eq!(rows(&out), [cm.to_owned(), pod.clone()], "{dir}: {out}");
-        assert_eq!(code, Some(0), "{dir}: {out}");
+        assert_rows(&format!("{DIR}/{dir}"), &[cm.to_owned(), pod.clone()]);
     }
 }
