@@ -141,13 +141,9 @@ impl Request {
             .offline
             .cluster
             .as_ref()
-            .and_then(|c| c.namespace(namespace));
-        match found.and_then(|ns| ns.get_path(&["metadata", "labels"])?.as_map()) {
-            Some(m) => Cow::Owned(
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
-                    .collect(),
-            ),
+            .and_then(|c| c.namespace_labels(namespace));
+        match found {
+            Some(m) => Cow::Owned(m),
             None => Cow::Borrowed(given.unwrap_or(&EMPTY)),
         }
     }

@@ -7,23 +7,26 @@
 //! rule goes through the shared rule steps ([`crate::pipeline::gate`]).
 //!
 //! The images are the resource's containers, init and ephemeral containers (pod controllers
-//! and CronJobs included) whose `ImageInfo.String()` matches one of the rule's
-//! `imageReferences` (`image` when they are absent); none → no response. `mutateDigest`,
-//! `verifyDigest` and `required` default to true, as the loader applies the CRD defaults.
+//! and CronJobs included), or what the rule's `imageExtractors` for the resource's kind find,
+//! whose `ImageInfo.String()` matches one of the rule's `imageReferences` (`image` when they
+//! are absent); none → no response. `mutateDigest`, `verifyDigest` and `required` default to
+//! true, as the loader applies the CRD defaults.
 //!
-//! - Verify-images phase, per entry and image: `attestors` / `attestations` need the
-//!   registry's signatures → `error`; `mutateDigest` on an image without a digest needs the
-//!   registry's digest → `error` "failed to update digest: …"; else no response.
+//! - Verify-images phase, per entry and image: `mutateDigest` on an image without a digest
+//!   needs the registry's digest → `error` "failed to update digest: …"; then `attestors` /
+//!   `attestations` need the registry's signatures → `error` (offline a verification never
+//!   succeeds, so it never yields the digest either); else no response.
 //! - Validate phase (an entry with `verifyDigest` or `required`), per entry and image, the
 //!   first failure ending the rule: `verifyDigest` and no digest → `fail` "missing digest for
 //!   <image>"; `required` → the `kyverno.io/verify-images` annotation the verify phase adds on
 //!   a verified signature: without attestors none is added → `fail` "unverified image
-//!   <image>"; with attestors kpol cannot know → `error`. Otherwise `pass` "image verified".
+//!   <image>"; with attestors kpol cannot know → `error` (the Kyverno v1.19.0 CLI without a
+//!   network prints `fail`, its lookup having failed). Otherwise `pass` "image verified".
 //!
-//! Not evaluated (the rule's response is an `unsupported` error): rules with `context`,
-//! `preconditions` or `imageExtractors`, a resource already carrying
-//! `kyverno.io/verify-images`, and rules a PolicyException covers (kpol does not apply
-//! exceptions to these rules).
+//! Not evaluated (the rule's response is an `unsupported` error): rules with `context` or
+//! `preconditions`, a resource already carrying `kyverno.io/verify-images`, images that
+//! cannot be extracted, and rules a PolicyException covers (kpol does not apply exceptions
+//! to these rules).
 
 use crate::exception::PolicyException;
 use crate::pipeline;
@@ -126,8 +129,6 @@ fn unevaluated(s: &pipeline::Subject<'_, '_>) -> Option<pipeline::Early> {
         "verifyImages context"
     } else if rule.preconditions.is_some() {
         "verifyImages preconditions"
-    } else if rule.raw.get("imageExtractors").is_some() {
-        "verifyImages imageExtractors"
     } else if request.operation == Operation::Delete {
         return Some(pipeline::Early::Silent);
     } else if resource
@@ -171,8 +172,30 @@ fn flag(entry: &Node, key: &str) -> bool {
     )
 }
 
-/// The resource's images as `ImageInfo.String()`, with whether each has a digest.
-fn images(resource: &Resource) -> Result<Vec<(String, bool)>, String> {
+/// `ImageInfo.String()` of a parsed image, with whether it has a digest.
+fn display(registry: &str, path: &str, tag: &str, digest: &str) -> (String, bool) {
+    let path = if registry.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{registry}/{path}")
+    };
+    if digest.is_empty() {
+        (format!("{path}:{tag}"), false)
+    } else {
+        (format!("{path}@{digest}"), true)
+    }
+}
+
+/// The resource's images as `ImageInfo.String()`, with whether each has a digest: the
+/// rule's `imageExtractors` for the resource's kind when it has some, else the containers.
+fn images(rule: &Rule, resource: &Resource) -> Result<Vec<(String, bool)>, String> {
+    if let Some(configs) = rule
+        .raw
+        .get("imageExtractors")
+        .and_then(|m| m.get(&resource.kind))
+    {
+        return extracted(configs, &resource.root);
+    }
     let Some(map) = crate::variables::image::images_of(&resource.kind, &resource.root)? else {
         return Ok(Vec::new());
     };
@@ -183,21 +206,121 @@ fn images(resource: &Resource) -> Result<Vec<(String, bool)>, String> {
         };
         for (_, info) in entries.iter() {
             let s = |k: &str| info.get(k).and_then(Node::as_str).unwrap_or("");
-            let digest = !s("digest").is_empty();
-            let path = if s("registry").is_empty() {
-                s("path").to_owned()
-            } else {
-                format!("{}/{}", s("registry"), s("path"))
-            };
-            let image = if digest {
-                format!("{path}@{}", s("digest"))
-            } else {
-                format!("{path}:{}", s("tag"))
-            };
-            out.push((image, digest));
+            out.push(display(s("registry"), s("path"), s("tag"), s("digest")));
         }
     }
     Ok(out)
+}
+
+/// The images a kind's `imageExtractors` entries find (`pkg/utils/api/image.go`): each
+/// entry's `path` split on `/`, `*` walking every item of a list or map, its last segment the
+/// field holding the image unless `value` names it; `key` must then name a string field
+/// beside it; an absent or blank value is no image; `jmesPath` maps the value, which must
+/// stay a string. An empty list of entries is an error, as upstream.
+fn extracted(configs: &Node, root: &Node) -> Result<Vec<(String, bool)>, String> {
+    let entries: &[Node] = configs.as_seq().unwrap_or(&[]);
+    if entries.is_empty() {
+        return Err("no extractors found".to_owned());
+    }
+    let mut out = Vec::new();
+    for e in entries {
+        let text = |k: &str| e.get(k).and_then(Node::as_str).unwrap_or("");
+        let mut fields: Vec<&str> = text("path")
+            .split('/')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .collect();
+        let value = match text("value") {
+            "" => fields.pop().unwrap_or(""),
+            v => v,
+        };
+        let jmes = match text("jmesPath") {
+            "" => None,
+            q => Some(
+                crate::jmespath::Expr::compile(q)
+                    .map_err(|e| format!("invalid jmespath {q}: {e}"))?,
+            ),
+        };
+        let found = Found {
+            key: text("key"),
+            value,
+            jmes: jmes.as_ref(),
+        };
+        found.walk(root, &fields, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// One `imageExtractors` entry being walked.
+struct Found<'a> {
+    key: &'a str,
+    value: &'a str,
+    jmes: Option<&'a crate::jmespath::Expr>,
+}
+
+impl Found<'_> {
+    fn walk(
+        &self,
+        node: &Node,
+        fields: &[&str],
+        out: &mut Vec<(String, bool)>,
+    ) -> Result<(), String> {
+        if node.is_null() {
+            return Ok(());
+        }
+        if let Some((&"*", rest)) = fields.split_first() {
+            if let Some(items) = node.as_seq() {
+                for item in items {
+                    self.walk(item, rest, out)?;
+                }
+            } else if let Some(map) = node.as_map() {
+                for (_, item) in map.iter() {
+                    self.walk(item, rest, out)?;
+                }
+            } else {
+                return Err("invalid type".to_owned());
+            }
+            return Ok(());
+        }
+        if node.as_map().is_none() {
+            return Err("invalid image config".to_owned());
+        }
+        if let Some((first, rest)) = fields.split_first() {
+            return match node.get(first) {
+                Some(child) => self.walk(child, rest, out),
+                None => Ok(()),
+            };
+        }
+        if !self.key.is_empty() && node.get(self.key).and_then(Node::as_str).is_none() {
+            return Err("invalid key".to_owned());
+        }
+        let Some(value) = node
+            .get(self.value)
+            .and_then(Node::as_str)
+            .filter(|v| !v.trim().is_empty())
+        else {
+            return Ok(());
+        };
+        let value = match self.jmes {
+            None => value.to_owned(),
+            Some(q) => {
+                let input = Node::synthetic(crate::yaml::Value::Str(value.to_owned()));
+                let result = q
+                    .search(&input)
+                    .map_err(|e| format!("failed to apply jmespath {}: {e}", q.text()))?;
+                match result.as_str() {
+                    Some(s) => s.to_owned(),
+                    None => {
+                        return Err(format!("jmespath {} must produce a string", q.text()));
+                    }
+                }
+            }
+        };
+        let info = crate::base::image::parse(&value)
+            .map_err(|e| format!("invalid image '{value}' ({e})"))?;
+        out.push(display(&info.registry, &info.path, &info.tag, &info.digest));
+        Ok(())
+    }
 }
 
 fn references(entry: &Node) -> Vec<String> {
@@ -232,7 +355,7 @@ fn needs_registry(entry: &Node) -> bool {
 /// not evaluate.
 fn evaluate(rule: &Rule, entries: &Node, resource: &Resource) -> Result<Outcomes, String> {
     let entries: &[Node] = entries.as_seq().unwrap_or(&[]);
-    let all = images(resource).map_err(|e| format!("verifyImages ({e})"))?;
+    let all = images(rule, resource).map_err(|e| format!("verifyImages ({e})"))?;
     let matched: Vec<&(String, bool)> = all
         .iter()
         .filter(|(i, _)| entries.iter().any(|e| matches(&references(e), i)))
@@ -246,20 +369,23 @@ fn evaluate(rule: &Rule, entries: &Node, resource: &Resource) -> Result<Outcomes
     let mut verify = Vec::new();
     for e in entries {
         for (image, digest) in &matched {
+            // A failed verification leaves no digest either: `mutateDigest` fetches it, and
+            // its error comes before the verification's.
+            if flag(e, "mutateDigest") && !digest {
+                verify.push(response(
+                    rule,
+                    Status::Error,
+                    format!(
+                        "failed to update digest: the digest of {image} must be fetched from the registry, which kpol does not contact (offline)"
+                    ),
+                ));
+            }
             if needs_registry(e) {
                 verify.push(response(
                     rule,
                     Status::Error,
                     format!(
                         "failed to verify image {image}: its signatures and attestations are in the registry, which kpol does not contact (offline)"
-                    ),
-                ));
-            } else if flag(e, "mutateDigest") && !digest {
-                verify.push(response(
-                    rule,
-                    Status::Error,
-                    format!(
-                        "failed to update digest: the digest of {image} must be fetched from the registry, which kpol does not contact (offline)"
                     ),
                 ));
             }

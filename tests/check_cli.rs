@@ -595,3 +595,44 @@ fn a_mutating_admission_policy_mutates_before_validation() {
         "{text}"
     );
 }
+
+/// Per-resource `request.operation` / `request.object…` values are applied by `kpol test`
+/// but not by `kpol check`, which evaluates every policy with one request: it warns, naming
+/// the policy, the resource and the key, instead of ignoring them silently.
+#[test]
+fn per_resource_request_values_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("values.yaml");
+    std::fs::write(
+        &values,
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\npolicies:\n- name: team-label\n  \
+         resources:\n  - name: a\n    values:\n      request.operation: UPDATE\n      \
+         request.object.metadata.labels.team: core\n      request.oldObject.data.x: y\n      \
+         owner: alice\n",
+    )
+    .unwrap();
+    let d = "testdata/test/values-object";
+    let o = kpol(&[
+        "check",
+        "--no-config",
+        "--format",
+        "json",
+        "-f",
+        values.to_str().unwrap(),
+        "-p",
+        &format!("{d}/pol.yaml"),
+        &format!("{d}/res.yaml"),
+    ]);
+    let text = stdout(&o);
+    for key in ["request.operation", "request.object.metadata.labels.team"] {
+        assert!(
+            text.contains(&format!(
+                "values: policy team-label resource a: per-resource key {key}: kpol check"
+            )),
+            "{key}: {text}"
+        );
+    }
+    // Keys kpol check applies per resource (old objects, variables) are not warned about.
+    assert!(!text.contains("request.oldObject.data.x"), "{text}");
+    assert!(!text.contains("key owner"), "{text}");
+}

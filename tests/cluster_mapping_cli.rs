@@ -146,8 +146,66 @@ fn classic_namespace_selectors_read_the_cluster_namespace() {
             vec![ok("need-team", bare), ok("no-latest", play)],
         ),
     ] {
-        let (code, out) = kpol(&["test", &format!("{LABELS}/{dir}")]);
-        assert_eq!(rows(&out), want, "{dir}: {out}");
-        assert_eq!(code, Some(0), "{dir}: {out}");
+        assert_rows(&format!("{LABELS}/{dir}"), &want);
+    }
+}
+
+/// Runs `kpol test DIR`: its rows are `want` and it exits 0.
+fn assert_rows(dir: &str, want: &[String]) {
+    let (code, out) = kpol(&["test", dir]);
+    assert_eq!(rows(&out), want, "{dir}: {out}");
+    assert_eq!(code, Some(0), "{dir}: {out}");
+}
+
+/// In clusterResources mode a ValidatingAdmissionPolicy with bindings reads the cluster's
+/// Namespace, for the binding's `namespaceSelector` and as `namespaceObject`, and not the
+/// values file's labels; without a cluster it reads the values file (testdata/cluster/
+/// vap-namespace, rows as the Kyverno v1.19.0 CLI gives them).
+#[test]
+fn vap_bindings_read_the_cluster_namespace() {
+    const DIR: &str = "testdata/cluster/vap-namespace";
+    let row = |res: &str, reason: &str| {
+        let rule = if reason == "Excluded" {
+            ""
+        } else {
+            "owner-from-namespace"
+        };
+        format!("{rule} v1/ConfigMap/{res} Pass {reason}")
+    };
+    for (dir, want) in [
+        (
+            "cluster",
+            vec![
+                row("prod/alice-cm", "Ok"),
+                row("prod/bob-cm", "Ok"),
+                row("play/play-cm", "Excluded"),
+            ],
+        ),
+        (
+            "no-cluster",
+            vec![
+                row("prod/alice-cm", "Excluded"),
+                row("prod/bob-cm", "Excluded"),
+                row("play/play-cm", "Ok"),
+            ],
+        ),
+    ] {
+        assert_rows(&format!("{DIR}/{dir}"), &want);
+    }
+}
+
+/// A ValidatingAdmissionPolicy binding without `matchResources` selects every resource
+/// without a cluster (the policy's own matchConstraints are not read), and only what those
+/// select in clusterResources mode (testdata/cluster/vap-binding-all, rows as the Kyverno
+/// v1.19.0 CLI gives them).
+#[test]
+fn vap_binding_without_match_resources() {
+    const DIR: &str = "testdata/cluster/vap-binding-all";
+    let pod = "pods-only v1/Pod/default/pod Pass Ok".to_owned();
+    for (dir, cm) in [
+        ("no-cluster", "pods-only v1/ConfigMap/default/cm Pass Ok"),
+        ("cluster", " v1/ConfigMap/default/cm Pass Excluded"),
+    ] {
+        assert_rows(&format!("{DIR}/{dir}"), &[cm.to_owned(), pod.clone()]);
     }
 }

@@ -302,7 +302,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 12);
+    assert_eq!(names.len(), 13);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -332,7 +332,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 53 tests passed and 6 tests failed\n"),
+        text.contains("\nTest Summary: 57 tests passed and 7 tests failed\n"),
         "{text}"
     );
 }
@@ -485,4 +485,72 @@ fn fixture_mapol_rows() {
             ),
         ]
     );
+}
+
+// ValidatingPolicies that match nothing (testdata/test/vpol-unmatched, rows as the Kyverno
+// v1.19.0 CLI gives them): an object or namespace selector, two resource rules or
+// resourceNames keep the empty response (Excluded, whatever was expected); one plain
+// resource rule drops it (Not found).
+#[test]
+fn fixture_vpol_unmatched_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("vpol-unmatched")]);
+    assert_eq!(code, 1, "the Not found row fails");
+    let s = |x: &str| x.to_owned();
+    let resource = "apps/v1/Deployment/dev/backend";
+    let excluded = (s(""), s(resource), s("excluded"), true, s(""));
+    let not_found = (s(""), s(resource), s("not found"), false, s("Not found"));
+    let policies: Vec<String> = common::rows_of(&json)
+        .into_iter()
+        .map(|r| r.policy)
+        .collect();
+    assert_eq!(
+        policies,
+        [
+            "object-selector",
+            "namespace-selector",
+            "simple",
+            "two-rules",
+            "resource-names"
+        ]
+    );
+    assert_eq!(
+        rows_of(&json),
+        [
+            excluded.clone(),
+            excluded.clone(),
+            not_found,
+            excluded.clone(),
+            excluded
+        ]
+    );
+}
+
+// A ValidatingPolicy that does not compile stops its test before any row, even one for
+// another policy, as the Kyverno v1.19.0 CLI does (testdata/vpol-compile, checked with the
+// binary): a syntax error (`syntax/`), or a matchCondition or validation whose static type
+// is not bool (`not-bool/`: a field of the dyn `object`). The error names the resource and
+// the policy.
+#[test]
+fn a_vpol_that_does_not_compile_stops_the_test() {
+    for (dir, why) in [
+        (
+            "syntax",
+            "unparsable (validations[0].expression: Syntax error:",
+        ),
+        (
+            "not-bool",
+            "dyn-condition (matchConditions[0].expression: output is expected to be of type bool)",
+        ),
+    ] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/vpol-compile")
+            .join(dir);
+        let (code, json, _) = kpol_test(&[dir.to_str().unwrap()]);
+        assert_eq!(code, 2, "{json}");
+        assert_eq!(json["rows"], serde_json::json!([]), "{json}");
+        let reason = json["files"][0]["reason"].as_str().unwrap_or_default();
+        let want =
+            format!("failed to apply policies on resource empty (failed to compile policy {why}");
+        assert!(reason.contains(&want), "{reason}");
+    }
 }

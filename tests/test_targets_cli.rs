@@ -195,8 +195,25 @@ fn verify_images_without_a_registry() {
             ("resolve-digest", "v1/Pod/shop/tagged", "error", true),
             ("must-be-signed", "v1/Pod/shop/pinned", "error", true),
             ("must-be-signed", "v1/Pod/shop/pinned", "error", true),
+            ("signed-and-resolved", "v1/Pod/shop/tagged", "error", true),
+            ("signed-and-resolved", "v1/Pod/shop/tagged", "error", true),
         ],
         "{rows:?}"
+    );
+    // A tag with attestors: the digest's fetch fails before the verification, as in
+    // Kyverno v1.19.0.
+    let signed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.0 == "signed-and-resolved")
+        .map(|r| r.5.as_str())
+        .collect();
+    assert!(
+        signed[0].starts_with("failed to update digest: the digest of registry.example.com"),
+        "{signed:?}"
+    );
+    assert!(
+        signed[1].starts_with("failed to verify image registry.example.com/shop/app:1.4"),
+        "{signed:?}"
     );
     let msg = |rule: &str| {
         rows.iter()
@@ -235,4 +252,38 @@ fn verify_images_without_a_registry() {
         "{rows:?}"
     );
     assert_eq!(code, Some(1));
+}
+
+/// verifyImages `imageExtractors` (testdata/verify-images/extractors, rows as the Kyverno
+/// v1.19.0 CLI gives them): a list walked with `*`, a named `value` field mapped by
+/// `jmesPath`; a tag either finds fails `verifyDigest`, digests pass, an image no reference
+/// matches gives no response.
+#[test]
+fn verify_images_with_image_extractors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/verify-images/extractors");
+    let (code, rows) = run(&dir);
+    let decided: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .filter(|r| r.3 != "excluded")
+        .map(|r| (r.1.as_str(), r.3.as_str(), r.5.as_str()))
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            ("example.com/v1/Task/ci/pinned", "pass", "image verified"),
+            (
+                "example.com/v1/Task/ci/tagged-step",
+                "fail",
+                "missing digest for registry.example.com/tools/test:1.0"
+            ),
+            (
+                "example.com/v1/Task/ci/tagged-sidecar",
+                "fail",
+                "missing digest for registry.example.com/tools/cache:2.1"
+            ),
+        ],
+        "{rows:?}"
+    );
+    assert!(rows.iter().all(|r| r.4), "{rows:?}");
+    assert_eq!(code, Some(0));
 }

@@ -31,6 +31,9 @@ pub struct SyntaxError {
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// A limit of kpol's parser (nesting depth, the parser thread), not an error of the
+    /// language: cel-go may accept the expression.
+    pub limit: bool,
 }
 
 /// Parses `text`; `span` is where its node is written.
@@ -86,6 +89,7 @@ fn too_deep(what: &str) -> SyntaxError {
         line: 1,
         column: 0,
         message: format!("expression {what} too deeply (more than {MAX_DEPTH} levels)"),
+        limit: true,
     }
 }
 
@@ -101,6 +105,7 @@ fn parse(text: &str) -> Result<IdedExpr, SyntaxError> {
                 line: 1,
                 column: 0,
                 message: "the CEL parser could not run".to_owned(),
+                limit: true,
             })
         });
     }
@@ -135,6 +140,7 @@ fn parse_here(text: &str) -> Result<Result<IdedExpr, SyntaxError>, Deep> {
                 // The parser's columns are 1-based.
                 column: first.map_or(0, |e| usize::try_from(e.pos.1 - 1).unwrap_or(0)),
                 message: first.map_or_else(|| "syntax error".to_owned(), |e| e.msg.clone()),
+                limit: false,
             }))
         }
     }
@@ -178,6 +184,7 @@ static PARSER: std::sync::LazyLock<Option<std::sync::mpsc::Sender<Request>>> =
                             line: 1,
                             column: 0,
                             message: "the CEL parser could not run".to_owned(),
+                            limit: true,
                         }),
                     };
                     let _ = reply.send(r);

@@ -750,7 +750,9 @@ pub enum JpCommand {
 pub struct RequestArgs {
     /// Kyverno values file (cli.kyverno.io/v1alpha1 Values): variables for rules, namespace
     /// labels for namespaceSelector, `request.operation`, `subresources`; in `kpol check`
-    /// global `request.object…` keys are merged into each resource, as `kyverno apply`.
+    /// global `request.object…` keys are merged into each resource, as `kyverno apply`
+    /// (per-resource `request.operation` / `request.object…` keys are warned about, not
+    /// applied).
     #[arg(short = 'f', long, value_name = "FILE", conflicts_with = "set")]
     pub values_file: Option<PathBuf>,
 

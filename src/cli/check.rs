@@ -801,6 +801,7 @@ pub(super) fn build_request(
         None => Values::default(),
     };
     values.global.extend(set_values(set));
+    warnings.extend(unapplied_resource_keys(&values));
     let user_info = match userinfo {
         Some(p) => {
             let (u, w) = super::test::read_user_info(p).map_err(as_diag)?;
@@ -837,6 +838,34 @@ pub(super) fn build_request(
         },
         warnings,
     ))
+}
+
+/// A warning for each per-resource `request.operation` or `request.object…` key of the
+/// values file (`policies[].resources[].values`): `kyverno apply` sets that policy's
+/// operation on that resource, or merges the keys into the resource before matching, but
+/// `kpol check` evaluates every policy with one request: it uses the global operation, and
+/// reads such object keys in the rule's context only (`kpol test` applies both).
+fn unapplied_resource_keys(values: &Values) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in &values.policies {
+        for (resource, kv) in &p.resources {
+            for (k, _) in kv {
+                let what = if k == "request.operation" {
+                    "does not apply it: every policy runs with the global operation"
+                } else if k == "request.object" || k.starts_with("request.object.") {
+                    "reads it in the rule's context only, not in the resource it matches"
+                } else {
+                    continue;
+                };
+                out.push(format!(
+                    "values: policy {} resource {resource}: per-resource key {k}: kpol check \
+                     {what} (kpol test applies it)",
+                    p.name
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The resource with the global `request.object…` values (`request.oldObject…` for a

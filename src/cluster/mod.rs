@@ -267,6 +267,21 @@ impl Cluster {
         self.get(&gvr, "", name)
     }
 
+    /// The string labels of the Namespace object `name`, `None` when the cluster does not
+    /// hold it or it has no labels map.
+    pub fn namespace_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        let labels = self
+            .namespace(name)?
+            .get_path(&["metadata", "labels"])?
+            .as_map()?;
+        Some(
+            labels
+                .iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.to_owned(), v.to_owned())))
+                .collect(),
+        )
+    }
+
     /// The objects of a GVR in `namespace` (every namespace when empty), sorted by namespace
     /// and name; `None` when nothing serves the GVR.
     pub fn list(&self, gvr: &Gvr, namespace: &str) -> Option<Vec<&Node>> {

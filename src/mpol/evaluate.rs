@@ -76,14 +76,9 @@ pub fn mutate(
 
 /// `hasSelector` of the CLI (despite its name, true for the simple case, cel.md §3.7).
 fn simple(v: &Variant) -> bool {
-    v.constraints.as_ref().is_some_and(|c| {
-        !c.has_selector()
-            && c.exclude_rules.is_empty()
-            && c.resource_rules.len() == 1
-            && c.resource_rules
-                .first()
-                .is_some_and(|r| r.resource_names.is_empty())
-    })
+    v.constraints
+        .as_ref()
+        .is_some_and(crate::vpol::constraints::Constraints::simple)
 }
 
 fn response(rule: &str, status: Status, message: impl Into<String>) -> RuleResponse {

@@ -75,8 +75,33 @@ impl Constraints {
         set(&self.namespace_selector) || set(&self.object_selector)
     }
 
+    /// What the Kyverno CLI's `hasSelector` (`processor/policy_processor.go`) calls a
+    /// selector, despite its name the simple case: no non-empty namespace or object
+    /// selector, no excluded rules, exactly one resource rule and that one without resource
+    /// names. A ValidatingPolicy or MutatingPolicy with such constraints that matched nothing
+    /// gives no response in `kpol test` (a row naming it is Not found); any other keeps its
+    /// empty response (an Excluded pass row, cel.md §3.7).
+    pub fn simple(&self) -> bool {
+        !self.has_selector()
+            && self.exclude_rules.is_empty()
+            && matches!(self.resource_rules.as_slice(), [r] if r.resource_names.is_empty())
+    }
+
     pub fn matches(&self, resource: &Resource, request: &Request) -> bool {
-        if !self.namespace_matches(resource, request) || !self.object_matches(resource) {
+        self.matches_in(resource, request, None)
+    }
+
+    /// [`Constraints::matches`], the labels of a namespaced resource's Namespace being
+    /// `namespace_labels` when given, instead of the request's.
+    pub fn matches_in(
+        &self,
+        resource: &Resource,
+        request: &Request,
+        namespace_labels: Option<&BTreeMap<String, String>>,
+    ) -> bool {
+        if !self.namespace_matches(resource, request, namespace_labels)
+            || !self.object_matches(resource)
+        {
             return false;
         }
         let op = request.match_operation();
@@ -107,7 +132,12 @@ impl Constraints {
                 .any(|r| selects_kind(r, api_version, kind))
     }
 
-    fn namespace_matches(&self, resource: &Resource, request: &Request) -> bool {
+    fn namespace_matches(
+        &self,
+        resource: &Resource,
+        request: &Request,
+        given: Option<&BTreeMap<String, String>>,
+    ) -> bool {
         let Some(sel) = &self.namespace_selector else {
             return true;
         };
@@ -116,6 +146,8 @@ impl Constraints {
                 return true;
             }
             labels_of(resource)
+        } else if let Some(l) = given {
+            l.clone()
         } else {
             match request.namespace_labels.get(&resource.namespace) {
                 Some(l) => l.clone(),

@@ -13,7 +13,7 @@ use crate::request::{Operation, Request};
 use crate::resource::Resource;
 
 /// The rule responses of `policy` for `resource`: `None` when the CLI drops the response
-/// entirely (no match and the policy has selectors, §3.7), `Some(vec![])` for an empty one.
+/// entirely (no match and the policy's constraints are simple, §3.7), `Some(vec![])` for an empty one.
 /// `exceptions` are all the loaded PolicyExceptions; those for CEL policies that refer to this
 /// ValidatingPolicy apply (cel.md §3.3); none ever applies to a VAP (§11.1 item 2). `values`:
 /// the CEL values of this resource evaluation, shared with every other CEL policy and rule on it.
@@ -95,7 +95,7 @@ fn evaluate_vpol(
                 .is_some_and(|c| c.matches(resource, request))
         });
         let Some(v) = found else {
-            return if policy.has_selector() {
+            return if policy.unmatched_dropped() {
                 None
             } else {
                 Some(Vec::new())
@@ -230,10 +230,36 @@ fn evaluate_vap(
     let Some(v) = policy.variants.first() else {
         return Vec::new();
     };
+    // In `clusterResources` mode a VAP with bindings is matched over the CLI's fake cluster
+    // (`processVAPWithClient`): a namespaced resource's Namespace is the cluster's object,
+    // for the selectors (its own labels only) and as `namespaceObject`; without it there,
+    // the response is empty. The values file's namespace labels are not read.
+    let in_cluster = request
+        .offline
+        .cluster
+        .as_ref()
+        .filter(|_| !policy.bindings.is_empty());
+    let cluster_ns = match in_cluster {
+        Some(c) if !resource.namespace.is_empty() => match c.namespace(&resource.namespace) {
+            Some(ns) => Some((
+                ns,
+                c.namespace_labels(&resource.namespace).unwrap_or_default(),
+            )),
+            None => return Vec::new(),
+        },
+        _ => None,
+    };
+    let labels = cluster_ns.as_ref().map(|(_, l)| l);
     let own = v
         .constraints
         .as_ref()
-        .is_none_or(|c| c.matches(resource, request));
+        .is_none_or(|c| c.matches_in(resource, request, labels));
+    // There the policy's own constraints must match first; without a cluster only the
+    // bindings' are read, and a binding without `matchResources` selects every resource
+    // (`processVAPWithoutClient`).
+    if in_cluster.is_some() && !own {
+        return Vec::new();
+    }
     let mut act = Activation::new();
     bind_admission(
         &mut act,
@@ -243,8 +269,14 @@ fn evaluate_vap(
         Operation::Create,
         false,
     );
-    let ns = values.shared("namespaceObject/vap", || {
-        if resource.namespace.is_empty() {
+    let key = match cluster_ns {
+        Some(_) => "namespaceObject/vap-cluster",
+        None => "namespaceObject/vap",
+    };
+    let ns = values.shared(key, || {
+        if let Some((ns, _)) = cluster_ns {
+            to_cel(ns)
+        } else if resource.namespace.is_empty() {
             map_of([("metadata", map_of(Vec::<(String, Value)>::new()))])
         } else if let Some(ns) = request.namespaces.get(&resource.namespace) {
             to_cel(ns)
@@ -265,8 +297,8 @@ fn evaluate_vap(
     let mut action: Option<crate::report::FailureAction> = None;
     for b in &policy.bindings {
         let matched = match &b.match_resources {
-            Some(c) => c.matches(resource, request),
-            None => own,
+            Some(c) => c.matches_in(resource, request, labels),
+            None => true,
         };
         if !matched {
             continue;

@@ -23,6 +23,10 @@ struct Compiler<'a> {
     /// `Some` while compiling an autogen copy: the rewrite to apply.
     rewrite: Option<autogen::Target>,
     errors: Vec<String>,
+    /// The errors of [`Compiler::errors`] that cel-go gives too (not kpol's parser limits).
+    language_errors: Vec<String>,
+    /// A ValidatingPolicy: validations and matchConditions must have the static type bool.
+    boolean: bool,
 }
 
 impl Compiler<'_> {
@@ -35,12 +39,31 @@ impl Compiler<'_> {
         let (program, err) = compile(&text, node.span);
         if let Some(e) = err {
             self.errors.push(format!("{field}: {}", e.message));
+            if !e.limit {
+                self.language_errors.push(format!("{field}: {}", e.message));
+            }
             // A field that is not a string is reported by its type ([`shape_errors`]).
             if self.rewrite.is_none() && node.as_str().is_some() {
                 let what = format!("{} {field}", self.what);
                 self.diagnostics
                     .push(syntax_diagnostic(self.source, node.span, &what, &text, &e));
             }
+        }
+        program
+    }
+
+    /// [`Compiler::program`] for an expression Kyverno's ValidatingPolicy compiler requires
+    /// to be of type bool: one whose static type is surely another
+    /// ([`surely_not_bool`]) is a compile error there.
+    fn bool_program(&mut self, node: &Node, field: &str) -> Program {
+        let program = self.program(node, field);
+        if self.boolean
+            && let Ok(e) = &program.expr
+            && surely_not_bool(&e.expr)
+        {
+            let e = format!("{field}: output is expected to be of type bool");
+            self.errors.push(e.clone());
+            self.language_errors.push(e);
         }
         program
     }
@@ -56,7 +79,13 @@ impl Compiler<'_> {
                     .unwrap_or("")
                     .to_owned();
                 let expr = n.get("expression").cloned().unwrap_or_else(Node::null);
-                (name, self.program(&expr, &format!("{key}[{i}].expression")))
+                let field = format!("{key}[{i}].expression");
+                let program = if key == "matchConditions" {
+                    self.bool_program(&expr, &field)
+                } else {
+                    self.program(&expr, &field)
+                };
+                (name, program)
             })
             .collect()
     }
@@ -67,7 +96,7 @@ impl Compiler<'_> {
         let mut validations = Vec::new();
         for (i, v) in seq(spec.get("validations")).iter().enumerate() {
             let expr = v.get("expression").cloned().unwrap_or_else(Node::null);
-            let expression = self.program(&expr, &format!("validations[{i}].expression"));
+            let expression = self.bool_program(&expr, &format!("validations[{i}].expression"));
             let message = v
                 .get("message")
                 .and_then(Node::as_str)
@@ -102,6 +131,31 @@ impl Compiler<'_> {
             validations,
             audit_annotations,
         }
+    }
+}
+
+/// Whether cel-go's checker surely gives `expr` a static type other than bool in Kyverno's
+/// ValidatingPolicy environment, where `object` and `oldObject` are `dyn`: a field or index
+/// selection rooted at them (dyn), an optional selection (an optional), a literal that is
+/// not a bool, a list or map literal, a `dyn(…)` call, a conditional whose branches are
+/// both such. Anything else
+/// (operators, macros, functions, `variables`, `request`) is left to evaluation.
+fn surely_not_bool(expr: &cel::common::ast::Expr) -> bool {
+    use cel::common::ast::{Expr, LiteralValue};
+    match expr {
+        Expr::Ident(name) => name == "object" || name == "oldObject",
+        Expr::Select(s) => !s.test && surely_not_bool(&s.operand.expr),
+        Expr::Literal(l) => !matches!(l, LiteralValue::Boolean(_)),
+        Expr::List(_) | Expr::Map(_) => true,
+        Expr::Call(c) => match (c.func_name.as_str(), c.args.as_slice()) {
+            ("_[_]", [target, _]) => surely_not_bool(&target.expr),
+            // An optional selection is an optional, whatever it selects.
+            ("_?._" | "_[?_]", [_, _]) => true,
+            ("dyn", [_]) => c.target.is_none(),
+            ("_?_:_", [_, a, b]) => surely_not_bool(&a.expr) && surely_not_bool(&b.expr),
+            _ => false,
+        },
+        _ => false,
     }
 }
 
@@ -255,6 +309,8 @@ pub fn load(
         what: format!("{kind_str} {name}"),
         rewrite: None,
         errors: Vec::new(),
+        language_errors: Vec::new(),
+        boolean: false,
     };
     let mut broken = None;
     for (what, span) in shape_errors(&spec) {
@@ -287,10 +343,14 @@ pub fn load(
         ));
     }
     let json_mode = mode == "JSON";
+    // The authorization modes answer with responses, not booleans (kyverno-authz compiles
+    // them).
+    c.boolean = kind != CelKind::ValidatingAdmissionPolicy && !matches!(mode, "Envoy" | "HTTP");
     let mut variants = vec![c.variant(&spec, constraints.clone())];
     if let Some(err) = c.errors.first() {
         broken.get_or_insert_with(|| format!("failed to compile policy: {err}"));
     }
+    let compile_error = c.language_errors.first().cloned();
     if kind != CelKind::ValidatingAdmissionPolicy
         && !json_mode
         && authz.is_none()
@@ -352,6 +412,7 @@ pub fn load(
         authz,
         bindings,
         broken,
+        compile_error,
         action,
     };
     opened.policy(source, node, Arc::new(cel))

@@ -52,6 +52,10 @@ pub struct CelPolicy {
     /// Set when the policy uses something kpol cannot evaluate offline (an evaluation mode, a
     /// compile error): every evaluation is an error with this message.
     pub broken: Option<String>,
+    /// A ValidatingPolicy's first compile error (a CEL expression that does not compile):
+    /// the Kyverno CLI compiles every such policy before it validates a resource, so in
+    /// `kpol test` this stops the test ([`CelPolicy::compile_stop`]).
+    pub compile_error: Option<String>,
     /// What a failing or erroring result does (`validationActions`, default `Deny`):
     /// Enforce, Warn or Audit. For a VAP each binding has its own ([`Binding::action`]).
     pub action: crate::report::FailureAction,
@@ -126,8 +130,8 @@ impl CelPolicy {
     /// `kind`, decided once per kind from the constraints (perf: a policy that cannot select
     /// the kind is not matched per resource). Every answer gives the responses
     /// [`evaluate::evaluate`] would give: a ValidatingPolicy none of whose variants can select
-    /// the kind responds as one that matched nothing (empty, or dropped when it has
-    /// selectors, cel.md §3.7); a VAP whose constraints and bindings cannot select it, with
+    /// the kind responds as one that matched nothing (empty, or dropped when its
+    /// constraints are simple, cel.md §3.7); a VAP whose constraints and bindings cannot select it, with
     /// an empty response.
     pub fn kind_plan(&self, api_version: &str, kind: &str) -> KindPlan {
         let can = |c: &Constraints| c.can_select(api_version, kind);
@@ -145,7 +149,7 @@ impl CelPolicy {
                 } else {
                     self.bindings
                         .iter()
-                        .any(|b| b.match_resources.as_ref().map_or(own, can))
+                        .any(|b| b.match_resources.as_ref().is_none_or(can))
                 };
                 if any {
                     KindPlan::Evaluate((0..self.variants.len()).collect())
@@ -163,7 +167,7 @@ impl CelPolicy {
                     .collect();
                 if !variants.is_empty() {
                     KindPlan::Evaluate(variants)
-                } else if self.has_selector() {
+                } else if self.unmatched_dropped() {
                     KindPlan::Dropped
                 } else {
                     KindPlan::Empty
@@ -172,11 +176,29 @@ impl CelPolicy {
         }
     }
 
-    /// Whether the original constraints have a namespace or object selector (cel.md §3.7).
-    pub fn has_selector(&self) -> bool {
+    /// The words the Kyverno v1.19 CLI stops a test with when it is to validate `resource`
+    /// (by name) and this ValidatingPolicy (Kubernetes or JSON mode) does not compile
+    /// (`processor/policy_processor.go`: the provider compiles them all first); `None` for
+    /// every other policy.
+    pub fn compile_stop(&self, resource: &str) -> Option<String> {
+        if self.kind == CelKind::ValidatingAdmissionPolicy || self.authz.is_some() {
+            return None;
+        }
+        let e = self.compile_error.as_ref()?;
+        Some(format!(
+            "failed to apply policies on resource {resource} (failed to compile policy {} ({e}))",
+            self.name
+        ))
+    }
+
+    /// Whether a resource that no variant matched gets no response at all: the policy's own
+    /// `matchConstraints` (the first variant's, before autogen) are what the Kyverno CLI's
+    /// `hasSelector` calls simple ([`Constraints::simple`], cel.md §3.7). Otherwise the
+    /// response is kept, empty.
+    pub fn unmatched_dropped(&self) -> bool {
         self.variants
             .first()
             .and_then(|v| v.constraints.as_ref())
-            .is_some_and(Constraints::has_selector)
+            .is_some_and(Constraints::simple)
     }
 }

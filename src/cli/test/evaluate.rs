@@ -262,6 +262,13 @@ fn run_resource(
     if let Some(e) = unmapped_kind(engine, inputs, resource) {
         return Err(e);
     }
+    if let Some(e) = policies
+        .iter()
+        .filter_map(kpol::vpol::cel_policy)
+        .find_map(|c| c.compile_stop(&resource.name))
+    {
+        return Err(e);
+    }
     let mut ops = Vec::with_capacity(policies.len());
     for p in policies {
         ops.push(match forced {
