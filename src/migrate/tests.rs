@@ -18,8 +18,12 @@ fn policy(rules: &str) -> String {
 }
 
 fn migrate(text: &str) -> Migration {
+    let source = Arc::new(SourceFile::new("t.yaml", text.to_owned()));
     let docs = parse_documents(text, Limits::default()).expect("yaml");
-    migrate_policy(&docs[0].root).expect("a ClusterPolicy")
+    let loaded = crate::kinds::load_policies(&source, docs);
+    let mut all = migrate_loaded(&loaded);
+    assert_eq!(all.len(), 1, "one ClusterPolicy");
+    all.remove(0)
 }
 
 fn only_expression(m: &Migration) -> String {
@@ -1199,6 +1203,58 @@ fn pod_controller_copies_are_written_where_mutating_policy_autogen_would_not_rew
         "{p}"
     );
     assert!(!to_yaml(&m, "t.yaml", 1).contains("deployments"));
+}
+
+/// Kyverno's autogen (`CanAutoGen`, read from the loaded policy) makes no pod-controller
+/// rules of a policy with a generate rule or a `patchesJson6902` mutate rule, nor of one that
+/// names no Pod or controller kind exactly (`v1/Pod` is not `Pod`): a Pod mutate rule whose
+/// conversion needs JSON patches (an atomic `nodeSelector`) then gets no controller copies,
+/// and the MutatingPolicy's own autogen is off, so a Deployment is left alone on both sides.
+#[test]
+fn no_controller_copies_where_kyverno_autogen_makes_none() {
+    let node_selector = "  - name: m\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          nodeSelector:\n            disk: ssd\n";
+    let generate = "  - name: gen\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      apiVersion: v1\n      kind: ConfigMap\n      name: cm\n      namespace: \"{{request.object.metadata.name}}\"\n      data:\n        data:\n          a: b\n";
+    let json6902 = "  - name: j\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    mutate:\n      patchesJson6902: |-\n        - op: add\n          path: /metadata/labels\n          value: {a: b}\n";
+    let cases = [
+        policy(&format!("{generate}{node_selector}")),
+        policy(&format!("{json6902}{node_selector}")),
+        policy(&node_selector.replace("kinds: [Pod]", "kinds: [v1/Pod]")),
+    ];
+    for text in &cases {
+        let m = migrate(text);
+        assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+        let pods: Vec<&J> = m
+            .policies
+            .iter()
+            .filter(|p| {
+                p["kind"] == "MutatingPolicy"
+                    && p["spec"]["matchConstraints"]["resourceRules"][0]["resources"]
+                        == serde_json::json!(["pods"])
+            })
+            .collect();
+        assert_eq!(pods.len(), 1, "{:?}", m.policies);
+        let spec = &pods[0]["spec"];
+        assert_eq!(
+            spec["autogen"]["podControllers"]["controllers"],
+            serde_json::json!([]),
+            "{spec}"
+        );
+        let yaml = to_yaml(&m, "t.yaml", 1);
+        assert!(!yaml.contains("deployments"), "{yaml}");
+        assert!(!yaml.contains("pod-controller copies"), "{yaml}");
+        // The Pod gets the node selector; the Deployment and CronJob are not mutated.
+        let converted = emit(pods[0]);
+        for (r, want) in pod_and_controllers("").iter().zip(["pass", "skip", "skip"]) {
+            let a = mutate_outcome(load(text), r);
+            let b = mutate_outcome(load(&converted), r);
+            assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+            assert_eq!(a.0, want, "on {r}");
+        }
+    }
+    // With nothing keeping autogen off, the same rule gets Kyverno's copies written out.
+    let m = migrate(&policy(node_selector));
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(yaml.contains("deployments"), "{yaml}");
 }
 
 #[test]
