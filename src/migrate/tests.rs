@@ -288,6 +288,52 @@ fn preconditions_become_match_conditions() {
     assert_eq!(same_verdicts(&text, &[job, owned]), ["fail", "skip"]);
 }
 
+/// A literal value list with wildcard entries: Kyverno matches the entry as a pattern for
+/// the key and the key (as text) as a pattern for the entry, element by element of a list key.
+#[test]
+fn in_operators_with_wildcard_entries_match_both_ways() {
+    let pod = |name: &str, image: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: '{name}'\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: c\n    image: '{image}'\n"
+        )
+    };
+    let rule = |key: &str, op: &str| {
+        policy(&format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{{{ {key} }}}}\"\n            operator: {op}\n            value: ['nginx:1.*', 'busybox', 'v?']\n"
+        ))
+    };
+    let images = "request.object.spec.containers[?(@.name=='c')].image";
+    let resources = [
+        pod("p", "nginx:1.25"),
+        pod("p", "redis"),
+        pod("p", "busy*"),
+        pod("p", "v1"),
+        pod("p", "v10"),
+    ];
+    let r: Vec<&str> = resources.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&rule(images, "AnyIn"), &r),
+        ["fail", "pass", "fail", "fail", "pass"]
+    );
+    assert_eq!(
+        same_verdicts(
+            &rule("request.object.spec.containers[].image", "AllNotIn"),
+            &r
+        ),
+        ["pass", "fail", "pass", "pass", "fail"]
+    );
+    assert_eq!(
+        same_verdicts(&rule("request.object.spec.containers[].image", "AllIn"), &r),
+        ["pass", "pass", "pass", "pass", "pass"]
+    );
+    let names = [pod("nginx:1.0", "x"), pod("other", "x")];
+    let n: Vec<&str> = names.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&rule("request.object.metadata.name", "AnyIn"), &n),
+        ["fail", "pass"]
+    );
+}
+
 #[test]
 fn deny_conditions_with_in_operators() {
     let text = policy(
