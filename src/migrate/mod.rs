@@ -495,7 +495,30 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
 
 /// Rules that share matching and actions go into one policy; where their preconditions
 /// differ, each rule's become a guard on its own validations.
-fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
+fn group(mut rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
+    // Rules that differ only in their match conditions (not generate rules, whose policies
+    // hold one rule's evaluation settings): the conditions join each rule's preconditions,
+    // which then differ (handled below as such).
+    let first = &rules[0];
+    let conditions_only = rules.len() > 1
+        && first.generate.is_none()
+        && rules.iter().all(|r| {
+            r.matching.constraints == first.matching.constraints
+                && r.matching.guessed == first.matching.guessed
+                && r.actions == first.actions
+                && r.autogen_off == first.autogen_off
+                && r.generate.is_none()
+        })
+        && rules
+            .iter()
+            .any(|r| r.matching.conditions != first.matching.conditions);
+    if conditions_only {
+        for r in &mut rules {
+            let mut all = std::mem::take(&mut r.matching.conditions);
+            all.extend(r.preconditions.take());
+            r.preconditions = (!all.is_empty()).then(|| cel_text::and(&all));
+        }
+    }
     let first = &rules[0];
     let same = rules.iter().all(|r| {
         r.matching == first.matching
@@ -529,7 +552,16 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
     notes.push(
         "the rules' preconditions differ: each became a guard on its rule's validations or mutations, so where a rule's preconditions do not hold the policy passes (or patches nothing) where Kyverno skipped the rule".to_owned(),
     );
-    let guarded = rules
+    // Where every rule has preconditions, the policy matches where some rule's hold: where
+    // none does, Kyverno skips every rule and the policy is skipped too. (A match condition
+    // cannot read the policy's variables.)
+    let any_pre = rules
+        .iter()
+        .map(|r| r.preconditions.clone())
+        .collect::<Option<Vec<String>>>()
+        .filter(|pres| !pres.iter().any(|p| p.contains("variables.")))
+        .map(|pres| cel_text::or(&pres));
+    let mut guarded: Vec<RuleCel> = rules
         .into_iter()
         .map(|mut r| {
             if let Some(pre) = r.preconditions.take() {
@@ -551,6 +583,7 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
             r
         })
         .collect();
+    guarded[0].preconditions = any_pre;
     vec![guarded]
 }
 
@@ -769,11 +802,18 @@ fn mutate_with_copies(
             .iter()
             .any(|k| k.rsplit('/').next() == Some("Pod"))
     };
+    // A MutatingPolicy's autogen moves only an expression that starts with `Object{` under
+    // the pod template, and leaves a nested `Object.metadata{…}` typed literal with a type
+    // name Kubernetes rejects there (docs/MIGRATE.md): such mutations need the copies too.
     let unsafe_for_autogen = |r: &RuleCel| {
-        r.mutations.iter().any(|m| m.json_patch)
-            || r.variables
-                .iter()
-                .any(|(_, e)| e.contains("object.spec") || e.contains("object.metadata"))
+        r.mutations.iter().any(|m| {
+            m.json_patch
+                || !m.expr.trim_start().starts_with("Object{")
+                || m.expr.contains("Object.metadata{")
+        }) || r
+            .variables
+            .iter()
+            .any(|(_, e)| e.contains("object.spec") || e.contains("object.metadata"))
     };
     let needs_copies = match &first {
         Ok(r) => autogen.on() && pod(r) && unsafe_for_autogen(r),

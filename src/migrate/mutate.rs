@@ -111,6 +111,7 @@ fn changes(m: &Map, at: &str, presence: &[String]) -> Option<Vec<String>> {
         there.push(has(at, key));
         let child = select(at, key);
         match &e.value.value {
+            Value::Seq(items) if global_only(items) => {}
             Value::Map(inner) => terms.extend(changes(inner, &child, &there)?),
             Value::Str(s) if s.contains("{{") || s.contains("$(") => return None,
             Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
@@ -543,6 +544,21 @@ fn value(
             Ok(v)
         }
         Value::Seq(items) => {
+            if global_only(items) {
+                if inside_add
+                    || !(at.starts_with("object") && path.len() == ty.matches('.').count())
+                {
+                    return Err(Blocked::new(
+                        n.span,
+                        "list elements of global anchors under `+()` or below a list are not translated"
+                            .to_owned(),
+                    ));
+                }
+                cx.conditions
+                    .borrow_mut()
+                    .push(global_elements(items, path)?);
+                return Ok(None);
+            }
             if let [only] = items.as_slice()
                 && let Value::Map(m) = &only.value
                 && m.keys()
@@ -578,6 +594,90 @@ fn value(
         }
         _ => Ok(Some(scalar(n, cx.jmes)?)),
     }
+}
+
+/// Whether the overlay list's elements are maps of global anchors only, directly or under
+/// plain keys (`- <(image): "x/*"`, `- hostPath: {<(path): "*"}`): conditions on the
+/// resource's list that Kyverno removes from the patch (an element with an anchor is deleted
+/// from it).
+fn global_only(items: &[Node]) -> bool {
+    fn conditions_only(m: &Map) -> bool {
+        !m.is_empty()
+            && m.entries().iter().all(|e| match parse_anchor(&e.key) {
+                Some(a) => a.kind == AnchorKind::Global,
+                None => {
+                    !e.key.starts_with('$')
+                        && matches!(&e.value.value, Value::Map(inner) if conditions_only(&inner))
+                }
+            })
+    }
+    !items.is_empty()
+        && items
+            .iter()
+            .all(|item| matches!(&item.value, Value::Map(m) if conditions_only(m)))
+}
+
+/// A list of global-anchor elements at the map path `path` from the root: Kyverno checks each
+/// pattern element against the resource's elements and skips the whole patch where some
+/// element of the resource's list was checked and none met it, or where the list is missing;
+/// an empty list meets every element. The elements themselves are removed from the patch.
+/// Each anchor's value is a string pattern, or `{}` (the value is a map).
+fn global_elements(items: &[Node], path: &[(String, String)]) -> Result<String, Blocked> {
+    let mut there = Vec::new();
+    let mut cur = "object".to_owned();
+    for (k, _) in path {
+        there.push(has(&cur, k));
+        cur = select(&cur, k);
+    }
+    there.push(format!("{cur} != null"));
+    let var = "x";
+    for item in items {
+        let Value::Map(m) = &item.value else {
+            continue;
+        };
+        there.push(format!(
+            "(size({cur}) == 0 || {cur}.exists({var}, {}))",
+            and(&element_conditions(m, var)?)
+        ));
+    }
+    Ok(and(&there))
+}
+
+/// The global anchors of one overlay list element ([`global_only`]) as tests on the
+/// resource's element `at`: each plain key is there and holds a map, each anchored key is
+/// there and meets its pattern.
+fn element_conditions(m: &Map, at: &str) -> Result<Vec<String>, Blocked> {
+    let mut conds = vec![format!("type({at}) == map")];
+    for e in m.entries() {
+        let Some(a) = parse_anchor(&e.key) else {
+            let child = select(at, &e.key);
+            conds.push(has(at, &e.key));
+            if let Value::Map(inner) = &e.value.value {
+                conds.extend(element_conditions(inner, &child)?);
+            }
+            continue;
+        };
+        let field = select(at, a.key);
+        let test = match &e.value.value {
+            Value::Str(p) if !p.contains("{{") && !p.contains("$(") => {
+                super::pattern::string_pattern(p, &field)
+                    .map_err(|r| Blocked::new(e.value.span, r))?
+            }
+            Value::Map(inner) if inner.is_empty() => format!("type({field}) == map"),
+            _ => {
+                return Err(Blocked::new(
+                    e.value.span,
+                    format!(
+                        "the global anchor `{}` in a list element: only a string pattern without variables or `{{}}` is translated",
+                        e.key
+                    ),
+                ));
+            }
+        };
+        conds.push(has(at, a.key));
+        conds.push(test);
+    }
+    Ok(conds)
 }
 
 /// `[{(name): "*", k: v}]`: every element of the resource's list that meets the conditions

@@ -494,7 +494,7 @@ fn refusals_point_at_the_construct() {
 #[test]
 fn mutate_overlay_becomes_apply_configuration() {
     let text = policy(
-        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            +(team): core\n            app.kubernetes.io/part-of: shop\n",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            +(team): core\n            app.kubernetes.io/part-of: shop\n",
     );
     let m = migrate(&text);
     assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
@@ -1301,6 +1301,100 @@ fn no_controller_copies_where_kyverno_autogen_makes_none() {
     let m = migrate(&policy(node_selector));
     let yaml = to_yaml(&m, "t.yaml", 1);
     assert!(yaml.contains("deployments"), "{yaml}");
+}
+
+/// Overlay list elements made of global anchors (`- <(emptyDir): {}`, `- hostPath: {<(path):
+/// "*"}`) are conditions on the resource's list, removed from the patch: Kyverno skips the
+/// patch where the list is missing or no element meets them (an empty list meets them). Two
+/// rules with different conditions: the policy is skipped where neither rule applies.
+#[test]
+fn global_anchors_in_list_elements_are_conditions() {
+    let rule = |name: &str, element: &str| {
+        format!(
+            "  - name: {name}\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          annotations:\n            +(evict): \"true\"\n        spec:\n          volumes:\n{element}"
+        )
+    };
+    let text = policy(&format!(
+        "{}{}",
+        rule("empty-dir", "          - <(emptyDir): {}\n"),
+        rule(
+            "host-path",
+            "          - hostPath:\n              <(path): \"/data/*\"\n"
+        )
+    ));
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(!yaml.contains("volumes: ["), "{yaml}");
+    let pod = |annotations: &str, volumes: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{annotations}spec:\n  containers:\n  - name: c\n    image: x\n{volumes}"
+        )
+    };
+    let cases = [
+        (
+            pod("", "  volumes:\n  - name: v\n    emptyDir: {}\n"),
+            "pass",
+        ),
+        (
+            pod(
+                "",
+                "  volumes:\n  - name: v\n    hostPath:\n      path: /data/x\n",
+            ),
+            "pass",
+        ),
+        (
+            pod(
+                "",
+                "  volumes:\n  - name: v\n    hostPath:\n      path: /etc\n",
+            ),
+            "skip",
+        ),
+        (
+            pod(
+                "",
+                "  volumes:\n  - name: v\n    configMap:\n      name: c\n",
+            ),
+            "skip",
+        ),
+        (pod("", ""), "skip"),
+        (pod("", "  volumes: []\n"), "pass"),
+        (
+            pod(
+                "  annotations:\n    evict: \"false\"\n",
+                "  volumes:\n  - name: v\n    emptyDir: {}\n",
+            ),
+            "skip",
+        ),
+    ];
+    for (r, want) in &cases {
+        let a = mutate_outcome(load(&text), r);
+        let b = mutate_outcome(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+        assert_eq!(a.0, *want, "on {r}");
+    }
+}
+
+/// A Pod rule whose ApplyConfiguration is guarded (`+(k)`: `… ? Object{} : Object{…}`) or
+/// sets a typed `Object.metadata{…}`: a MutatingPolicy's autogen would not move it under the
+/// pod template (or would leave a type name Kubernetes rejects there), so Kyverno's
+/// pod-controller copies are written out and every controller is patched as Kyverno does.
+#[test]
+fn pod_metadata_patches_get_controller_copies() {
+    let add = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          annotations:\n            +(evict): \"true\"\n",
+    );
+    let m = migrate(&add);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(yaml.contains("deployments"), "{yaml}");
+    assert_eq!(
+        same_mutations(&add, &pod_and_controllers("")),
+        ["pass", "pass", "pass"]
+    );
+    assert_eq!(
+        same_mutations(&add, &pod_and_controllers("  annotations:\n    evict: x\n")),
+        ["skip", "skip", "skip"]
+    );
 }
 
 #[test]
