@@ -311,21 +311,40 @@ fn plain(n: &Node) -> bool {
 /// A `JSONPatch` `add` of CEL value `v` at key `last` under the map at `keys`, creating the
 /// missing parents as maps.
 fn json_add(keys: &[String], last: &str, v: &str) -> Mutation {
-    let pointer = |ks: &[String]| {
+    Mutation {
+        json_patch: true,
+        expr: json_add_below("object", None, keys, last, v),
+    }
+}
+
+/// [`json_add`] below the node `base` (a CEL expression) whose JSON pointer is the CEL string
+/// expression `pointer` (`None`: the root): the CEL list of the patches.
+fn json_add_below(
+    base: &str,
+    pointer: Option<&str>,
+    keys: &[String],
+    last: &str,
+    v: &str,
+) -> String {
+    let below = |ks: &[String]| {
         ks.iter()
             .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
             .collect::<String>()
     };
     let patch = |at: &str, value: &str| {
+        let at = match pointer {
+            Some(p) => format!("{p} + {}", quote(at)),
+            None => quote(at),
+        };
         format!(
-            "JSONPatch{{op: {}, path: {}, value: {value}}}",
-            quote("add"),
-            quote(at)
+            "JSONPatch{{op: {}, path: {at}, value: {value}}}",
+            quote("add")
         )
     };
+    let pointer = below;
     let mut all = keys.to_vec();
     all.push(last.to_owned());
-    let mut sel = "object".to_owned();
+    let mut sel = base.to_owned();
     let mut present = Vec::new();
     for k in keys {
         let q = quote(k);
@@ -347,10 +366,7 @@ fn json_add(keys: &[String], last: &str, v: &str) -> Mutation {
             patch(&pointer(&keys[..=j]), &inner)
         );
     }
-    Mutation {
-        json_patch: true,
-        expr: e,
-    }
+    e
 }
 
 /// One `+(key)` subtree, as its own `Object{…}` and the presence tests of its key.
@@ -570,7 +586,9 @@ fn value(
                         "an anchor nested under `+()` is not translated".to_owned(),
                     ));
                 }
-                adds.push(conditional_elements(m, only, ty, path, cx)?);
+                if let Some(add) = conditional_elements(m, only, ty, path, cx)? {
+                    adds.push(add);
+                }
                 return Ok(None);
             }
             let mut out = Vec::new();
@@ -690,7 +708,7 @@ fn conditional_elements(
     ty: &str,
     path: &[(String, String)],
     cx: &Cx,
-) -> Result<Add, Blocked> {
+) -> Result<Option<Add>, Blocked> {
     let var = "x";
     let mut conds = Vec::new();
     let mut rest = Map::new();
@@ -728,6 +746,15 @@ fn conditional_elements(
                 .to_owned(),
         ));
     }
+    let cond = and(&conds.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>());
+    let mut atomic = Vec::new();
+    let rest = split_atomic(&rest, ty, &[], cx, &mut atomic);
+    if !atomic.is_empty() {
+        atomic_in_elements(&atomic, ty, path, var, &cond, cx)?;
+        if rest.is_empty() {
+            return Ok(None);
+        }
+    }
     let mut nested = Vec::new();
     let body = object(&rest, ty, var, &mut nested, &[], cx)?;
     if !nested.is_empty() {
@@ -754,14 +781,160 @@ fn conditional_elements(
         presence.push(has(&cur, k));
         cur = select(&cur, k);
     }
-    let cond = and(&conds.into_iter().map(|(_, c)| c).collect::<Vec<_>>());
     presence.push(format!("{cur}.exists({var}, {cond})"));
     let list = format!("{cur}.filter({var}, {cond}).map({var}, {element})");
-    Ok(Add {
+    Ok(Some(Add {
         presence,
         object: wrap(path, Some(list)),
         when: true,
-    })
+    }))
+}
+
+/// The fields of a selected list element's overlay `m` (type `ty`) that the schema marks
+/// atomic, at paths of plain keys (`rel` the keys above), taken out into `out`; the rest of
+/// the overlay is returned (maps left empty by it dropped).
+fn split_atomic(
+    m: &Map,
+    ty: &str,
+    rel: &[String],
+    cx: &Cx,
+    out: &mut Vec<(Vec<String>, Node)>,
+) -> Map {
+    let mut kept = Map::new();
+    for e in m.entries() {
+        let child_ty = format!("{ty}.{}", e.key);
+        let plain_key = parse_anchor(&e.key).is_none() && !e.key.starts_with('$');
+        if plain_key {
+            let mut keys = rel.to_vec();
+            keys.push(e.key.clone());
+            let atomic = cx.shapes(&child_ty).iter().any(|s| {
+                matches!(
+                    s,
+                    FieldShape::AtomicList
+                        | FieldShape::AtomicStruct
+                        | FieldShape::FreeMap { atomic: true, .. }
+                )
+            });
+            if atomic {
+                out.push((keys, e.value.clone()));
+                continue;
+            }
+            if let Value::Map(inner) = &e.value.value
+                && atomic_inside(cx, &child_ty, &e.value).is_some()
+            {
+                let sub = split_atomic(inner, &child_ty, &keys, cx, out);
+                if !sub.is_empty() {
+                    let node = Node {
+                        value: Value::Map(sub),
+                        span: e.value.span,
+                    };
+                    kept.insert(e.key.clone(), e.key_span, node);
+                }
+                continue;
+            }
+        }
+        kept.insert(e.key.clone(), e.key_span, e.value.clone());
+    }
+    kept
+}
+
+/// Atomic lists set in the elements a `(name)` condition selects ([`split_atomic`]): a list
+/// the strategic merge replaces (no merge key in Kyverno's schema), added whole in each
+/// selected element (its missing parents created as maps) by one `JSONPatch` mutation over
+/// the resource's list. Other atomic values, lists merged by keys and lists with nulls,
+/// anchors, directives or variables are refused.
+fn atomic_in_elements(
+    atomic: &[(Vec<String>, Node)],
+    ty: &str,
+    path: &[(String, String)],
+    var: &str,
+    cond: &str,
+    cx: &Cx,
+) -> Result<(), Blocked> {
+    let list_keys: Vec<String> = path.iter().map(|(k, _)| k.clone()).collect();
+    let rooted = list_keys
+        .iter()
+        .map(|k| format!(".{k}"))
+        .collect::<String>()
+        == ty.strip_prefix("Object").unwrap_or_default();
+    let mut patches = Vec::new();
+    for (keys, n) in atomic {
+        let shown = format!(
+            "{}.{}",
+            ty.strip_prefix("Object.").unwrap_or(ty),
+            keys.join(".")
+        );
+        let refuse = |why: &str| {
+            Blocked::new(
+                n.span,
+                format!(
+                    "`{shown}` is atomic in the Kubernetes schema (an ApplyConfiguration may not set it), and in a selected list element {why}"
+                ),
+            )
+        };
+        if !rooted {
+            return Err(refuse(
+                "below another list it is not translated to a JSON patch",
+            ));
+        }
+        if !matches!(n.value, Value::Seq(_)) || !plain(n) {
+            return Err(refuse(
+                "only a list without nulls, anchors, directives or variables is translated to a JSON patch",
+            ));
+        }
+        let mut merges = false;
+        for kind in &cx.kinds {
+            for gv in crate::smd::builtin_api_versions(kind) {
+                let mut t = (SchemaType::root(&gv, kind), ListStrategy::Replace);
+                for k in list_keys.iter().chain(keys.iter()) {
+                    t = t.0.field(k);
+                }
+                merges |= t.1 != ListStrategy::Replace;
+            }
+        }
+        if merges {
+            return Err(refuse(
+                "the strategic merge merges this list by keys, which is not translated",
+            ));
+        }
+        let Some((last, above)) = keys.split_last() else {
+            continue;
+        };
+        patches.push(json_add_below(
+            var,
+            Some("base"),
+            above,
+            last,
+            &literal(&n.to_json()),
+        ));
+    }
+    let mut there = Vec::new();
+    let mut cur = "object".to_owned();
+    for k in &list_keys {
+        there.push(has(&cur, k));
+        cur = select(&cur, k);
+    }
+    let base = quote(&format!(
+        "{}/",
+        list_keys
+            .iter()
+            .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+            .collect::<String>()
+    ));
+    let joined = patches
+        .iter()
+        .map(|p| paren_list(p))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    cx.patches.borrow_mut().push(Mutation {
+        json_patch: true,
+        expr: format!(
+            "cel.bind(items, {} ? {cur} : [], type(items) != list ? [] : lists.range(size(items)).filter(i, cel.bind({var}, items[i], {cond})).map(i, cel.bind({var}, items[i], cel.bind(base, {base} + string(i), {joined}))).flatten())",
+            and(&there)
+        ),
+    });
+    cx.opaque.set(true);
+    Ok(())
 }
 
 fn scalar(n: &Node, jmes: &Translator) -> Result<String, Blocked> {
@@ -891,32 +1064,43 @@ fn op_expr(
     let raw: Vec<&str> = rest.split('/').collect();
     let (last, parents) = raw.split_last().ok_or("an empty path")?;
     for p in parents {
-        if p.is_empty() || *p == "-" || p.parse::<i64>().is_ok() {
+        if p.is_empty() || *p == "-" {
             return Err(format!(
-                "the path `{shown}`: only map keys are translated above the last step"
+                "the path `{shown}`: only map keys and list indexes are translated above the last step"
             ));
         }
     }
     if last.is_empty() || last.starts_with('-') && *last != "-" {
         return Err(format!("the path `{shown}` is not translated"));
     }
-    let keys: Vec<String> = parents.iter().map(|p| unescape(p)).collect();
     let numeric = last.parse::<usize>().ok();
     let patch = |op: &str, at: &str, value: Option<&str>| match value {
         Some(v) => format!("JSONPatch{{op: {}, path: {at}, value: {v}}}", quote(op)),
         None => format!("JSONPatch{{op: {}, path: {at}}}", quote(op)),
     };
     let need_value = || value.ok_or_else(|| "an `add` or `replace` without a `value`".to_owned());
-    // The parents' presence (not null), each a test on its own map; a parent that is not a
-    // map goes on to the patch, which fails as Kyverno's does.
+    // The parents' presence (not null), each a test on its own map or list (a step of digits
+    // is an index in a list, a key in a map); a parent of another type goes on to the patch,
+    // which fails as Kyverno's does. `sels[i]` is the node below which step `i` is read.
     let mut sel = base.to_owned();
+    let mut sels = Vec::new();
     let mut present = Vec::new();
-    for k in &keys {
-        let q = quote(k);
-        present.push(format!(
-            "(type({sel}) != map || ({q} in {sel} && {sel}[{q}] != null))"
-        ));
-        sel = format!("{sel}[{q}]");
+    for p in parents {
+        sels.push(sel.clone());
+        let q = quote(&unescape(p));
+        let in_map = format!("(type({sel}) != map || ({q} in {sel} && {sel}[{q}] != null))");
+        match p.parse::<usize>() {
+            Ok(n) => {
+                present.push(format!(
+                    "(type({sel}) == list ? (size({sel}) > {n} && {sel}[{n}] != null) : {in_map})"
+                ));
+                sel = format!("(type({sel}) == list ? {sel}[{n}] : {sel}[{q}])");
+            }
+            Err(_) => {
+                present.push(in_map);
+                sel = format!("{sel}[{q}]");
+            }
+        }
     }
     let expr = match kind {
         "remove" | "replace" if *last == "-" || numeric.is_some() => {
@@ -934,19 +1118,35 @@ fn op_expr(
         "add" => {
             let v = need_value()?;
             // Where the parents down to `j` are there and the next is missing, Kyverno
-            // creates the rest: the CEL form adds the built value at that next parent.
+            // creates the rest (a list where the next step is an index or `-`, padded with
+            // nulls up to it; a map otherwise): the CEL form adds the built value at that
+            // next parent. A missing index in a shorter list is reached by padding it with
+            // nulls first, as Kyverno does.
             let mut e = format!("[{}]", patch("add", &path, Some(v)));
-            for j in (0..keys.len()).rev() {
+            for j in (0..parents.len()).rev() {
                 let mut inner = container(last, v);
-                for k in keys[j + 1..].iter().rev() {
-                    inner = format!("{{{}: {inner}}}", quote(k));
+                for step in parents[j + 1..].iter().rev() {
+                    inner = container(step, &inner);
                 }
                 let parent = at(&raw[..=j].join("/"));
+                let mut add = format!("[{}]", patch("add", &parent, Some(&inner)));
+                if let Ok(n) = parents[j].parse::<usize>() {
+                    let s = &sels[j];
+                    let end = if j == 0 {
+                        "-".to_owned()
+                    } else {
+                        format!("{}/-", raw[..j].join("/"))
+                    };
+                    let pad = patch("add", &at(&end), Some("null"));
+                    add = format!(
+                        "(type({s}) == list && size({s}) < {n} ? lists.range({n} - size({s})).map(i, {pad}) : []) + {add}"
+                    );
+                }
                 e = format!(
-                    "{} ? {} : [{}]",
+                    "{} ? {} : {}",
                     and(&present[..=j]),
                     paren_list(&e),
-                    patch("add", &parent, Some(&inner))
+                    paren_list(&add)
                 );
             }
             e

@@ -536,7 +536,7 @@ fn counts_against_digit_strings() {
     let text = policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n        - key: \"{{ length(request.object.spec.containers) }}\"\n          operator: GreaterThan\n          value: \"1\"\n",
     );
-    let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: y\n";
+    let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: z\n";
     assert_eq!(same_verdicts(&text, &[two, POD_TAGGED]), ["fail", "pass"]);
     // Against any other key a digit string may be a quantity: refused.
     let other = text.replace(
@@ -703,11 +703,11 @@ fn json6902_patches_become_json_patch_mutations() {
         assert!(b["spec"].get("priority").is_none());
     }
 
-    // Indexes above the last step, `move`, and variables are refused.
+    // `-` above the last step, `move`, and variables are refused.
     for (op, why) in [
         (
-            "- op: add\n          path: /spec/containers/0/args/-\n          value: a",
-            "only map keys",
+            "- op: add\n          path: /spec/containers/-/args/-\n          value: a",
+            "only map keys and list indexes",
         ),
         (
             "- op: move\n          from: /a\n          path: /b",
@@ -729,6 +729,53 @@ fn json6902_patches_become_json_patch_mutations() {
             m.unconverted
         );
     }
+}
+
+/// List indexes above the last step of a JSON patch path: the index is read in the list (a
+/// key in a map), and where the list is shorter or missing the value Kyverno builds is added
+/// (missing lists padded with nulls up to the index, as `EnsurePathExistsOnAdd` does).
+#[test]
+fn json6902_paths_with_list_indexes_above_the_last_step() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    mutate:\n      patchesJson6902: |-\n        - op: add\n          path: /data/items/0/mounts/-\n          value: {name: v}\n        - op: add\n          path: /data/more/2/args/-\n          value: a\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let cm = |data: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n{data}");
+    let cases = [
+        cm(""),
+        cm("data:\n  items:\n  - mounts:\n    - name: w\n  more:\n  - {}\n  - {}\n  - args: [b]\n"),
+        cm("data:\n  items:\n  - {}\n  more: []\n"),
+        cm("data:\n  items: []\n  more:\n  - {}\n"),
+    ];
+    for r in &cases {
+        let a = mutated_json(load(&text), r);
+        let b = mutated_json(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+    }
+    let full = mutated_json(load(&yaml), &cases[1]);
+    assert_eq!(
+        full["data"]["items"][0]["mounts"],
+        serde_json::json!([{"name": "w"}, {"name": "v"}])
+    );
+    assert_eq!(
+        full["data"]["more"][2]["args"],
+        serde_json::json!(["b", "a"])
+    );
+    // A null element at the index: the built value is inserted before it (the Kyverno v1.19.0
+    // CLI's output for this patch).
+    let nulls = mutated_json(
+        load(&yaml),
+        &cm("data:\n  items:\n  - null\n  more:\n  - {}\n  - {}\n  - null\n"),
+    );
+    assert_eq!(
+        nulls["data"],
+        serde_json::json!({
+            "items": [{"mounts": [{"name": "v"}]}, null],
+            "more": [{}, {}, {"args": ["a"]}, null]
+        })
+    );
 }
 
 #[test]
@@ -1394,6 +1441,52 @@ fn pod_metadata_patches_get_controller_copies() {
     assert_eq!(
         same_mutations(&add, &pod_and_controllers("  annotations:\n    evict: x\n")),
         ["skip", "skip", "skip"]
+    );
+}
+
+/// Atomic lists in the elements a `(name)` condition selects (`envFrom`,
+/// `securityContext.capabilities.drop`): the strategic merge replaces them, so each selected
+/// element gets a `JSONPatch` `add` of the whole list (missing parents created), next to the
+/// ApplyConfiguration of the rest of the element.
+#[test]
+fn atomic_lists_in_selected_list_elements_become_json_patches() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          containers:\n          - (name): \"?*\"\n            envFrom:\n            - configMapRef:\n                name: env\n            securityContext:\n              privileged: false\n              capabilities:\n                drop: [ALL]\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(yaml.contains("JSONPatch"), "{yaml}");
+    let pod = |containers: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n{containers}"
+        )
+    };
+    let cases = [
+        pod("  - name: a\n    image: x\n"),
+        pod(
+            "  - name: a\n    image: x\n    envFrom:\n    - secretRef:\n        name: s\n    securityContext:\n      capabilities:\n        add: [NET_ADMIN]\n        drop: [NET_RAW]\n  - name: b\n    image: z\n    securityContext:\n      runAsUser: 1\n",
+        ),
+    ];
+    for r in &cases {
+        let a = mutated_json(load(&text), r);
+        let b = mutated_json(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+        for c in b["spec"]["containers"].as_array().into_iter().flatten() {
+            assert_eq!(
+                c["envFrom"],
+                serde_json::json!([{"configMapRef": {"name": "env"}}])
+            );
+            assert_eq!(
+                c["securityContext"]["capabilities"]["drop"],
+                serde_json::json!(["ALL"])
+            );
+        }
+    }
+    // Controllers: the copies Kyverno's autogen makes are written out and agree too.
+    assert_eq!(
+        same_mutations(&text, &pod_and_controllers("")),
+        ["pass", "pass", "pass"]
     );
 }
 
