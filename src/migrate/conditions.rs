@@ -74,24 +74,20 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
                     ),
                 ));
             }
-            if lower == "in" || lower == "notin" {
-                if value.as_seq().is_some_and(|s| {
-                    s.iter()
-                        .any(|n| n.as_str().is_some_and(super::cel_text::has_wildcard))
-                }) {
-                    return Err(Blocked::new(
-                        value.span,
-                        format!("`{op}` with wildcard entries is not translated"),
-                    ));
-                }
-            }
             // A literal value list with wildcard entries: Kyverno's `AnyIn` and friends
-            // match each entry and the key (as text) as wildcard patterns both ways.
+            // match each entry and the key (as text) as wildcard patterns both ways; `In` and
+            // `NotIn` compare exactly.
             let wildcard_values = !is_template(value)
                 && value.as_seq().is_some_and(|s| {
                     s.iter()
                         .any(|n| n.as_str().is_some_and(super::cel_text::has_wildcard))
                 });
+            if wildcard_values && (lower == "in" || lower == "notin") {
+                return Err(Blocked::new(
+                    value.span,
+                    format!("`{op}` with wildcard entries is not translated"),
+                ));
+            }
             let literal_key = k.guards.is_empty() && !k.expr.contains('.');
             // Kyverno compares with wildcards on both sides: a key `*` is in any list. Other
             // wildcard keys from the resource are compared literally (docs/MIGRATE.md).

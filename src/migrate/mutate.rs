@@ -369,6 +369,17 @@ fn json_add_below(
     e
 }
 
+/// The presence tests of the map keys `path` from the root, and the CEL path they reach.
+fn root_presence(path: &[(String, String)]) -> (Vec<String>, String) {
+    let mut there = Vec::new();
+    let mut cur = "object".to_owned();
+    for (k, _) in path {
+        there.push(has(&cur, k));
+        cur = select(&cur, k);
+    }
+    (there, cur)
+}
+
 /// One `+(key)` subtree, as its own `Object{…}` and the presence tests of its key.
 struct Add {
     presence: Vec<String>,
@@ -425,12 +436,7 @@ fn object(
                         "variables in a mutate condition anchor are not translated".to_owned(),
                     ));
                 }
-                let mut there = Vec::new();
-                let mut cur = "object".to_owned();
-                for (k, _) in parents {
-                    there.push(has(&cur, k));
-                    cur = select(&cur, k);
-                }
+                let (mut there, cur) = root_presence(parents);
                 there.push(has(&cur, a.key));
                 let test = super::pattern::string_pattern(pat, &select(&cur, a.key))
                     .map_err(|r| Blocked::new(e.value.span, r))?;
@@ -467,12 +473,7 @@ fn object(
                     // Where the key is missing, the merge adds the overlay's subtree as it
                     // is: one `add` of the whole value (missing parents created), written
                     // only where the key or a parent of it is missing.
-                    let mut presence = Vec::new();
-                    let mut cur = "object".to_owned();
-                    for (k, _) in &path {
-                        presence.push(has(&cur, k));
-                        cur = select(&cur, k);
-                    }
+                    let (presence, _) = root_presence(&path);
                     let patch = json_add(above, last, &literal(&e.value.to_json()));
                     cx.patches.borrow_mut().push(Mutation {
                         json_patch: true,
@@ -496,12 +497,7 @@ fn object(
                 true,
                 cx,
             )?;
-            let mut presence = Vec::new();
-            let mut cur = "object".to_owned();
-            for (k, _) in &path {
-                presence.push(has(&cur, k));
-                cur = select(&cur, k);
-            }
+            let (presence, _) = root_presence(&path);
             adds.push(Add {
                 presence,
                 object: wrap(&path, v),
@@ -625,7 +621,7 @@ fn global_only(items: &[Node]) -> bool {
                 Some(a) => a.kind == AnchorKind::Global,
                 None => {
                     !e.key.starts_with('$')
-                        && matches!(&e.value.value, Value::Map(inner) if conditions_only(&inner))
+                        && matches!(&e.value.value, Value::Map(inner) if conditions_only(inner))
                 }
             })
     }
@@ -641,12 +637,7 @@ fn global_only(items: &[Node]) -> bool {
 /// an empty list meets every element. The elements themselves are removed from the patch.
 /// Each anchor's value is a string pattern, or `{}` (the value is a map).
 fn global_elements(items: &[Node], path: &[(String, String)]) -> Result<String, Blocked> {
-    let mut there = Vec::new();
-    let mut cur = "object".to_owned();
-    for (k, _) in path {
-        there.push(has(&cur, k));
-        cur = select(&cur, k);
-    }
+    let (mut there, cur) = root_presence(path);
     there.push(format!("{cur} != null"));
     let var = "x";
     for item in items {
@@ -775,12 +766,7 @@ fn conditional_elements(
             ));
         }
     };
-    let mut presence = Vec::new();
-    let mut cur = "object".to_owned();
-    for (k, _) in path {
-        presence.push(has(&cur, k));
-        cur = select(&cur, k);
-    }
+    let (mut presence, cur) = root_presence(path);
     presence.push(format!("{cur}.exists({var}, {cond})"));
     let list = format!("{cur}.filter({var}, {cond}).map({var}, {element})");
     Ok(Some(Add {
@@ -908,12 +894,7 @@ fn atomic_in_elements(
             &literal(&n.to_json()),
         ));
     }
-    let mut there = Vec::new();
-    let mut cur = "object".to_owned();
-    for k in &list_keys {
-        there.push(has(&cur, k));
-        cur = select(&cur, k);
-    }
+    let (there, cur) = root_presence(path);
     let base = quote(&format!(
         "{}/",
         list_keys
