@@ -587,6 +587,24 @@ fn value(
                 }
                 return Ok(None);
             }
+            // Elements the schema marks atomic (`imagePullSecrets`' references): an
+            // ApplyConfiguration may not set them.
+            let steps: Vec<&str> = ty.split('.').skip(1).collect();
+            let atomic_elements = items.iter().any(|i| matches!(i.value, Value::Map(_)))
+                && cx.kinds.iter().any(|k| {
+                    crate::smd::element_shapes(k, &steps)
+                        .iter()
+                        .any(|s| matches!(s, FieldShape::AtomicStruct))
+                });
+            if atomic_elements {
+                return Err(Blocked::new(
+                    n.span,
+                    format!(
+                        "the elements of `{}` are atomic in the Kubernetes schema (an ApplyConfiguration may not set them), and a JSON patch merging them by key is not written",
+                        ty.strip_prefix("Object.").unwrap_or(ty)
+                    ),
+                ));
+            }
             let mut out = Vec::new();
             for item in items {
                 match &item.value {

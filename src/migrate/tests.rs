@@ -1490,6 +1490,23 @@ fn atomic_lists_in_selected_list_elements_become_json_patches() {
     );
 }
 
+/// List elements the schema marks atomic (`imagePullSecrets` holds atomic references): an
+/// ApplyConfiguration may not set them, so the rule is refused at the list.
+#[test]
+fn atomic_list_elements_are_refused() {
+    let m = migrate(&policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          imagePullSecrets:\n          - name: regcred\n",
+    ));
+    assert!(m.policies.is_empty());
+    assert!(
+        m.unconverted[0]
+            .reason
+            .contains("the elements of `spec.imagePullSecrets` are atomic"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
 #[test]
 fn variables_are_renamed_as_whole_references_outside_strings() {
     let r = [("a".to_owned(), "a_1".to_owned())];
