@@ -1352,7 +1352,8 @@ fn no_controller_copies_where_kyverno_autogen_makes_none() {
 
 /// Overlay list elements made of global anchors (`- <(emptyDir): {}`, `- hostPath: {<(path):
 /// "*"}`) are conditions on the resource's list, removed from the patch: Kyverno skips the
-/// patch where the list is missing or no element meets them (an empty list meets them). Two
+/// patch where the list is missing or no element meets them (an empty list meets them: the
+/// Kyverno v1.19.0 CLI patches a Pod with `volumes: []` and skips one without). Two
 /// rules with different conditions: the policy is skipped where neither rule applies.
 #[test]
 fn global_anchors_in_list_elements_are_conditions() {
