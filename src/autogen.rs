@@ -160,7 +160,7 @@ fn generate_rules(
 /// The `autogen-` and `autogen-cronjob-` rules Kyverno makes of one rule document for the
 /// controllers `controllers` (comma-separated, as the annotation), path rewrites applied;
 /// empty where the rule gets none. Eligibility of the policy (`CanAutoGen`) is the caller's.
-pub fn rule_copies(rule: &Node, name: &str, controllers: &str) -> Vec<Node> {
+fn rule_copies(rule: &Node, name: &str, controllers: &str) -> Vec<Node> {
     let without_cron: Vec<String> = generate::split_kinds(controllers)
         .into_iter()
         .filter(|c| c != "CronJob")
@@ -171,6 +171,20 @@ pub fn rule_copies(rule: &Node, name: &str, controllers: &str) -> Vec<Node> {
         generate::for_cronjob(rule, name, controllers).map(|n| convert(n, Target::CronJob)),
     ];
     made.into_iter().flatten().collect()
+}
+
+/// The rules autogen made of the rule named `name`, found among a policy's rules for the
+/// whole controller set ([`crate::policy::Policy::rules`], where `CanAutoGen` and the
+/// controllers annotation have been applied): its `autogen-` rule, then its
+/// `autogen-cronjob-` rule, those that exist.
+pub fn copies_of<'a>(rules: &'a [Rule], name: &str) -> Vec<&'a Rule> {
+    ["autogen", "autogen-cronjob"]
+        .into_iter()
+        .filter_map(|prefix| {
+            let copy = generate::autogen_name(prefix, name);
+            rules.iter().find(|r| r.autogen && r.name == copy)
+        })
+        .collect()
 }
 
 /// `ComputeRules(policy, kind)`; `kind` empty for the whole controller set. The generated

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kpol::migrate::{migrate_policy, to_yaml};
+use kpol::migrate::{migrate_loaded, to_yaml};
 use kpol::source::SourceFile;
 use kpol::yaml::{Limits, parse_documents};
 
@@ -41,10 +41,9 @@ fn every_converted_library_policy_loads_cleanly() {
         let Ok(docs) = parse_documents(&text, Limits::default()) else {
             continue;
         };
-        for doc in &docs {
-            let Some(m) = migrate_policy(&doc.root) else {
-                continue;
-            };
+        let original = Arc::new(SourceFile::new(f.display().to_string(), text.clone()));
+        let loaded = kpol::kinds::load_policies(&original, docs);
+        for m in migrate_loaded(&loaded) {
             seen += 1;
             if m.policies.is_empty() {
                 continue;

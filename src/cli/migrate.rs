@@ -3,8 +3,9 @@
 //! files, prints the refusals at file:line:column and writes the results.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use kpol::migrate::{Migration, migrate_policy, to_yaml};
+use kpol::migrate::{Migration, migrate_loaded, to_yaml};
 use kpol::source::SourceFile;
 use kpol::yaml::{Limits, parse_documents};
 
@@ -67,7 +68,7 @@ pub fn run(args: MigrateArgs) -> u8 {
             }
         };
         let name = path.display().to_string();
-        let source = SourceFile::new(name.clone(), text);
+        let source = Arc::new(SourceFile::new(name.clone(), text));
         let docs = match parse_documents(source.text(), Limits::default()) {
             Ok(d) => d,
             Err(e) => {
@@ -77,12 +78,11 @@ pub fn run(args: MigrateArgs) -> u8 {
                 continue;
             }
         };
+        // Read as Kyverno reads it (policy validation, autogen), then converted.
+        let loaded = kpol::kinds::load_policies(&source, docs);
         let mut out = String::new();
         let mut per_policy = Vec::new();
-        for doc in &docs {
-            let Some(m) = migrate_policy(&doc.root) else {
-                continue;
-            };
+        for m in migrate_loaded(&loaded) {
             report(&source, &m);
             any_unconverted |= !m.unconverted.is_empty();
             if !m.unconverted.is_empty() {
@@ -94,7 +94,7 @@ pub fn run(args: MigrateArgs) -> u8 {
             if !out.is_empty() {
                 out.push_str("---\n");
             }
-            let line = source.line_col(doc.root.span.start).line;
+            let line = source.line_col(m.span.start).line;
             let yaml = to_yaml(&m, &name, line);
             if m.unconverted.is_empty() {
                 per_policy.push((m.name.clone(), yaml.clone()));
@@ -104,7 +104,7 @@ pub fn run(args: MigrateArgs) -> u8 {
         if !args.verify.is_empty() {
             load_problems.extend(super::migrate_verify::load(
                 &name,
-                source.text(),
+                loaded.policies,
                 &per_policy,
                 &mut sides,
             ));
@@ -189,13 +189,17 @@ pub fn run(args: MigrateArgs) -> u8 {
 fn report(source: &SourceFile, m: &Migration) {
     for u in &m.unconverted {
         let at = source.line_col(u.span.start);
+        let rule = if u.rule.is_empty() {
+            String::new()
+        } else {
+            format!(" rule {}", u.rule)
+        };
         eprintln!(
-            "{}:{}:{}: not converted: policy {} rule {}: {}",
+            "{}:{}:{}: not converted: policy {}{rule}: {}",
             source.name(),
             at.line,
             at.column,
             m.name,
-            u.rule,
             u.reason
         );
     }

@@ -28,23 +28,18 @@ pub struct Sides {
     pub converted: Vec<(String, Policy)>,
 }
 
-/// Loads the policies of `text` (the original) and of `converted` (its conversion), with the
-/// conversion's load problems returned as messages (a conversion must load cleanly).
+/// Takes the original policies (`originals`, as loaded from `name`) that have a conversion
+/// in `converted`, and loads the conversions, with their load problems returned as messages
+/// (a conversion must load cleanly).
 pub fn load(
     name: &str,
-    text: &str,
+    originals: Vec<Policy>,
     converted: &[(String, String)],
     sides: &mut Sides,
 ) -> Vec<String> {
     let mut problems = Vec::new();
-    let source = Arc::new(SourceFile::new(name.to_owned(), text.to_owned()));
-    if let Ok(docs) = parse_documents(text, Limits::default()) {
-        let loaded = kpol::kinds::load_policies(&source, docs);
-        let keep = |p: &Policy| converted.iter().any(|(n, _)| *n == p.name);
-        sides
-            .original
-            .extend(loaded.policies.into_iter().filter(keep));
-    }
+    let keep = |p: &Policy| converted.iter().any(|(n, _)| *n == p.name);
+    sides.original.extend(originals.into_iter().filter(keep));
     for (original, yaml) in converted {
         let cname = format!("{name} (converted {original})");
         let source = Arc::new(SourceFile::new(cname.clone(), yaml.clone()));

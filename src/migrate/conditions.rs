@@ -74,10 +74,15 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
                     ),
                 ));
             }
-            if value.as_seq().is_some_and(|s| {
-                s.iter()
-                    .any(|n| n.as_str().is_some_and(super::cel_text::has_wildcard))
-            }) {
+            // A literal value list with wildcard entries: Kyverno's `AnyIn` and friends
+            // match each entry and the key (as text) as wildcard patterns both ways; `In` and
+            // `NotIn` compare exactly.
+            let wildcard_values = !is_template(value)
+                && value.as_seq().is_some_and(|s| {
+                    s.iter()
+                        .any(|n| n.as_str().is_some_and(super::cel_text::has_wildcard))
+                });
+            if wildcard_values && (lower == "in" || lower == "notin") {
                 return Err(Blocked::new(
                     value.span,
                     format!("`{op}` with wildcard entries is not translated"),
@@ -87,7 +92,13 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
             // Kyverno compares with wildcards on both sides: a key `*` is in any list. Other
             // wildcard keys from the resource are compared literally (docs/MIGRATE.md).
             let member = |x: &str| {
-                if literal_key && is_template(value) {
+                if wildcard_values {
+                    let both = or(&[
+                        paren(&wildcard_entry("y", x)),
+                        format!("type({x}) == string && ({})", wildcard_entry(x, "y")),
+                    ]);
+                    format!("{}.exists(y, {both})", paren(&v.folded()))
+                } else if literal_key && is_template(value) {
                     // A list from the resource: Kyverno matches each entry as a wildcard
                     // pattern against the key too.
                     let mut each = wildcard_entry("y", x);

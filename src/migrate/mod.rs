@@ -20,6 +20,7 @@ mod tests;
 
 use serde_json::{Value as J, json};
 
+use crate::policy::{LoadedPolicies, Policy, PolicyKind, Rule};
 use crate::source::Span;
 use crate::yaml::Node;
 
@@ -54,6 +55,8 @@ pub struct Migration {
     pub name: String,
     /// The source's kind (ClusterPolicy or Policy).
     pub source_kind: String,
+    /// The source document (for a policy Kyverno rejects: where its first problem is).
+    pub span: Span,
     /// The converted policies, as JSON values (`apiVersion` … `spec`).
     pub policies: Vec<J>,
     /// Facts the reader must know about the conversion (each becomes a header comment).
@@ -62,6 +65,23 @@ pub struct Migration {
 }
 
 const API_VERSION: &str = "policies.kyverno.io/v1";
+
+/// What Kyverno's autogen made of the ClusterPolicy, as the loader computed it.
+struct PodAutogen<'a> {
+    /// The policy's rules for the whole controller set, autogen rules included.
+    rules: &'a [Rule],
+    /// The controller kinds autogen writes rules for; empty where it writes none (`CanAutoGen`
+    /// false, or the annotation `none`).
+    controllers: Vec<String>,
+    /// The policy carries the controllers annotation.
+    annotated: bool,
+}
+
+impl PodAutogen<'_> {
+    fn on(&self) -> bool {
+        !self.controllers.is_empty()
+    }
+}
 
 /// The converted form of one rule.
 #[derive(Clone, Debug)]
@@ -77,34 +97,70 @@ struct RuleCel {
     generate: Option<generate::Generate>,
     actions: Vec<String>,
     /// The policy's own autogen is off: the rule and the pod-controller copies the
-    /// ClusterPolicy's autogen makes of it are merged ([`controller_copies`]), or the
-    /// ClusterPolicy makes none of a Pod rule.
+    /// ClusterPolicy's autogen made of it are merged ([`controller_copies`]).
     autogen_off: bool,
 }
 
-/// Converts one ClusterPolicy/Policy document; `None` when it is another kind.
-pub fn migrate_policy(root: &Node) -> Option<Migration> {
-    let kind = root.get("kind").and_then(Node::as_str)?;
-    let namespaced = match kind {
-        "ClusterPolicy" => false,
-        "Policy" => true,
+/// Converts every ClusterPolicy/Policy that the loader read, in document order. One that
+/// Kyverno's policy validation rejects is a [`Migration`] with nothing converted and the
+/// reason (Kyverno would not run it, so there is no behaviour to carry over).
+pub fn migrate_loaded(loaded: &LoadedPolicies) -> Vec<Migration> {
+    let mut out: Vec<Migration> = loaded.policies.iter().filter_map(migrate_policy).collect();
+    for invalid in &loaded.invalid {
+        if invalid.kind != "ClusterPolicy" && invalid.kind != "Policy" {
+            continue;
+        }
+        let span = invalid
+            .location
+            .as_ref()
+            .map_or_else(Span::default, |l| l.span);
+        out.push(Migration {
+            name: invalid.name.clone(),
+            source_kind: invalid.kind.clone(),
+            span,
+            unconverted: vec![Unconverted {
+                rule: String::new(),
+                span,
+                reason: format!(
+                    "Kyverno's policy validation rejects the policy ({}), so it has no behaviour to convert",
+                    invalid.reason
+                ),
+            }],
+            ..Migration::default()
+        });
+    }
+    out.sort_by_key(|m| m.span.start);
+    out
+}
+
+/// Converts one ClusterPolicy/Policy as the loader read it; `None` for another kind. Where
+/// Kyverno's autogen makes pod-controller rules of it is read from the loaded policy (its
+/// rules for the whole controller set and its controllers, `CanAutoGen` applied).
+pub fn migrate_policy(policy: &Policy) -> Option<Migration> {
+    let root = &policy.raw;
+    let namespaced = match policy.kind {
+        PolicyKind::ClusterPolicy => false,
+        PolicyKind::Policy => true,
         _ => return None,
     };
-    if !root
-        .get("apiVersion")
-        .and_then(Node::as_str)
-        .is_some_and(|v| v.starts_with("kyverno.io/"))
-    {
-        return None;
-    }
-    let name = root
-        .get_path(&["metadata", "name"])
-        .and_then(Node::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let kind = if namespaced {
+        "Policy"
+    } else {
+        "ClusterPolicy"
+    };
+    let set = policy.rule_set()?;
+    let autogen = PodAutogen {
+        rules: policy.rules(),
+        controllers: set.autogen.by_kind.iter().map(|k| k.kind.clone()).collect(),
+        annotated: policy
+            .annotations
+            .contains_key(crate::autogen::CONTROLLERS_ANNOTATION),
+    };
+    let name = policy.name.clone();
     let mut out = Migration {
         name: name.clone(),
         source_kind: kind.to_owned(),
+        span: root.span,
         ..Migration::default()
     };
     let null = Node::null();
@@ -113,15 +169,6 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
         .get("validationFailureAction")
         .and_then(Node::as_str)
         .unwrap_or("Audit");
-    let pod_autogen = !no_autogen(spec)
-        && root
-            .get_path(&[
-                "metadata",
-                "annotations",
-                "pod-policies.kyverno.io/autogen-controllers",
-            ])
-            .and_then(Node::as_str)
-            .is_none_or(|c| c.trim() != "none");
     let mut converted = Vec::new();
     for rule in spec.get("rules").and_then(Node::as_seq).unwrap_or(&[]) {
         let rule_name = rule_name(rule);
@@ -137,8 +184,7 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
                     reason: b.reason,
                 }),
             },
-            Some("mutate") => match mutate_with_copies(root, spec, rule, pod_autogen, &mut out.notes)
-            {
+            Some("mutate") => match mutate_with_copies(&autogen, rule, &mut out.notes) {
                 Ok(r) => converted.push(r),
                 Err(b) => out.unconverted.push(Unconverted {
                     rule: rule_name,
@@ -194,9 +240,13 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
             format!("{name}-{}", rules[0].name)
         };
         out.policies
-            .push(assemble(root, spec, &pname, namespaced, &rules));
+            .push(assemble(root, spec, &autogen, &pname, namespaced, &rules));
     }
-    if rc_covered(root, spec) {
+    if autogen
+        .controllers
+        .iter()
+        .any(|c| c == "ReplicationController")
+    {
         let copies: Vec<J> = out
             .policies
             .iter()
@@ -212,23 +262,23 @@ pub fn migrate_policy(root: &Node) -> Option<Migration> {
     Some(out)
 }
 
-/// Whether the ClusterPolicy's autogen covers ReplicationControllers: autogen is on (no
-/// generate rule or JSON patch) and the controllers annotation is absent or names them.
-fn rc_covered(root: &Node, spec: &Node) -> bool {
-    if no_autogen(spec) {
+/// Whether a converted policy's `matchConstraints` are those CEL autogen copies for pod
+/// controllers (one resource rule for exactly `""/v1/pods`, no exclusions or object
+/// selector, as the conversion writes them).
+fn cel_autogen_eligible(c: &J) -> bool {
+    let Some([rule]) = c
+        .get("resourceRules")
+        .and_then(J::as_array)
+        .map(Vec::as_slice)
+    else {
         return false;
-    }
-    match root
-        .get_path(&[
-            "metadata",
-            "annotations",
-            "pod-policies.kyverno.io/autogen-controllers",
-        ])
-        .and_then(Node::as_str)
-    {
-        None => true,
-        Some(list) => list.split(',').any(|c| c.trim() == "ReplicationController"),
-    }
+    };
+    rule["apiGroups"] == json!([""])
+        && rule["apiVersions"] == json!(["v1"])
+        && rule["resources"] == json!(["pods"])
+        && rule.get("resourceNames").is_none()
+        && c.get("excludeResourceRules").is_none()
+        && c.get("objectSelector").is_none()
 }
 
 /// For a converted ValidatingPolicy that ValidatingPolicy autogen copies for pod controllers
@@ -241,15 +291,7 @@ fn replication_controllers(p: &J) -> Option<J> {
         return None;
     }
     let spec = p.get("spec")?;
-    let c = spec.get("matchConstraints")?;
-    let [rule] = c.get("resourceRules")?.as_array()?.as_slice() else {
-        return None;
-    };
-    if rule["apiGroups"] != json!([""])
-        || rule["apiVersions"] != json!(["v1"])
-        || rule["resources"] != json!(["pods"])
-        || c.get("excludeResourceRules").is_some()
-        || c.get("objectSelector").is_some()
+    if !cel_autogen_eligible(spec.get("matchConstraints")?)
         || spec["autogen"]["podControllers"]["controllers"]
             .as_array()
             .is_some_and(Vec::is_empty)
@@ -453,7 +495,30 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
 
 /// Rules that share matching and actions go into one policy; where their preconditions
 /// differ, each rule's become a guard on its own validations.
-fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
+fn group(mut rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
+    // Rules that differ only in their match conditions (not generate rules, whose policies
+    // hold one rule's evaluation settings): the conditions join each rule's preconditions,
+    // which then differ (handled below as such).
+    let first = &rules[0];
+    let conditions_only = rules.len() > 1
+        && first.generate.is_none()
+        && rules.iter().all(|r| {
+            r.matching.constraints == first.matching.constraints
+                && r.matching.guessed == first.matching.guessed
+                && r.actions == first.actions
+                && r.autogen_off == first.autogen_off
+                && r.generate.is_none()
+        })
+        && rules
+            .iter()
+            .any(|r| r.matching.conditions != first.matching.conditions);
+    if conditions_only {
+        for r in &mut rules {
+            let mut all = std::mem::take(&mut r.matching.conditions);
+            all.extend(r.preconditions.take());
+            r.preconditions = (!all.is_empty()).then(|| cel_text::and(&all));
+        }
+    }
     let first = &rules[0];
     let same = rules.iter().all(|r| {
         r.matching == first.matching
@@ -487,7 +552,16 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
     notes.push(
         "the rules' preconditions differ: each became a guard on its rule's validations or mutations, so where a rule's preconditions do not hold the policy passes (or patches nothing) where Kyverno skipped the rule".to_owned(),
     );
-    let guarded = rules
+    // Where every rule has preconditions, the policy matches where some rule's hold: where
+    // none does, Kyverno skips every rule and the policy is skipped too. (A match condition
+    // cannot read the policy's variables.)
+    let any_pre = rules
+        .iter()
+        .map(|r| r.preconditions.clone())
+        .collect::<Option<Vec<String>>>()
+        .filter(|pres| !pres.iter().any(|p| p.contains("variables.")))
+        .map(|pres| cel_text::or(&pres));
+    let mut guarded: Vec<RuleCel> = rules
         .into_iter()
         .map(|mut r| {
             if let Some(pre) = r.preconditions.take() {
@@ -509,10 +583,18 @@ fn group(rules: Vec<RuleCel>, notes: &mut Vec<String>) -> Vec<Vec<RuleCel>> {
             r
         })
         .collect();
+    guarded[0].preconditions = any_pre;
     vec![guarded]
 }
 
-fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[RuleCel]) -> J {
+fn assemble(
+    root: &Node,
+    spec: &Node,
+    autogen: &PodAutogen,
+    name: &str,
+    namespaced: bool,
+    rules: &[RuleCel],
+) -> J {
     let first = &rules[0];
     let mut metadata = serde_json::Map::new();
     metadata.insert("name".to_owned(), J::String(name.to_owned()));
@@ -573,27 +655,21 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
     }
     if generating {
         // GeneratingPolicies have no autogen.
-    } else if no_autogen(spec) || (mutating && first.autogen_off) {
+    } else if (mutating && first.autogen_off)
+        || (!autogen.on() && cel_autogen_eligible(&first.matching.constraints))
+    {
+        // Kyverno's autogen makes no pod-controller rules of the ClusterPolicy (or they are
+        // written out): the CEL policy's own autogen must not make them either.
         s.insert(
             "autogen".to_owned(),
             json!({"podControllers": {"controllers": []}}),
         );
-    } else if let Some(controllers) = root
-        .get_path(&[
-            "metadata",
-            "annotations",
-            "pod-policies.kyverno.io/autogen-controllers",
-        ])
-        .and_then(Node::as_str)
-    {
-        let list: Vec<String> = if controllers == "none" {
-            Vec::new()
-        } else {
-            controllers
-                .split(',')
-                .map(|c| c.trim().to_ascii_lowercase() + "s")
-                .collect()
-        };
+    } else if autogen.annotated && autogen.on() {
+        let list: Vec<String> = autogen
+            .controllers
+            .iter()
+            .map(|c| c.trim().to_ascii_lowercase() + "s")
+            .collect();
         s.insert(
             "autogen".to_owned(),
             json!({"podControllers": {"controllers": list}}),
@@ -644,25 +720,6 @@ fn assemble(root: &Node, spec: &Node, name: &str, namespaced: bool, rules: &[Rul
         "metadata": metadata,
         "spec": s,
     })
-}
-
-/// Kyverno generates no pod-controller rules for any rule of a ClusterPolicy that has a
-/// generate rule or a `patchesJson6902` (also inside a mutate foreach entry); the converted
-/// policies then get an empty autogen controller list.
-fn no_autogen(spec: &Node) -> bool {
-    spec.get("rules")
-        .and_then(Node::as_seq)
-        .unwrap_or(&[])
-        .iter()
-        .any(|r| {
-            r.get("generate").is_some()
-                || r.get_path(&["mutate", "patchesJson6902"]).is_some()
-                || r.get_path(&["mutate", "foreach"])
-                    .and_then(Node::as_seq)
-                    .unwrap_or(&[])
-                    .iter()
-                    .any(|e| e.get("patchesJson6902").is_some())
-        })
 }
 
 /// The rule's `name` (empty when it has none).
@@ -733,36 +790,37 @@ fn validate_rule(
 /// `ApplyConfiguration` expressions only: not variables, not JSON patches), the rule and its
 /// copies as one rule ([`controller_copies`]).
 fn mutate_with_copies(
-    root: &Node,
-    spec: &Node,
+    autogen: &PodAutogen,
     rule: &Node,
-    pod_autogen: bool,
     notes: &mut Vec<String>,
 ) -> Result<RuleCel, Blocked> {
-    // Kyverno makes no copies of any rule of a policy that some filter keeps from autogen;
-    // then a Pod rule's MutatingPolicy must have its own autogen off too.
-    let eligible = autogen_eligible(spec);
     let mut own_notes = Vec::new();
-    let first = mutate_rule(rule, pod_autogen && eligible, &mut own_notes);
-    let pod_autogen = pod_autogen && eligible;
+    let first = mutate_rule(rule, autogen.on(), &mut own_notes);
     let pod = |r: &RuleCel| {
         r.matching
             .kinds
             .iter()
             .any(|k| k.rsplit('/').next() == Some("Pod"))
     };
+    // A MutatingPolicy's autogen moves only an expression that starts with `Object{` under
+    // the pod template, and leaves a nested `Object.metadata{…}` typed literal with a type
+    // name Kubernetes rejects there (docs/MIGRATE.md): such mutations need the copies too.
     let unsafe_for_autogen = |r: &RuleCel| {
-        r.mutations.iter().any(|m| m.json_patch)
-            || r.variables
-                .iter()
-                .any(|(_, e)| e.contains("object.spec") || e.contains("object.metadata"))
+        r.mutations.iter().any(|m| {
+            m.json_patch
+                || !m.expr.trim_start().starts_with("Object{")
+                || m.expr.contains("Object.metadata{")
+        }) || r
+            .variables
+            .iter()
+            .any(|(_, e)| e.contains("object.spec") || e.contains("object.metadata"))
     };
     let needs_copies = match &first {
-        Ok(r) => pod_autogen && pod(r) && unsafe_for_autogen(r),
-        Err(_) => pod_autogen,
+        Ok(r) => autogen.on() && pod(r) && unsafe_for_autogen(r),
+        Err(_) => autogen.on(),
     };
     if needs_copies {
-        match controller_copies(root, rule) {
+        match controller_copies(autogen, rule) {
             Some(Ok((r, copy_notes))) => {
                 for n in copy_notes {
                     if !notes.contains(&n) {
@@ -782,35 +840,30 @@ fn mutate_with_copies(
         }
     }
     notes.extend(own_notes);
-    first.map(|mut r| {
-        r.autogen_off = !eligible && pod(&r);
-        r
-    })
+    first
 }
 
 /// The rule converted as it is (for Pods) and each `autogen-` / `autogen-cronjob-` rule the
-/// ClusterPolicy's autogen makes of it (for the controllers, its paths rewritten), merged
-/// into one rule whose mutations are guarded by the kind ([`merge_mutate_kinds`]); the policy
-/// it goes into gets its own autogen off. `None` where the policy's autogen makes no copy
-/// (then nothing needs writing) or a copy cannot be merged.
-fn controller_copies(root: &Node, rule: &Node) -> Option<Result<(RuleCel, Vec<String>), Blocked>> {
-    let controllers = root
-        .get_path(&[
-            "metadata",
-            "annotations",
-            crate::autogen::CONTROLLERS_ANNOTATION,
-        ])
-        .and_then(Node::as_str)
-        .map_or_else(|| crate::autogen::POD_CONTROLLERS.join(","), str::to_owned);
+/// ClusterPolicy's autogen made of it (for the controllers, its paths rewritten: the loaded
+/// policy's rules), merged into one rule whose mutations are guarded by the kind
+/// ([`merge_mutate_kinds`]); the policy it goes into gets its own autogen off. `None` where
+/// autogen made no copy (then nothing needs writing) or a copy cannot be merged.
+fn controller_copies(
+    autogen: &PodAutogen,
+    rule: &Node,
+) -> Option<Result<(RuleCel, Vec<String>), Blocked>> {
     let name = rule_name(rule);
-    let copies = crate::autogen::rule_copies(rule, &name, &controllers);
+    let copies = crate::autogen::copies_of(autogen.rules, &name);
     if copies.is_empty() {
         return None;
     }
     let mut notes = Vec::new();
     let mut all = Vec::new();
     let mut copy_notes = Vec::new();
-    for (i, r) in std::iter::once(rule).chain(copies.iter()).enumerate() {
+    for (i, r) in std::iter::once(rule)
+        .chain(copies.iter().map(|c| &c.raw))
+        .enumerate()
+    {
         // The copies' notes repeat the rule's.
         let n = if i == 0 { &mut notes } else { &mut copy_notes };
         match mutate_rule(r, false, n) {
@@ -823,46 +876,6 @@ fn controller_copies(root: &Node, rule: &Node) -> Option<Result<(RuleCel, Vec<St
         "rule {name}: the pod-controller copies the ClusterPolicy's autogen makes of it are written out (each guarded by its kinds) and the MutatingPolicy's own autogen is off, as that autogen rewrites neither JSON patches nor variables"
     ));
     Some(Ok((merged, notes)))
-}
-
-/// `CanAutoGen` on the rule documents: no rule's `match`/`exclude` filters name resources by
-/// name, selector or annotations, or list `Pod` with other kinds (match.md §8.1).
-fn autogen_eligible(spec: &Node) -> bool {
-    let null = Node::null();
-    spec.get("rules")
-        .and_then(Node::as_seq)
-        .unwrap_or(&[])
-        .iter()
-        .all(|rule| {
-            ["match", "exclude"].into_iter().all(|block| {
-                let b = rule.get(block).unwrap_or(&null);
-                let mut filters: Vec<&Node> = b.get("resources").into_iter().collect();
-                for key in ["any", "all"] {
-                    for f in b.get(key).and_then(Node::as_seq).unwrap_or(&[]) {
-                        filters.extend(f.get("resources"));
-                    }
-                }
-                filters.into_iter().all(|rd| {
-                    let kinds: Vec<&str> = rd
-                        .get("kinds")
-                        .and_then(Node::as_seq)
-                        .unwrap_or(&[])
-                        .iter()
-                        .filter_map(Node::as_str)
-                        .collect();
-                    rd.get("name")
-                        .and_then(Node::as_str)
-                        .is_none_or(str::is_empty)
-                        && rd
-                            .get("names")
-                            .and_then(Node::as_seq)
-                            .is_none_or(<[Node]>::is_empty)
-                        && rd.get("selector").is_none_or(Node::is_null)
-                        && rd.get("annotations").is_none_or(Node::is_null)
-                        && !(kinds.len() > 1 && crate::base::gvk::contains_kind(&kinds, "Pod"))
-                })
-            })
-        })
 }
 
 /// `pod_autogen`: the ClusterPolicy's autogen copies this rule for pod controllers.

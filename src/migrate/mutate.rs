@@ -111,6 +111,7 @@ fn changes(m: &Map, at: &str, presence: &[String]) -> Option<Vec<String>> {
         there.push(has(at, key));
         let child = select(at, key);
         match &e.value.value {
+            Value::Seq(items) if global_only(items) => {}
             Value::Map(inner) => terms.extend(changes(inner, &child, &there)?),
             Value::Str(s) if s.contains("{{") || s.contains("$(") => return None,
             Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
@@ -310,21 +311,40 @@ fn plain(n: &Node) -> bool {
 /// A `JSONPatch` `add` of CEL value `v` at key `last` under the map at `keys`, creating the
 /// missing parents as maps.
 fn json_add(keys: &[String], last: &str, v: &str) -> Mutation {
-    let pointer = |ks: &[String]| {
+    Mutation {
+        json_patch: true,
+        expr: json_add_below("object", None, keys, last, v),
+    }
+}
+
+/// [`json_add`] below the node `base` (a CEL expression) whose JSON pointer is the CEL string
+/// expression `pointer` (`None`: the root): the CEL list of the patches.
+fn json_add_below(
+    base: &str,
+    pointer: Option<&str>,
+    keys: &[String],
+    last: &str,
+    v: &str,
+) -> String {
+    let below = |ks: &[String]| {
         ks.iter()
             .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
             .collect::<String>()
     };
     let patch = |at: &str, value: &str| {
+        let at = match pointer {
+            Some(p) => format!("{p} + {}", quote(at)),
+            None => quote(at),
+        };
         format!(
-            "JSONPatch{{op: {}, path: {}, value: {value}}}",
-            quote("add"),
-            quote(at)
+            "JSONPatch{{op: {}, path: {at}, value: {value}}}",
+            quote("add")
         )
     };
+    let pointer = below;
     let mut all = keys.to_vec();
     all.push(last.to_owned());
-    let mut sel = "object".to_owned();
+    let mut sel = base.to_owned();
     let mut present = Vec::new();
     for k in keys {
         let q = quote(k);
@@ -346,10 +366,18 @@ fn json_add(keys: &[String], last: &str, v: &str) -> Mutation {
             patch(&pointer(&keys[..=j]), &inner)
         );
     }
-    Mutation {
-        json_patch: true,
-        expr: e,
+    e
+}
+
+/// The presence tests of the map keys `path` from the root, and the CEL path they reach.
+fn root_presence(path: &[(String, String)]) -> (Vec<String>, String) {
+    let mut there = Vec::new();
+    let mut cur = "object".to_owned();
+    for (k, _) in path {
+        there.push(has(&cur, k));
+        cur = select(&cur, k);
     }
+    (there, cur)
 }
 
 /// One `+(key)` subtree, as its own `Object{…}` and the presence tests of its key.
@@ -408,12 +436,7 @@ fn object(
                         "variables in a mutate condition anchor are not translated".to_owned(),
                     ));
                 }
-                let mut there = Vec::new();
-                let mut cur = "object".to_owned();
-                for (k, _) in parents {
-                    there.push(has(&cur, k));
-                    cur = select(&cur, k);
-                }
+                let (mut there, cur) = root_presence(parents);
                 there.push(has(&cur, a.key));
                 let test = super::pattern::string_pattern(pat, &select(&cur, a.key))
                     .map_err(|r| Blocked::new(e.value.span, r))?;
@@ -450,12 +473,7 @@ fn object(
                     // Where the key is missing, the merge adds the overlay's subtree as it
                     // is: one `add` of the whole value (missing parents created), written
                     // only where the key or a parent of it is missing.
-                    let mut presence = Vec::new();
-                    let mut cur = "object".to_owned();
-                    for (k, _) in &path {
-                        presence.push(has(&cur, k));
-                        cur = select(&cur, k);
-                    }
+                    let (presence, _) = root_presence(&path);
                     let patch = json_add(above, last, &literal(&e.value.to_json()));
                     cx.patches.borrow_mut().push(Mutation {
                         json_patch: true,
@@ -479,12 +497,7 @@ fn object(
                 true,
                 cx,
             )?;
-            let mut presence = Vec::new();
-            let mut cur = "object".to_owned();
-            for (k, _) in &path {
-                presence.push(has(&cur, k));
-                cur = select(&cur, k);
-            }
+            let (presence, _) = root_presence(&path);
             adds.push(Add {
                 presence,
                 object: wrap(&path, v),
@@ -543,6 +556,21 @@ fn value(
             Ok(v)
         }
         Value::Seq(items) => {
+            if global_only(items) {
+                if inside_add
+                    || !(at.starts_with("object") && path.len() == ty.matches('.').count())
+                {
+                    return Err(Blocked::new(
+                        n.span,
+                        "list elements of global anchors under `+()` or below a list are not translated"
+                            .to_owned(),
+                    ));
+                }
+                cx.conditions
+                    .borrow_mut()
+                    .push(global_elements(items, path)?);
+                return Ok(None);
+            }
             if let [only] = items.as_slice()
                 && let Value::Map(m) = &only.value
                 && m.keys()
@@ -554,8 +582,28 @@ fn value(
                         "an anchor nested under `+()` is not translated".to_owned(),
                     ));
                 }
-                adds.push(conditional_elements(m, only, ty, path, cx)?);
+                if let Some(add) = conditional_elements(m, only, ty, path, cx)? {
+                    adds.push(add);
+                }
                 return Ok(None);
+            }
+            // Elements the schema marks atomic (`imagePullSecrets`' references): an
+            // ApplyConfiguration may not set them.
+            let steps: Vec<&str> = ty.split('.').skip(1).collect();
+            let atomic_elements = items.iter().any(|i| matches!(i.value, Value::Map(_)))
+                && cx.kinds.iter().any(|k| {
+                    crate::smd::element_shapes(k, &steps)
+                        .iter()
+                        .any(|s| matches!(s, FieldShape::AtomicStruct))
+                });
+            if atomic_elements {
+                return Err(Blocked::new(
+                    n.span,
+                    format!(
+                        "the elements of `{}` are atomic in the Kubernetes schema (an ApplyConfiguration may not set them), and a JSON patch merging them by key is not written",
+                        ty.strip_prefix("Object.").unwrap_or(ty)
+                    ),
+                ));
             }
             let mut out = Vec::new();
             for item in items {
@@ -580,6 +628,85 @@ fn value(
     }
 }
 
+/// Whether the overlay list's elements are maps of global anchors only, directly or under
+/// plain keys (`- <(image): "x/*"`, `- hostPath: {<(path): "*"}`): conditions on the
+/// resource's list that Kyverno removes from the patch (an element with an anchor is deleted
+/// from it).
+fn global_only(items: &[Node]) -> bool {
+    fn conditions_only(m: &Map) -> bool {
+        !m.is_empty()
+            && m.entries().iter().all(|e| match parse_anchor(&e.key) {
+                Some(a) => a.kind == AnchorKind::Global,
+                None => {
+                    !e.key.starts_with('$')
+                        && matches!(&e.value.value, Value::Map(inner) if conditions_only(inner))
+                }
+            })
+    }
+    !items.is_empty()
+        && items
+            .iter()
+            .all(|item| matches!(&item.value, Value::Map(m) if conditions_only(m)))
+}
+
+/// A list of global-anchor elements at the map path `path` from the root: Kyverno checks each
+/// pattern element against the resource's elements and skips the whole patch where some
+/// element of the resource's list was checked and none met it, or where the list is missing;
+/// an empty list meets every element. The elements themselves are removed from the patch.
+/// Each anchor's value is a string pattern, or `{}` (the value is a map).
+fn global_elements(items: &[Node], path: &[(String, String)]) -> Result<String, Blocked> {
+    let (mut there, cur) = root_presence(path);
+    there.push(format!("{cur} != null"));
+    let var = "x";
+    for item in items {
+        let Value::Map(m) = &item.value else {
+            continue;
+        };
+        there.push(format!(
+            "(size({cur}) == 0 || {cur}.exists({var}, {}))",
+            and(&element_conditions(m, var)?)
+        ));
+    }
+    Ok(and(&there))
+}
+
+/// The global anchors of one overlay list element ([`global_only`]) as tests on the
+/// resource's element `at`: each plain key is there and holds a map, each anchored key is
+/// there and meets its pattern.
+fn element_conditions(m: &Map, at: &str) -> Result<Vec<String>, Blocked> {
+    let mut conds = vec![format!("type({at}) == map")];
+    for e in m.entries() {
+        let Some(a) = parse_anchor(&e.key) else {
+            let child = select(at, &e.key);
+            conds.push(has(at, &e.key));
+            if let Value::Map(inner) = &e.value.value {
+                conds.extend(element_conditions(inner, &child)?);
+            }
+            continue;
+        };
+        let field = select(at, a.key);
+        let test = match &e.value.value {
+            Value::Str(p) if !p.contains("{{") && !p.contains("$(") => {
+                super::pattern::string_pattern(p, &field)
+                    .map_err(|r| Blocked::new(e.value.span, r))?
+            }
+            Value::Map(inner) if inner.is_empty() => format!("type({field}) == map"),
+            _ => {
+                return Err(Blocked::new(
+                    e.value.span,
+                    format!(
+                        "the global anchor `{}` in a list element: only a string pattern without variables or `{{}}` is translated",
+                        e.key
+                    ),
+                ));
+            }
+        };
+        conds.push(has(at, a.key));
+        conds.push(test);
+    }
+    Ok(conds)
+}
+
 /// `[{(name): "*", k: v}]`: every element of the resource's list that meets the conditions
 /// gets the rest merged, as the list's elements keyed by `name` (the merge key of the pod
 /// lists: containers, volumes, env); a mutation of its own, applied when some element meets
@@ -590,7 +717,7 @@ fn conditional_elements(
     ty: &str,
     path: &[(String, String)],
     cx: &Cx,
-) -> Result<Add, Blocked> {
+) -> Result<Option<Add>, Blocked> {
     let var = "x";
     let mut conds = Vec::new();
     let mut rest = Map::new();
@@ -628,6 +755,15 @@ fn conditional_elements(
                 .to_owned(),
         ));
     }
+    let cond = and(&conds.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>());
+    let mut atomic = Vec::new();
+    let rest = split_atomic(&rest, ty, &[], cx, &mut atomic);
+    if !atomic.is_empty() {
+        atomic_in_elements(&atomic, ty, path, var, &cond, cx)?;
+        if rest.is_empty() {
+            return Ok(None);
+        }
+    }
     let mut nested = Vec::new();
     let body = object(&rest, ty, var, &mut nested, &[], cx)?;
     if !nested.is_empty() {
@@ -648,20 +784,156 @@ fn conditional_elements(
             ));
         }
     };
-    let mut presence = Vec::new();
-    let mut cur = "object".to_owned();
-    for (k, _) in path {
-        presence.push(has(&cur, k));
-        cur = select(&cur, k);
-    }
-    let cond = and(&conds.into_iter().map(|(_, c)| c).collect::<Vec<_>>());
+    let (mut presence, cur) = root_presence(path);
     presence.push(format!("{cur}.exists({var}, {cond})"));
     let list = format!("{cur}.filter({var}, {cond}).map({var}, {element})");
-    Ok(Add {
+    Ok(Some(Add {
         presence,
         object: wrap(path, Some(list)),
         when: true,
-    })
+    }))
+}
+
+/// The fields of a selected list element's overlay `m` (type `ty`) that the schema marks
+/// atomic, at paths of plain keys (`rel` the keys above), taken out into `out`; the rest of
+/// the overlay is returned (maps left empty by it dropped).
+fn split_atomic(
+    m: &Map,
+    ty: &str,
+    rel: &[String],
+    cx: &Cx,
+    out: &mut Vec<(Vec<String>, Node)>,
+) -> Map {
+    let mut kept = Map::new();
+    for e in m.entries() {
+        let child_ty = format!("{ty}.{}", e.key);
+        let plain_key = parse_anchor(&e.key).is_none() && !e.key.starts_with('$');
+        if plain_key {
+            let mut keys = rel.to_vec();
+            keys.push(e.key.clone());
+            let atomic = cx.shapes(&child_ty).iter().any(|s| {
+                matches!(
+                    s,
+                    FieldShape::AtomicList
+                        | FieldShape::AtomicStruct
+                        | FieldShape::FreeMap { atomic: true, .. }
+                )
+            });
+            if atomic {
+                out.push((keys, e.value.clone()));
+                continue;
+            }
+            if let Value::Map(inner) = &e.value.value
+                && atomic_inside(cx, &child_ty, &e.value).is_some()
+            {
+                let sub = split_atomic(inner, &child_ty, &keys, cx, out);
+                if !sub.is_empty() {
+                    let node = Node {
+                        value: Value::Map(sub),
+                        span: e.value.span,
+                    };
+                    kept.insert(e.key.clone(), e.key_span, node);
+                }
+                continue;
+            }
+        }
+        kept.insert(e.key.clone(), e.key_span, e.value.clone());
+    }
+    kept
+}
+
+/// Atomic lists set in the elements a `(name)` condition selects ([`split_atomic`]): a list
+/// the strategic merge replaces (no merge key in Kyverno's schema), added whole in each
+/// selected element (its missing parents created as maps) by one `JSONPatch` mutation over
+/// the resource's list. Other atomic values, lists merged by keys and lists with nulls,
+/// anchors, directives or variables are refused.
+fn atomic_in_elements(
+    atomic: &[(Vec<String>, Node)],
+    ty: &str,
+    path: &[(String, String)],
+    var: &str,
+    cond: &str,
+    cx: &Cx,
+) -> Result<(), Blocked> {
+    let list_keys: Vec<String> = path.iter().map(|(k, _)| k.clone()).collect();
+    let rooted = list_keys
+        .iter()
+        .map(|k| format!(".{k}"))
+        .collect::<String>()
+        == ty.strip_prefix("Object").unwrap_or_default();
+    let mut patches = Vec::new();
+    for (keys, n) in atomic {
+        let shown = format!(
+            "{}.{}",
+            ty.strip_prefix("Object.").unwrap_or(ty),
+            keys.join(".")
+        );
+        let refuse = |why: &str| {
+            Blocked::new(
+                n.span,
+                format!(
+                    "`{shown}` is atomic in the Kubernetes schema (an ApplyConfiguration may not set it), and in a selected list element {why}"
+                ),
+            )
+        };
+        if !rooted {
+            return Err(refuse(
+                "below another list it is not translated to a JSON patch",
+            ));
+        }
+        if !matches!(n.value, Value::Seq(_)) || !plain(n) {
+            return Err(refuse(
+                "only a list without nulls, anchors, directives or variables is translated to a JSON patch",
+            ));
+        }
+        let mut merges = false;
+        for kind in &cx.kinds {
+            for gv in crate::smd::builtin_api_versions(kind) {
+                let mut t = (SchemaType::root(&gv, kind), ListStrategy::Replace);
+                for k in list_keys.iter().chain(keys.iter()) {
+                    t = t.0.field(k);
+                }
+                merges |= t.1 != ListStrategy::Replace;
+            }
+        }
+        if merges {
+            return Err(refuse(
+                "the strategic merge merges this list by keys, which is not translated",
+            ));
+        }
+        let Some((last, above)) = keys.split_last() else {
+            continue;
+        };
+        patches.push(json_add_below(
+            var,
+            Some("base"),
+            above,
+            last,
+            &literal(&n.to_json()),
+        ));
+    }
+    let (there, cur) = root_presence(path);
+    let base = quote(&format!(
+        "{}/",
+        list_keys
+            .iter()
+            .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+            .collect::<String>()
+    ));
+    let joined = patches
+        .iter()
+        .map(|p| paren_list(p))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    cx.patches.borrow_mut().push(Mutation {
+        json_patch: true,
+        expr: format!(
+            "cel.bind(items, {} ? {cur} : [], type(items) != list ? [] : lists.range(size(items)).filter(i, cel.bind({var}, items[i], {cond})).map(i, cel.bind({var}, items[i], cel.bind(base, {base} + string(i), {joined}))).flatten())",
+            and(&there)
+        ),
+    });
+    cx.opaque.set(true);
+    Ok(())
 }
 
 fn scalar(n: &Node, jmes: &Translator) -> Result<String, Blocked> {
@@ -791,32 +1063,43 @@ fn op_expr(
     let raw: Vec<&str> = rest.split('/').collect();
     let (last, parents) = raw.split_last().ok_or("an empty path")?;
     for p in parents {
-        if p.is_empty() || *p == "-" || p.parse::<i64>().is_ok() {
+        if p.is_empty() || *p == "-" {
             return Err(format!(
-                "the path `{shown}`: only map keys are translated above the last step"
+                "the path `{shown}`: only map keys and list indexes are translated above the last step"
             ));
         }
     }
     if last.is_empty() || last.starts_with('-') && *last != "-" {
         return Err(format!("the path `{shown}` is not translated"));
     }
-    let keys: Vec<String> = parents.iter().map(|p| unescape(p)).collect();
     let numeric = last.parse::<usize>().ok();
     let patch = |op: &str, at: &str, value: Option<&str>| match value {
         Some(v) => format!("JSONPatch{{op: {}, path: {at}, value: {v}}}", quote(op)),
         None => format!("JSONPatch{{op: {}, path: {at}}}", quote(op)),
     };
     let need_value = || value.ok_or_else(|| "an `add` or `replace` without a `value`".to_owned());
-    // The parents' presence (not null), each a test on its own map; a parent that is not a
-    // map goes on to the patch, which fails as Kyverno's does.
+    // The parents' presence (not null), each a test on its own map or list (a step of digits
+    // is an index in a list, a key in a map); a parent of another type goes on to the patch,
+    // which fails as Kyverno's does. `sels[i]` is the node below which step `i` is read.
     let mut sel = base.to_owned();
+    let mut sels = Vec::new();
     let mut present = Vec::new();
-    for k in &keys {
-        let q = quote(k);
-        present.push(format!(
-            "(type({sel}) != map || ({q} in {sel} && {sel}[{q}] != null))"
-        ));
-        sel = format!("{sel}[{q}]");
+    for p in parents {
+        sels.push(sel.clone());
+        let q = quote(&unescape(p));
+        let in_map = format!("(type({sel}) != map || ({q} in {sel} && {sel}[{q}] != null))");
+        match p.parse::<usize>() {
+            Ok(n) => {
+                present.push(format!(
+                    "(type({sel}) == list ? (size({sel}) > {n} && {sel}[{n}] != null) : {in_map})"
+                ));
+                sel = format!("(type({sel}) == list ? {sel}[{n}] : {sel}[{q}])");
+            }
+            Err(_) => {
+                present.push(in_map);
+                sel = format!("{sel}[{q}]");
+            }
+        }
     }
     let expr = match kind {
         "remove" | "replace" if *last == "-" || numeric.is_some() => {
@@ -834,19 +1117,35 @@ fn op_expr(
         "add" => {
             let v = need_value()?;
             // Where the parents down to `j` are there and the next is missing, Kyverno
-            // creates the rest: the CEL form adds the built value at that next parent.
+            // creates the rest (a list where the next step is an index or `-`, padded with
+            // nulls up to it; a map otherwise): the CEL form adds the built value at that
+            // next parent. A missing index in a shorter list is reached by padding it with
+            // nulls first, as Kyverno does.
             let mut e = format!("[{}]", patch("add", &path, Some(v)));
-            for j in (0..keys.len()).rev() {
+            for j in (0..parents.len()).rev() {
                 let mut inner = container(last, v);
-                for k in keys[j + 1..].iter().rev() {
-                    inner = format!("{{{}: {inner}}}", quote(k));
+                for step in parents[j + 1..].iter().rev() {
+                    inner = container(step, &inner);
                 }
                 let parent = at(&raw[..=j].join("/"));
+                let mut add = format!("[{}]", patch("add", &parent, Some(&inner)));
+                if let Ok(n) = parents[j].parse::<usize>() {
+                    let s = &sels[j];
+                    let end = if j == 0 {
+                        "-".to_owned()
+                    } else {
+                        format!("{}/-", raw[..j].join("/"))
+                    };
+                    let pad = patch("add", &at(&end), Some("null"));
+                    add = format!(
+                        "(type({s}) == list && size({s}) < {n} ? lists.range({n} - size({s})).map(i, {pad}) : []) + {add}"
+                    );
+                }
                 e = format!(
-                    "{} ? {} : [{}]",
+                    "{} ? {} : {}",
                     and(&present[..=j]),
                     paren_list(&e),
-                    patch("add", &parent, Some(&inner))
+                    paren_list(&add)
                 );
             }
             e

@@ -18,8 +18,12 @@ fn policy(rules: &str) -> String {
 }
 
 fn migrate(text: &str) -> Migration {
+    let source = Arc::new(SourceFile::new("t.yaml", text.to_owned()));
     let docs = parse_documents(text, Limits::default()).expect("yaml");
-    migrate_policy(&docs[0].root).expect("a ClusterPolicy")
+    let loaded = crate::kinds::load_policies(&source, docs);
+    let mut all = migrate_loaded(&loaded);
+    assert_eq!(all.len(), 1, "one ClusterPolicy");
+    all.remove(0)
 }
 
 fn only_expression(m: &Migration) -> String {
@@ -284,6 +288,52 @@ fn preconditions_become_match_conditions() {
     assert_eq!(same_verdicts(&text, &[job, owned]), ["fail", "skip"]);
 }
 
+/// A literal value list with wildcard entries: Kyverno matches the entry as a pattern for
+/// the key and the key (as text) as a pattern for the entry, element by element of a list key.
+#[test]
+fn in_operators_with_wildcard_entries_match_both_ways() {
+    let pod = |name: &str, image: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: '{name}'\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: c\n    image: '{image}'\n"
+        )
+    };
+    let rule = |key: &str, op: &str| {
+        policy(&format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{{{ {key} }}}}\"\n            operator: {op}\n            value: ['nginx:1.*', 'busybox', 'v?']\n"
+        ))
+    };
+    let images = "request.object.spec.containers[?(@.name=='c')].image";
+    let resources = [
+        pod("p", "nginx:1.25"),
+        pod("p", "redis"),
+        pod("p", "busy*"),
+        pod("p", "v1"),
+        pod("p", "v10"),
+    ];
+    let r: Vec<&str> = resources.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&rule(images, "AnyIn"), &r),
+        ["fail", "pass", "fail", "fail", "pass"]
+    );
+    assert_eq!(
+        same_verdicts(
+            &rule("request.object.spec.containers[].image", "AllNotIn"),
+            &r
+        ),
+        ["pass", "fail", "pass", "pass", "fail"]
+    );
+    assert_eq!(
+        same_verdicts(&rule("request.object.spec.containers[].image", "AllIn"), &r),
+        ["pass", "pass", "pass", "pass", "pass"]
+    );
+    let names = [pod("nginx:1.0", "x"), pod("other", "x")];
+    let n: Vec<&str> = names.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&rule("request.object.metadata.name", "AnyIn"), &n),
+        ["fail", "pass"]
+    );
+}
+
 #[test]
 fn deny_conditions_with_in_operators() {
     let text = policy(
@@ -444,7 +494,7 @@ fn refusals_point_at_the_construct() {
 #[test]
 fn mutate_overlay_becomes_apply_configuration() {
     let text = policy(
-        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            +(team): core\n            app.kubernetes.io/part-of: shop\n",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          labels:\n            +(team): core\n            app.kubernetes.io/part-of: shop\n",
     );
     let m = migrate(&text);
     assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
@@ -486,7 +536,7 @@ fn counts_against_digit_strings() {
     let text = policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n        - key: \"{{ length(request.object.spec.containers) }}\"\n          operator: GreaterThan\n          value: \"1\"\n",
     );
-    let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: y\n";
+    let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: z\n";
     assert_eq!(same_verdicts(&text, &[two, POD_TAGGED]), ["fail", "pass"]);
     // Against any other key a digit string may be a quantity: refused.
     let other = text.replace(
@@ -653,11 +703,11 @@ fn json6902_patches_become_json_patch_mutations() {
         assert!(b["spec"].get("priority").is_none());
     }
 
-    // Indexes above the last step, `move`, and variables are refused.
+    // `-` above the last step, `move`, and variables are refused.
     for (op, why) in [
         (
-            "- op: add\n          path: /spec/containers/0/args/-\n          value: a",
-            "only map keys",
+            "- op: add\n          path: /spec/containers/-/args/-\n          value: a",
+            "only map keys and list indexes",
         ),
         (
             "- op: move\n          from: /a\n          path: /b",
@@ -679,6 +729,53 @@ fn json6902_patches_become_json_patch_mutations() {
             m.unconverted
         );
     }
+}
+
+/// List indexes above the last step of a JSON patch path: the index is read in the list (a
+/// key in a map), and where the list is shorter or missing the value Kyverno builds is added
+/// (missing lists padded with nulls up to the index, as `EnsurePathExistsOnAdd` does).
+#[test]
+fn json6902_paths_with_list_indexes_above_the_last_step() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    mutate:\n      patchesJson6902: |-\n        - op: add\n          path: /data/items/0/mounts/-\n          value: {name: v}\n        - op: add\n          path: /data/more/2/args/-\n          value: a\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let cm = |data: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n{data}");
+    let cases = [
+        cm(""),
+        cm("data:\n  items:\n  - mounts:\n    - name: w\n  more:\n  - {}\n  - {}\n  - args: [b]\n"),
+        cm("data:\n  items:\n  - {}\n  more: []\n"),
+        cm("data:\n  items: []\n  more:\n  - {}\n"),
+    ];
+    for r in &cases {
+        let a = mutated_json(load(&text), r);
+        let b = mutated_json(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+    }
+    let full = mutated_json(load(&yaml), &cases[1]);
+    assert_eq!(
+        full["data"]["items"][0]["mounts"],
+        serde_json::json!([{"name": "w"}, {"name": "v"}])
+    );
+    assert_eq!(
+        full["data"]["more"][2]["args"],
+        serde_json::json!(["b", "a"])
+    );
+    // A null element at the index: the built value is inserted before it (the Kyverno v1.19.0
+    // CLI's output for this patch).
+    let nulls = mutated_json(
+        load(&yaml),
+        &cm("data:\n  items:\n  - null\n  more:\n  - {}\n  - {}\n  - null\n"),
+    );
+    assert_eq!(
+        nulls["data"],
+        serde_json::json!({
+            "items": [{"mounts": [{"name": "v"}]}, null],
+            "more": [{}, {}, {"args": ["a"]}, null]
+        })
+    );
 }
 
 #[test]
@@ -1199,6 +1296,216 @@ fn pod_controller_copies_are_written_where_mutating_policy_autogen_would_not_rew
         "{p}"
     );
     assert!(!to_yaml(&m, "t.yaml", 1).contains("deployments"));
+}
+
+/// Kyverno's autogen (`CanAutoGen`, read from the loaded policy) makes no pod-controller
+/// rules of a policy with a generate rule or a `patchesJson6902` mutate rule, nor of one that
+/// names no Pod or controller kind exactly (`v1/Pod` is not `Pod`): a Pod mutate rule whose
+/// conversion needs JSON patches (an atomic `nodeSelector`) then gets no controller copies,
+/// and the MutatingPolicy's own autogen is off, so a Deployment is left alone on both sides.
+#[test]
+fn no_controller_copies_where_kyverno_autogen_makes_none() {
+    let node_selector = "  - name: m\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          nodeSelector:\n            disk: ssd\n";
+    let generate = "  - name: gen\n    match:\n      any:\n      - resources:\n          kinds: [Namespace]\n    generate:\n      apiVersion: v1\n      kind: ConfigMap\n      name: cm\n      namespace: \"{{request.object.metadata.name}}\"\n      data:\n        data:\n          a: b\n";
+    let json6902 = "  - name: j\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    mutate:\n      patchesJson6902: |-\n        - op: add\n          path: /metadata/labels\n          value: {a: b}\n";
+    let cases = [
+        policy(&format!("{generate}{node_selector}")),
+        policy(&format!("{json6902}{node_selector}")),
+        policy(&node_selector.replace("kinds: [Pod]", "kinds: [v1/Pod]")),
+    ];
+    for text in &cases {
+        let m = migrate(text);
+        assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+        let pods: Vec<&J> = m
+            .policies
+            .iter()
+            .filter(|p| {
+                p["kind"] == "MutatingPolicy"
+                    && p["spec"]["matchConstraints"]["resourceRules"][0]["resources"]
+                        == serde_json::json!(["pods"])
+            })
+            .collect();
+        assert_eq!(pods.len(), 1, "{:?}", m.policies);
+        let spec = &pods[0]["spec"];
+        assert_eq!(
+            spec["autogen"]["podControllers"]["controllers"],
+            serde_json::json!([]),
+            "{spec}"
+        );
+        let yaml = to_yaml(&m, "t.yaml", 1);
+        assert!(!yaml.contains("deployments"), "{yaml}");
+        assert!(!yaml.contains("pod-controller copies"), "{yaml}");
+        // The Pod gets the node selector; the Deployment and CronJob are not mutated.
+        let converted = emit(pods[0]);
+        for (r, want) in pod_and_controllers("").iter().zip(["pass", "skip", "skip"]) {
+            let a = mutate_outcome(load(text), r);
+            let b = mutate_outcome(load(&converted), r);
+            assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+            assert_eq!(a.0, want, "on {r}");
+        }
+    }
+    // With nothing keeping autogen off, the same rule gets Kyverno's copies written out.
+    let m = migrate(&policy(node_selector));
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(yaml.contains("deployments"), "{yaml}");
+}
+
+/// Overlay list elements made of global anchors (`- <(emptyDir): {}`, `- hostPath: {<(path):
+/// "*"}`) are conditions on the resource's list, removed from the patch: Kyverno skips the
+/// patch where the list is missing or no element meets them (an empty list meets them: the
+/// Kyverno v1.19.0 CLI patches a Pod with `volumes: []` and skips one without). Two
+/// rules with different conditions: the policy is skipped where neither rule applies.
+#[test]
+fn global_anchors_in_list_elements_are_conditions() {
+    let rule = |name: &str, element: &str| {
+        format!(
+            "  - name: {name}\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          annotations:\n            +(evict): \"true\"\n        spec:\n          volumes:\n{element}"
+        )
+    };
+    let text = policy(&format!(
+        "{}{}",
+        rule("empty-dir", "          - <(emptyDir): {}\n"),
+        rule(
+            "host-path",
+            "          - hostPath:\n              <(path): \"/data/*\"\n"
+        )
+    ));
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(!yaml.contains("volumes: ["), "{yaml}");
+    let pod = |annotations: &str, volumes: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{annotations}spec:\n  containers:\n  - name: c\n    image: x\n{volumes}"
+        )
+    };
+    let cases = [
+        (
+            pod("", "  volumes:\n  - name: v\n    emptyDir: {}\n"),
+            "pass",
+        ),
+        (
+            pod(
+                "",
+                "  volumes:\n  - name: v\n    hostPath:\n      path: /data/x\n",
+            ),
+            "pass",
+        ),
+        (
+            pod(
+                "",
+                "  volumes:\n  - name: v\n    hostPath:\n      path: /etc\n",
+            ),
+            "skip",
+        ),
+        (
+            pod(
+                "",
+                "  volumes:\n  - name: v\n    configMap:\n      name: c\n",
+            ),
+            "skip",
+        ),
+        (pod("", ""), "skip"),
+        (pod("", "  volumes: []\n"), "pass"),
+        (
+            pod(
+                "  annotations:\n    evict: \"false\"\n",
+                "  volumes:\n  - name: v\n    emptyDir: {}\n",
+            ),
+            "skip",
+        ),
+    ];
+    for (r, want) in &cases {
+        let a = mutate_outcome(load(&text), r);
+        let b = mutate_outcome(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+        assert_eq!(a.0, *want, "on {r}");
+    }
+}
+
+/// A Pod rule whose ApplyConfiguration is guarded (`+(k)`: `… ? Object{} : Object{…}`) or
+/// sets a typed `Object.metadata{…}`: a MutatingPolicy's autogen would not move it under the
+/// pod template (or would leave a type name Kubernetes rejects there), so Kyverno's
+/// pod-controller copies are written out and every controller is patched as Kyverno does.
+#[test]
+fn pod_metadata_patches_get_controller_copies() {
+    let add = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        metadata:\n          annotations:\n            +(evict): \"true\"\n",
+    );
+    let m = migrate(&add);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(yaml.contains("deployments"), "{yaml}");
+    assert_eq!(
+        same_mutations(&add, &pod_and_controllers("")),
+        ["pass", "pass", "pass"]
+    );
+    assert_eq!(
+        same_mutations(&add, &pod_and_controllers("  annotations:\n    evict: x\n")),
+        ["skip", "skip", "skip"]
+    );
+}
+
+/// Atomic lists in the elements a `(name)` condition selects (`envFrom`,
+/// `securityContext.capabilities.drop`): the strategic merge replaces them, so each selected
+/// element gets a `JSONPatch` `add` of the whole list (missing parents created), next to the
+/// ApplyConfiguration of the rest of the element.
+#[test]
+fn atomic_lists_in_selected_list_elements_become_json_patches() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          containers:\n          - (name): \"?*\"\n            envFrom:\n            - configMapRef:\n                name: env\n            securityContext:\n              privileged: false\n              capabilities:\n                drop: [ALL]\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(yaml.contains("JSONPatch"), "{yaml}");
+    let pod = |containers: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n{containers}"
+        )
+    };
+    let cases = [
+        pod("  - name: a\n    image: x\n"),
+        pod(
+            "  - name: a\n    image: x\n    envFrom:\n    - secretRef:\n        name: s\n    securityContext:\n      capabilities:\n        add: [NET_ADMIN]\n        drop: [NET_RAW]\n  - name: b\n    image: z\n    securityContext:\n      runAsUser: 1\n",
+        ),
+    ];
+    for r in &cases {
+        let a = mutated_json(load(&text), r);
+        let b = mutated_json(load(&yaml), r);
+        assert_eq!(a, b, "on {r}\nconverted:\n{yaml}");
+        for c in b["spec"]["containers"].as_array().into_iter().flatten() {
+            assert_eq!(
+                c["envFrom"],
+                serde_json::json!([{"configMapRef": {"name": "env"}}])
+            );
+            assert_eq!(
+                c["securityContext"]["capabilities"]["drop"],
+                serde_json::json!(["ALL"])
+            );
+        }
+    }
+    // Controllers: the copies Kyverno's autogen makes are written out and agree too.
+    assert_eq!(
+        same_mutations(&text, &pod_and_controllers("")),
+        ["pass", "pass", "pass"]
+    );
+}
+
+/// List elements the schema marks atomic (`imagePullSecrets` holds atomic references): an
+/// ApplyConfiguration may not set them, so the rule is refused at the list.
+#[test]
+fn atomic_list_elements_are_refused() {
+    let m = migrate(&policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          imagePullSecrets:\n          - name: regcred\n",
+    ));
+    assert!(m.policies.is_empty());
+    assert!(
+        m.unconverted[0]
+            .reason
+            .contains("the elements of `spec.imagePullSecrets` are atomic"),
+        "{:?}",
+        m.unconverted
+    );
 }
 
 #[test]

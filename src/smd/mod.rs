@@ -264,6 +264,16 @@ pub enum FieldShape {
 /// The shape of the field at `path` (keys from the root, list elements stepped through) in
 /// every built-in `apiVersion` of `kind` that has it; empty when no schema knows the path.
 pub fn field_shapes(kind: &str, path: &[&str]) -> Vec<FieldShape> {
+    shapes_at(kind, path, false)
+}
+
+/// The shape of the elements of the list at `path` ([`field_shapes`]); empty where the field
+/// is not a list or no schema knows the path.
+pub fn element_shapes(kind: &str, path: &[&str]) -> Vec<FieldShape> {
+    shapes_at(kind, path, true)
+}
+
+fn shapes_at(kind: &str, path: &[&str], element: bool) -> Vec<FieldShape> {
     let Ok(s) = &*schema::BUILTIN else {
         return Vec::new();
     };
@@ -306,9 +316,15 @@ pub fn field_shapes(kind: &str, path: &[&str]) -> Vec<FieldShape> {
         if !known {
             continue;
         }
-        let Some(view) = s.resolve(&tr) else {
+        let Some(mut view) = s.resolve(&tr) else {
             continue;
         };
+        if element {
+            let Some(elem) = view.list.and_then(|l| s.resolve(&l.elem)) else {
+                continue;
+            };
+            view = elem;
+        }
         let shape = match (view.map, view.list) {
             (Some(m), _) if m.fields.is_empty() && m.elem.is_some() => FieldShape::FreeMap {
                 atomic: view.map_atomic,
