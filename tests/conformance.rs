@@ -443,6 +443,58 @@ fn fixture_ivpol_rows() {
     );
 }
 
+// Image data from a test's context file (testdata/test/image-data; rows as Kyverno v1.19.0's
+// CLI gives them): ValidatingPolicies read `image.GetMetadata` from `spec.images` (an image
+// the file lacks is an error, an entry without `image` answers for ""), while an
+// ImageValidatingPolicy errors on every image it matches (Kyverno fetches registry data
+// first) and passes a Pod with no matched image.
+#[test]
+fn fixture_image_data_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("image-data")]);
+    assert_eq!(code, 0, "every row as expected");
+    let rows = rows_of(&json);
+    let actual = |rule: &str, resource: &str| {
+        let found: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.0 == rule && r.1 == format!("v1/Pod/default/{resource}"))
+            .map(|r| r.2.as_str())
+            .collect();
+        found.join(",")
+    };
+    assert_eq!(rows.len(), 18, "{rows:?}");
+    assert!(rows.iter().all(|r| r.3), "{rows:?}");
+    assert_eq!(actual("", "blank"), "pass,pass");
+    assert_eq!(actual("", "arm"), "fail,pass");
+    assert_eq!(actual("", "unknown"), "error,error");
+    assert_eq!(actual("ghcr-arch", "unknown"), "pass");
+    assert_eq!(actual("evaluation", "app"), "error");
+    assert_eq!(actual("evaluation", "arm"), "error");
+}
+
+// What image.GetMetadata returns for context-file entries (testdata/test/image-data-scalars):
+// each row's message is the one Kyverno v1.19.0's CLI gives (image|resolvedImage|registry|
+// repository|tag|digest|config absent|config.a a double|field count).
+#[test]
+fn fixture_image_data_scalars() {
+    let (code, json, _) = kpol_test(&[&fixture("image-data-scalars"), "--detailed-results"]);
+    assert_eq!(code, 0);
+    let messages: Vec<(String, String)> = common::rows_of(&json)
+        .into_iter()
+        .map(|r| (r.resource, r.message))
+        .collect();
+    let want = [
+        ("a", "1.1|1e-05|true|12|3.1415927|1.234567e+06|true|false|6"),
+        ("c", "x||||<none>|<none>|false|true|5"),
+        ("d", "true||1000|31|8|<none>|true|false|5"),
+        ("e", "z||true||1e+30|100000|true|false|6"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(r, m)| (format!("v1/Pod/default/{r}"), (*m).to_owned()))
+        .collect();
+    assert_eq!(messages, want);
+}
+
 // MutatingAdmissionPolicy rows (testdata/test/mapol): a binding's matchResources select, the
 // patched resource is compared, false matchConditions skip, a resource no binding selects
 // has no response (Not found), and a ValidatingPolicy sees what the MAP added.

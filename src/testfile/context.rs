@@ -2,15 +2,16 @@
 //! `kyverno apply --context-file`), read strictly as the CLI reads it: sigs.k8s.io/yaml's
 //! strict unmarshalling into the `Context` type (`cmd/cli/kubectl-kyverno/apis/v1alpha1`).
 //! So an unknown field anywhere in the typed part (the file, `metadata`, `spec`, an image
-//! entry) is an error, field names match case-insensitively, and an image's string fields
-//! must be strings. The resources themselves are free-form objects (`Unstructured`), which
-//! need only a `kind`.
+//! entry) is an error, and field names match case-insensitively. An image's string field
+//! takes any scalar, written as sigs.k8s.io/yaml writes it for a Go string (`1.10` → `"1.1"`,
+//! `yes` → `"true"`, null → `""`); a list or an object there is an error. The resources
+//! themselves are free-form objects (`Unstructured`), which need only a `kind`.
 //!
 //! Only the reading lives here; serving the data to CEL is `crate::cel::context`'s job.
 
 use super::fields::{Fields, LoadError};
 use crate::source::SourceFile;
-use crate::yaml::Node;
+use crate::yaml::{Node, Value};
 
 const FILE_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "spec"];
 const SPEC_FIELDS: &[&str] = &["resources", "images"];
@@ -128,7 +129,11 @@ fn image(source: &SourceFile, node: &Node) -> Result<ImageData, LoadError> {
     let f = Fields::new(source, node, "context image", &known)?;
     let mut out = ImageData::default();
     for key in IMAGE_STRINGS {
-        out.strings.push((key, f.string(key)?));
+        let v = match f.get(key) {
+            None => String::new(),
+            Some(n) => scalar_string(source, n, key)?,
+        };
+        out.strings.push((key, v));
     }
     for key in IMAGE_VALUES {
         if let Some(v) = f.get(key) {
@@ -136,6 +141,23 @@ fn image(source: &SourceFile, node: &Node) -> Result<ImageData, LoadError> {
         }
     }
     Ok(out)
+}
+
+/// A YAML scalar read into a Go string field by sigs.k8s.io/yaml: the YAML 1.1 value written
+/// back as text (integers in decimal, floats with float32 digits, booleans `true`/`false`).
+fn scalar_string(source: &SourceFile, n: &Node, name: &str) -> Result<String, LoadError> {
+    match &n.value {
+        Value::Str(s) => Ok(s.to_string()),
+        Value::Int(i) => Ok(i.to_string()),
+        Value::Float(f) => Ok(crate::number::format_go_g32(*f)),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Null => Ok(String::new()),
+        v => Err(LoadError::at(
+            source,
+            n,
+            format!("field {name}: expected a string, got {}", v.type_name()),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -205,12 +227,36 @@ mod tests {
         assert_eq!(c.images[0].string("registry"), "r");
     }
 
+    // As the Kyverno v1.19.0 CLI reads them (checked with image.GetMetadata): YAML 1.1
+    // scalars written back as Go strings.
+    #[test]
+    fn scalars_in_string_fields_are_written_as_go_strings() {
+        let c = parse(&format!(
+            "{HEAD}spec:\n  images:\n  - {{image: 1.10, tag: 3.14159265358979, digest: \
+             1234567.0, registry: y, repository: 0x1F, resolvedImage: ~}}\n"
+        ))
+        .unwrap();
+        let i = &c.images[0];
+        let got: Vec<&str> = [
+            "image",
+            "tag",
+            "digest",
+            "registry",
+            "repository",
+            "resolvedImage",
+        ]
+        .iter()
+        .map(|k| i.string(k))
+        .collect();
+        assert_eq!(got, ["1.1", "3.1415927", "1.234567e+06", "true", "31", ""]);
+    }
+
     #[test]
     fn types_are_strict() {
-        let e = parse(&format!("{HEAD}spec:\n  images:\n  - image: 12\n")).unwrap_err();
+        let e = parse(&format!("{HEAD}spec:\n  images:\n  - image: [a]\n")).unwrap_err();
         assert_eq!(
             e,
-            "ctx.yaml:7:12: field image: expected a string, got number"
+            "ctx.yaml:7:12: field image: expected a string, got array"
         );
         let e = parse(&format!("{HEAD}spec:\n  images: {{}}\n")).unwrap_err();
         assert!(
