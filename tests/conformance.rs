@@ -302,7 +302,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 12);
+    assert_eq!(names.len(), 15);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -332,7 +332,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 53 tests passed and 6 tests failed\n"),
+        text.contains("\nTest Summary: 80 tests passed and 6 tests failed\n"),
         "{text}"
     );
 }
@@ -493,6 +493,50 @@ fn fixture_image_data_scalars() {
         .map(|(r, m)| (format!("v1/Pod/default/{r}"), (*m).to_owned()))
         .collect();
     assert_eq!(messages, want);
+}
+
+// ClusterPolicy validate.cel without Kyverno's CEL libraries (testdata/test/validate-cel-libs,
+// rows and messages as Kyverno v1.19.0's CLI gives them): `image(…)`, `image.GetMetadata`,
+// `resource.List` and `json.Unmarshal` are compile errors there (fail), each undeclared name
+// an error with its line and caret; a rule without them passes.
+#[test]
+fn fixture_validate_cel_has_no_kyverno_libraries() {
+    let (code, json, _) = kpol_test(&[&fixture("validate-cel-libs"), "--detailed-results"]);
+    assert_eq!(code, 0);
+    let rows = common::rows_of(&json);
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.rule.as_str(), r.actual.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("img", "fail"),
+            ("meta", "fail"),
+            ("res", "fail"),
+            ("parsejson", "fail"),
+            ("plain", "pass")
+        ]
+    );
+    let expr =
+        "object.spec.containers.all(c, image.GetMetadata(c.image).config.architecture == 'amd64')";
+    assert_eq!(
+        rows[1].message,
+        format!(
+            "compilation error: compilation failed: ERROR: <input>:1:31: undeclared reference to \
+             'image' (in container '')\n | {expr}\n | {}^\nERROR: <input>:1:48: undeclared \
+             reference to 'GetMetadata' (in container '')\n | {expr}\n | {}^",
+            ".".repeat(30),
+            ".".repeat(47)
+        )
+    );
+    assert!(
+        rows[2].message.starts_with(
+            "compilation error: compilation failed: ERROR: <input>:1:1: undeclared reference to 'resource' (in container '')"
+        ),
+        "{}",
+        rows[2].message
+    );
 }
 
 // MutatingAdmissionPolicy rows (testdata/test/mapol): a binding's matchResources select, the
