@@ -171,7 +171,7 @@ mod tests {
         assert_eq!(format_go_f6(80.0), "80.000000");
         // float32 digits (what sigs.k8s.io/yaml writes for a YAML float in a string field;
         // the Kyverno v1.19.0 CLI reads these context-file values so).
-        assert_eq!(format_go_g32(3.14159265358979), "3.1415927");
+        assert_eq!(format_go_g32(1.234_567_891_2), "1.2345679");
         assert_eq!(format_go_g32(1.10), "1.1");
         assert_eq!(format_go_g32(1_234_567.0), "1.234567e+06");
         assert_eq!(format_go_g32(100_000.0), "100000");

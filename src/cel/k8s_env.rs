@@ -106,10 +106,8 @@ fn walk(e: &IdedExpr, bound: &mut Vec<String>, info: &SourceInfo, out: &mut Vec<
     let at = |id: u64| info.offset_for(id).map_or(0, |(start, _)| start);
     let free = |name: &str, bound: &[String]| !bound.iter().any(|b| b == name);
     match &e.expr {
-        Expr::Ident(name) => {
-            if NAMESPACES.contains(&name.as_str()) && free(name, bound) {
-                out.push((at(e.id), name.clone()));
-            }
+        Expr::Ident(name) if NAMESPACES.contains(&name.as_str()) && free(name, bound) => {
+            out.push((at(e.id), name.clone()));
         }
         Expr::Call(c) => match c.target.as_deref() {
             None if FUNCTIONS.contains(&c.func_name.as_str()) && free(&c.func_name, bound) => {
