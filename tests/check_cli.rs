@@ -686,3 +686,28 @@ fn a_context_file_with_an_unknown_field_is_an_error_at_its_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
 }
+
+/// Only a context file's first document is read, even when it is empty (the Kyverno v1.19.0
+/// CLI decodes the first one): the Context after an empty document gives no image data.
+#[test]
+fn only_the_first_document_of_a_context_file_is_read() {
+    let d = "testdata/test/image-data";
+    let (policies, pods) = (format!("{d}/policies.yaml"), format!("{d}/pods.yaml"));
+    let file = "testdata/check/context/empty-first-document.yaml";
+    let o = kpol(&[
+        "check",
+        "--width",
+        "0",
+        "-p",
+        &policies,
+        &pods,
+        "--context-file",
+        file,
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("error[image-arch]: error: failed to get image data: image data for nginx:1.27 not found in the context"),
+        "{text}"
+    );
+}
