@@ -13,6 +13,7 @@ use cel::common::ast::{EntryExpr, Expr, SourceInfo};
 /// Library namespaces that are not there: `name.function(…)` is undeclared (both names).
 const NAMESPACES: &[&str] = &[
     "base64",
+    "cel",
     "envoy",
     "generator",
     "globalContext",
@@ -89,80 +90,103 @@ pub fn undeclared_in_kubernetes_env(text: &str) -> Option<String> {
 /// The undeclared names of `text` with their character offsets (none when it does not parse,
 /// or nests beyond what kpol compiles).
 fn undeclared(text: &str) -> Vec<(u32, String)> {
-    let Ok((expr, info)) = super::env::env().parser().parse_with_source_info(text) else {
+    // The standard macros only: `cel.bind` and `math.greatest`/`least`, which kpol's
+    // environment expands, stay the calls that environment cannot resolve.
+    let parser = cel::parser::Parser::new().enable_optional_syntax(true);
+    let Ok((expr, info)) = parser.parse_with_source_info(text) else {
         return Vec::new();
     };
     let mut found = Vec::new();
     if super::compile::depth(&expr) <= super::compile::MAX_DEPTH {
-        walk(&expr, &mut Vec::new(), &info, &mut found);
+        let mut scope = Scope::default();
+        walk(&expr, &mut scope, &info, &mut found);
     }
+    // cel-go lists its errors in source order.
+    found.sort_by_key(|(offset, _)| *offset);
     found
 }
 
-/// The undeclared names under `e` in the checker's order (a call's receiver and arguments
-/// before its own function), with their character offsets; `bound`: the comprehension
-/// variables in scope.
-fn walk(e: &IdedExpr, bound: &mut Vec<String>, info: &SourceInfo, out: &mut Vec<(u32, String)>) {
+/// The names in scope while walking: comprehension variables (declared), and the variables
+/// of an undeclared `cel.bind` (undeclared, as cel-go reports them).
+#[derive(Default)]
+struct Scope {
+    bound: Vec<String>,
+    unbound: Vec<String>,
+}
+
+/// The undeclared names under `e`, with their character offsets.
+fn walk(e: &IdedExpr, scope: &mut Scope, info: &SourceInfo, out: &mut Vec<(u32, String)>) {
     let at = |id: u64| info.offset_for(id).map_or(0, |(start, _)| start);
-    let free = |name: &str, bound: &[String]| !bound.iter().any(|b| b == name);
+    let free = |name: &str, scope: &Scope| !scope.bound.iter().any(|b| b == name);
     match &e.expr {
-        Expr::Ident(name) if NAMESPACES.contains(&name.as_str()) && free(name, bound) => {
+        Expr::Ident(name)
+            if (NAMESPACES.contains(&name.as_str()) || scope.unbound.contains(name))
+                && free(name, scope) =>
+        {
             out.push((at(e.id), name.clone()));
         }
-        Expr::Call(c) => match c.target.as_deref() {
-            None if FUNCTIONS.contains(&c.func_name.as_str()) && free(&c.func_name, bound) => {
-                // An unknown global function: its arguments are not checked.
+        Expr::Call(c) => {
+            let undeclared_fn = match c.target.as_deref() {
+                None => FUNCTIONS.contains(&c.func_name.as_str()) && free(&c.func_name, scope),
+                Some(target) => {
+                    walk(target, scope, info, out);
+                    METHODS.contains(&c.func_name.as_str())
+                        || matches!(&target.expr, Expr::Ident(n)
+                            if NAMESPACES.contains(&n.as_str()) && free(n, scope))
+                }
+            };
+            // `cel.bind(v, init, body)` unexpanded: `v` is an undeclared name in its arguments.
+            let bind_var = match (c.target.as_deref(), c.args.first()) {
+                (Some(t), Some(v)) if c.func_name == "bind" && undeclared_fn => {
+                    match (&t.expr, &v.expr) {
+                        (Expr::Ident(t), Expr::Ident(v)) if t == "cel" => Some(v.clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let depth = scope.unbound.len();
+            scope.unbound.extend(bind_var);
+            for a in &c.args {
+                walk(a, scope, info, out);
+            }
+            scope.unbound.truncate(depth);
+            if undeclared_fn {
                 out.push((at(e.id), c.func_name.clone()));
             }
-            None => {
-                for a in &c.args {
-                    walk(a, bound, info, out);
-                }
-            }
-            Some(target) => {
-                let namespaced = matches!(&target.expr, Expr::Ident(n)
-                    if NAMESPACES.contains(&n.as_str()) && free(n, bound));
-                walk(target, bound, info, out);
-                for a in &c.args {
-                    walk(a, bound, info, out);
-                }
-                if namespaced || METHODS.contains(&c.func_name.as_str()) {
-                    out.push((at(e.id), c.func_name.clone()));
-                }
-            }
-        },
-        Expr::Select(s) => walk(&s.operand, bound, info, out),
+        }
+        Expr::Select(s) => walk(&s.operand, scope, info, out),
         Expr::List(l) => {
             for x in &l.elements {
-                walk(x, bound, info, out);
+                walk(x, scope, info, out);
             }
         }
         Expr::Map(m) => {
             for entry in &m.entries {
                 if let EntryExpr::MapEntry(me) = &entry.expr {
-                    walk(&me.key, bound, info, out);
-                    walk(&me.value, bound, info, out);
+                    walk(&me.key, scope, info, out);
+                    walk(&me.value, scope, info, out);
                 }
             }
         }
         Expr::Struct(s) => {
             for entry in &s.entries {
                 if let EntryExpr::StructField(f) = &entry.expr {
-                    walk(&f.value, bound, info, out);
+                    walk(&f.value, scope, info, out);
                 }
             }
         }
         Expr::Comprehension(c) => {
-            walk(&c.iter_range, bound, info, out);
-            walk(&c.accu_init, bound, info, out);
-            let depth = bound.len();
-            bound.push(c.iter_var.clone());
-            bound.extend(c.iter_var2.clone());
-            bound.push(c.accu_var.clone());
+            walk(&c.iter_range, scope, info, out);
+            walk(&c.accu_init, scope, info, out);
+            let depth = scope.bound.len();
+            scope.bound.push(c.iter_var.clone());
+            scope.bound.extend(c.iter_var2.clone());
+            scope.bound.push(c.accu_var.clone());
             for x in [&c.loop_cond, &c.loop_step, &c.result] {
-                walk(x, bound, info, out);
+                walk(x, scope, info, out);
             }
-            bound.truncate(depth);
+            scope.bound.truncate(depth);
         }
         _ => {}
     }
@@ -237,6 +261,35 @@ mod tests {
         assert!(
             e.contains("<input>:1:11: undeclared reference to 'parse'"),
             "{e}"
+        );
+    }
+
+    // Macros kpol's environment expands stay calls here, as in Kubernetes' environment.
+    #[test]
+    fn unexpanded_macros_are_undeclared() {
+        let heads = |text: &str| -> Vec<String> {
+            undeclared_in_kubernetes_env(text)
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("ERROR"))
+                .map(|l| l.split("ERROR: ").nth(1).unwrap_or("").to_owned())
+                .collect()
+        };
+        assert_eq!(
+            heads("cel.bind(x, 1, x == 1)"),
+            [
+                "<input>:1:1: undeclared reference to 'cel' (in container '')",
+                "<input>:1:9: undeclared reference to 'bind' (in container '')",
+                "<input>:1:10: undeclared reference to 'x' (in container '')",
+                "<input>:1:16: undeclared reference to 'x' (in container '')",
+            ]
+        );
+        assert_eq!(
+            heads("math.greatest(1, 2) == 2"),
+            [
+                "<input>:1:1: undeclared reference to 'math' (in container '')",
+                "<input>:1:14: undeclared reference to 'greatest' (in container '')",
+            ]
         );
     }
 
