@@ -669,7 +669,7 @@ fn a_context_file_with_an_unknown_field_is_an_error_at_its_line() {
     assert_eq!(o.status.code(), Some(2), "{text}");
     assert!(
         text.contains(&format!(
-            "error[invalid-test]: {bad}:6:3: invalid context file: context spec: unknown field \"image\""
+            "error[invalid-test]: invalid context file: context spec: unknown field \"image\"\n --> {bad}:6:3"
         )),
         "{text}"
     );

@@ -659,6 +659,11 @@ pub struct MutateArgs {
     #[arg(short = 'e', long = "exception", value_name = "PATH")]
     pub exceptions: Vec<PathBuf>,
 
+    /// Kyverno CLI context file: data for CEL `resource.Get/List` and `image.GetMetadata` in
+    /// MutatingPolicies, as `kyverno apply --context-file` (`kpol check --context-file`).
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster_resources")]
+    pub context_file: Option<PathBuf>,
+
     #[command(flatten)]
     pub request: RequestArgs,
 

@@ -889,7 +889,7 @@ fn set_values(items: &[String]) -> Vec<(String, kpol::yaml::Node)> {
 /// `--context-file` (`file`, as `kyverno apply --context-file` gives it), else the virtual
 /// cluster of `--cluster-resources` (as a test's `clusterResources` mode reads it); `None`
 /// when there is neither, and those calls are unsupported offline.
-fn cel_data(request: &Request, file: Option<CelContext>) -> Option<Arc<CelContext>> {
+pub(super) fn cel_data(request: &Request, file: Option<CelContext>) -> Option<Arc<CelContext>> {
     match file {
         Some(cx) => Some(Arc::new(cx)),
         None => request
@@ -901,14 +901,17 @@ fn cel_data(request: &Request, file: Option<CelContext>) -> Option<Arc<CelContex
 }
 
 /// A context file's problem: the run is incomplete (exit 2), as the Kyverno CLI stops.
-fn context_file(path: Option<&std::path::Path>, diags: &mut Vec<Diagnostic>) -> Option<CelContext> {
+pub(super) fn context_file(
+    path: Option<&std::path::Path>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<CelContext> {
     let e = match super::test::read_context(path?) {
         Ok(cx) => return Some(cx),
         Err(e) => e,
     };
     diags.push(Diagnostic::error(
         Code::InvalidTest,
-        format!("{}: invalid context file: {}", e.position, e.message),
+        format!("invalid context file: {}", e.message),
         Some(Location::file(e.position.clone())),
     ));
     None
