@@ -332,7 +332,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 80 tests passed and 6 tests failed\n"),
+        text.contains("\nTest Summary: 81 tests passed and 6 tests failed\n"),
         "{text}"
     );
 }
@@ -498,7 +498,8 @@ fn fixture_image_data_scalars() {
 // ClusterPolicy validate.cel without Kyverno's CEL libraries (testdata/test/validate-cel-libs,
 // rows and messages as Kyverno v1.19.0's CLI gives them): `image(…)`, `image.GetMetadata`,
 // `resource.List` and `json.Unmarshal` are compile errors there (fail), each undeclared name
-// an error with its line and caret; a rule without them passes.
+// an error with its line and caret; a rule without them passes. A ValidatingAdmissionPolicy
+// calling `image(…)` is an error with the same compiler text.
 #[test]
 fn fixture_validate_cel_has_no_kyverno_libraries() {
     let (code, json, _) = kpol_test(&[&fixture("validate-cel-libs"), "--detailed-results"]);
@@ -515,7 +516,8 @@ fn fixture_validate_cel_has_no_kyverno_libraries() {
             ("meta", "fail"),
             ("res", "fail"),
             ("parsejson", "fail"),
-            ("plain", "pass")
+            ("plain", "pass"),
+            ("vap", "error")
         ]
     );
     let expr =
@@ -536,6 +538,13 @@ fn fixture_validate_cel_has_no_kyverno_libraries() {
         ),
         "{}",
         rows[2].message
+    );
+    assert!(
+        rows[5].message.starts_with(
+            "compilation error: compilation failed: ERROR: <input>:1:36: undeclared reference to 'image' (in container '')"
+        ),
+        "{}",
+        rows[5].message
     );
 }
 

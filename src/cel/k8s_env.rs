@@ -59,6 +59,18 @@ const METHODS: &[&str] = &[
     "tag",
 ];
 
+/// `p` as Kyverno compiles a `validate.cel` or ValidatingAdmissionPolicy expression, in
+/// Kubernetes' base environment: a reference to a library that environment lacks (Kyverno's
+/// `image`, `resource`, `json`, …, which kpol's shared environment has) makes it a program that
+/// does not compile (its error is [`undeclared_in_kubernetes_env`]'s).
+pub fn in_kubernetes_env(p: &mut super::Program) {
+    if p.expr.is_ok()
+        && let Some(e) = undeclared_in_kubernetes_env(&p.text)
+    {
+        p.expr = Err(e);
+    }
+}
+
 /// cel-go's compile error for `text` in Kubernetes' base environment, when it references what
 /// that environment lacks: `compilation failed: ERROR: <input>:L:C: undeclared reference to
 /// 'x' (in container '')`, the line and a caret after each. `None`: nothing undeclared found

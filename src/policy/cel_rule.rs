@@ -27,18 +27,6 @@ pub struct CelRule {
     pub syntax_errors: Vec<(Node, SyntaxError)>,
 }
 
-/// `p` as Kyverno compiles a `validate.cel` expression, in Kubernetes' base environment: a
-/// reference to a library that environment lacks (Kyverno's `image`, `resource`, `json`, …,
-/// which kpol's shared environment has) is a compile error.
-fn kubernetes_env(mut p: Program) -> Program {
-    if p.expr.is_ok()
-        && let Some(e) = crate::cel::k8s_env::undeclared_in_kubernetes_env(&p.text)
-    {
-        p.expr = Err(e);
-    }
-    p
-}
-
 impl CelRule {
     /// Compiles every expression of the `validate.cel` node.
     pub fn compile(cel: &Node) -> Self {
@@ -54,7 +42,11 @@ impl CelRule {
         let validations = seq("expressions")
             .iter()
             .map(|v| Validation {
-                expression: kubernetes_env(program(v.get("expression").unwrap_or(&Node::null()))),
+                expression: {
+                    let mut p = program(v.get("expression").unwrap_or(&Node::null()));
+                    crate::cel::k8s_env::in_kubernetes_env(&mut p);
+                    p
+                },
                 message: v.get("message").and_then(Node::as_str).map(str::to_owned),
                 message_expression: v.get("messageExpression").map(&mut program),
             })

@@ -288,6 +288,14 @@ pub fn load(
     }
     let json_mode = mode == "JSON";
     let mut variants = vec![c.variant(&spec, constraints.clone())];
+    if kind == CelKind::ValidatingAdmissionPolicy {
+        // Kubernetes' environment, as Kyverno compiles a VAP (`pkg/admissionpolicy`).
+        for v in &mut variants {
+            for val in &mut v.validations {
+                crate::cel::k8s_env::in_kubernetes_env(&mut val.expression);
+            }
+        }
+    }
     if let Some(err) = c.errors.first() {
         broken.get_or_insert_with(|| format!("failed to compile policy: {err}"));
     }
