@@ -610,12 +610,7 @@ fn a_context_file_serves_image_data_to_cel_policies() {
         format!("{d}/context.yaml"),
     );
     let base = ["check", "--width", "0", "-p", &policies, &pods];
-    let with: Vec<&str> = base
-        .iter()
-        .copied()
-        .chain(["--context-file", &context])
-        .collect();
-    let o = kpol(&with);
+    let o = check_image_data_with(&context);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
     for want in [
@@ -647,15 +642,11 @@ fn a_context_file_serves_image_data_to_cel_policies() {
     );
 }
 
-/// A context file is read strictly, as the Kyverno CLI reads it: an unknown field is an error
-/// at its line and column, and the run is incomplete (exit 2). It cannot be combined with a
-/// virtual cluster.
-#[test]
-fn a_context_file_with_an_unknown_field_is_an_error_at_its_line() {
+/// `kpol check` of testdata/test/image-data's policies and Pods with `--context-file FILE`.
+fn check_image_data_with(file: &str) -> Output {
     let d = "testdata/test/image-data";
     let (policies, pods) = (format!("{d}/policies.yaml"), format!("{d}/pods.yaml"));
-    let bad = "testdata/check/context/unknown-field.yaml";
-    let o = kpol(&[
+    kpol(&[
         "check",
         "--width",
         "0",
@@ -663,8 +654,17 @@ fn a_context_file_with_an_unknown_field_is_an_error_at_its_line() {
         &policies,
         &pods,
         "--context-file",
-        bad,
-    ]);
+        file,
+    ])
+}
+
+/// A context file is read strictly, as the Kyverno CLI reads it: an unknown field is an error
+/// at its line and column, and the run is incomplete (exit 2). It cannot be combined with a
+/// virtual cluster.
+#[test]
+fn a_context_file_with_an_unknown_field_is_an_error_at_its_line() {
+    let bad = "testdata/check/context/unknown-field.yaml";
+    let o = check_image_data_with(bad);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(2), "{text}");
     assert!(
@@ -673,15 +673,16 @@ fn a_context_file_with_an_unknown_field_is_an_error_at_its_line() {
         )),
         "{text}"
     );
+    let pods = "testdata/test/image-data/pods.yaml";
     let o = kpol(&[
         "check",
         "-p",
-        &policies,
-        &pods,
+        "testdata/test/image-data/policies.yaml",
+        pods,
         "--context-file",
         bad,
         "--cluster-resources",
-        &pods,
+        pods,
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
@@ -691,19 +692,7 @@ fn a_context_file_with_an_unknown_field_is_an_error_at_its_line() {
 /// CLI decodes the first one): the Context after an empty document gives no image data.
 #[test]
 fn only_the_first_document_of_a_context_file_is_read() {
-    let d = "testdata/test/image-data";
-    let (policies, pods) = (format!("{d}/policies.yaml"), format!("{d}/pods.yaml"));
-    let file = "testdata/check/context/empty-first-document.yaml";
-    let o = kpol(&[
-        "check",
-        "--width",
-        "0",
-        "-p",
-        &policies,
-        &pods,
-        "--context-file",
-        file,
-    ]);
+    let o = check_image_data_with("testdata/check/context/empty-first-document.yaml");
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(
