@@ -10,30 +10,52 @@
 use cel::IdedExpr;
 use cel::common::ast::{EntryExpr, Expr, SourceInfo};
 
-/// Library namespaces that are not there: `name.function(…)` is undeclared (both names).
-const NAMESPACES: &[&str] = &[
-    "base64",
-    "cel",
-    "envoy",
-    "generator",
-    "globalContext",
-    "gzip",
-    "http",
-    "image",
-    "imagedata",
-    "json",
-    "jsonpatch",
-    "jwks",
-    "jwt",
-    "math",
-    "random",
-    "regex",
-    "resource",
-    "time",
-    "transform",
-    "user",
-    "x509",
-    "yaml",
+/// The identifiers that environment declares besides the optional `params` and `authorizer`:
+/// its variables, type names, and the namespaces of its qualified functions.
+const DECLARED: &[&str] = &[
+    "object",
+    "oldObject",
+    "request",
+    "namespaceObject",
+    "variables",
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "string",
+    "bytes",
+    "list",
+    "map",
+    "type",
+    "null_type",
+    "dyn",
+    "google",
+    "format",
+    "lists",
+    "optional",
+    "sets",
+    "strings",
+];
+
+/// The variables an expression is compiled with beyond the fixed ones (Kubernetes'
+/// `OptionalVariableDeclarations`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Optional {
+    /// `params`: a `validate.cel` rule with `paramKind` and `paramRef`, a VAP with `paramKind`.
+    pub params: bool,
+    /// `authorizer`: `validate.cel` validations (not a VAP's).
+    pub authorizer: bool,
+}
+
+/// The macros of cel-go's two-variable comprehensions.
+const TWO_VAR: &[&str] = &[
+    "all",
+    "exists",
+    "existsOne",
+    "exists_one",
+    "transformList",
+    "transformMap",
+    "transformMapEntry",
 ];
 
 /// Global functions that are not there.
@@ -63,27 +85,52 @@ const METHODS: &[&str] = &[
 /// Kubernetes' base environment: a reference to a library that environment lacks (Kyverno's
 /// `image`, `resource`, `json`, …, which kpol's shared environment has) makes it a program that
 /// does not compile (its error is [`undeclared_in_kubernetes_env`]'s).
-pub fn in_kubernetes_env(p: &mut super::Program) {
-    if p.expr.is_ok()
-        && let Some(e) = undeclared_in_kubernetes_env(&p.text)
-    {
-        p.expr = Err(e);
+pub fn in_kubernetes_env(p: &mut super::Program, optional: Optional) {
+    match &mut p.expr {
+        Ok(_) => {
+            if let Some(e) = undeclared_in_kubernetes_env(&p.text, optional) {
+                p.expr = Err(e);
+            }
+        }
+        // A syntax error gets cel-go's source line and caret too.
+        Err(e) => {
+            if let Some(caret) = syntax_caret(&p.text, e) {
+                e.push_str(&caret);
+            }
+        }
     }
+}
+
+/// The source line and caret under a syntax error `compilation failed: ERROR: <input>:L:C: …`
+/// (one error, as kpol's parser reports it).
+fn syntax_caret(text: &str, error: &str) -> Option<String> {
+    let at = error.strip_prefix("compilation failed: ERROR: <input>:")?;
+    if error.contains("\n |") {
+        return None;
+    }
+    let mut parts = at.splitn(3, ':');
+    let line: usize = parts.next()?.parse().ok()?;
+    let column: usize = parts.next()?.parse().ok()?;
+    let source_line = text.split('\n').nth(line.checked_sub(1)?)?;
+    Some(format!(
+        "\n | {source_line}\n | {}^",
+        ".".repeat(column.checked_sub(1)?)
+    ))
 }
 
 /// cel-go's compile error for `text` in Kubernetes' base environment, when it references what
 /// that environment lacks: `compilation failed: ERROR: <input>:L:C: undeclared reference to
 /// 'x' (in container '')`, the line and a caret after each. `None`: nothing undeclared found
 /// (or the text does not parse here; its syntax error is reported elsewhere).
-pub fn undeclared_in_kubernetes_env(text: &str) -> Option<String> {
+pub fn undeclared_in_kubernetes_env(text: &str, optional: Optional) -> Option<String> {
     let found = if super::compile::chain(text) < 12 {
-        undeclared(text)
+        undeclared(text, optional)
     } else {
         // A long expression is parsed on a large stack, as compiling it was.
         std::thread::scope(|s| {
             std::thread::Builder::new()
                 .stack_size(super::compile::PARSER_STACK)
-                .spawn_scoped(s, || undeclared(text))
+                .spawn_scoped(s, || undeclared(text, optional))
                 .ok()
                 .and_then(|h| h.join().ok())
                 .unwrap_or_default()
@@ -101,7 +148,7 @@ pub fn undeclared_in_kubernetes_env(text: &str) -> Option<String> {
 
 /// The undeclared names of `text` with their character offsets (none when it does not parse,
 /// or nests beyond what kpol compiles).
-fn undeclared(text: &str) -> Vec<(u32, String)> {
+fn undeclared(text: &str, optional: Optional) -> Vec<(u32, String)> {
     // The standard macros only: `cel.bind` and `math.greatest`/`least`, which kpol's
     // environment expands, stay the calls that environment cannot resolve.
     let parser = cel::parser::Parser::new().enable_optional_syntax(true);
@@ -111,6 +158,13 @@ fn undeclared(text: &str) -> Vec<(u32, String)> {
     let mut found = Vec::new();
     if super::compile::depth(&expr) <= super::compile::MAX_DEPTH {
         let mut scope = Scope::default();
+        scope.bound.extend(DECLARED.iter().map(|d| (*d).to_owned()));
+        if optional.params {
+            scope.bound.push("params".to_owned());
+        }
+        if optional.authorizer {
+            scope.bound.push("authorizer".to_owned());
+        }
         walk(&expr, &mut scope, &info, &mut found);
     }
     // cel-go lists its errors in source order.
@@ -118,12 +172,10 @@ fn undeclared(text: &str) -> Vec<(u32, String)> {
     found
 }
 
-/// The names in scope while walking: comprehension variables (declared), and the variables
-/// of an undeclared `cel.bind` (undeclared, as cel-go reports them).
+/// The names in scope while walking: the environment's and the comprehension variables.
 #[derive(Default)]
 struct Scope {
     bound: Vec<String>,
-    unbound: Vec<String>,
 }
 
 /// The undeclared names under `e`, with their character offsets.
@@ -131,38 +183,33 @@ fn walk(e: &IdedExpr, scope: &mut Scope, info: &SourceInfo, out: &mut Vec<(u32, 
     let at = |id: u64| info.offset_for(id).map_or(0, |(start, _)| start);
     let free = |name: &str, scope: &Scope| !scope.bound.iter().any(|b| b == name);
     match &e.expr {
-        Expr::Ident(name)
-            if (NAMESPACES.contains(&name.as_str()) || scope.unbound.contains(name))
-                && free(name, scope) =>
-        {
-            out.push((at(e.id), name.clone()));
-        }
+        Expr::Ident(name) if free(name, scope) => out.push((at(e.id), name.clone())),
         Expr::Call(c) => {
             let undeclared_fn = match c.target.as_deref() {
                 None => FUNCTIONS.contains(&c.func_name.as_str()) && free(&c.func_name, scope),
                 Some(target) => {
                     walk(target, scope, info, out);
                     METHODS.contains(&c.func_name.as_str())
-                        || matches!(&target.expr, Expr::Ident(n)
-                            if NAMESPACES.contains(&n.as_str()) && free(n, scope))
+                        || matches!(&target.expr, Expr::Ident(n) if free(n, scope))
                 }
             };
-            // `cel.bind(v, init, body)` unexpanded: `v` is an undeclared name in its arguments.
-            let bind_var = match (c.target.as_deref(), c.args.first()) {
-                (Some(t), Some(v)) if c.func_name == "bind" && undeclared_fn => {
-                    match (&t.expr, &v.expr) {
-                        (Expr::Ident(t), Expr::Ident(v)) if t == "cel" => Some(v.clone()),
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            let depth = scope.unbound.len();
-            scope.unbound.extend(bind_var);
-            for a in &c.args {
+            // A two-variable comprehension (`l.all(i, v, …)`, Kubernetes' environment has them;
+            // the `cel` crate parses them as calls): its two names are bound in the rest.
+            let depth = scope.bound.len();
+            let mut args = &c.args[..];
+            if c.target.is_some()
+                && TWO_VAR.contains(&c.func_name.as_str())
+                && let [first, second, rest @ ..] = args
+                && !rest.is_empty()
+                && let (Expr::Ident(a), Expr::Ident(b)) = (&first.expr, &second.expr)
+            {
+                scope.bound.extend([a.clone(), b.clone()]);
+                args = rest;
+            }
+            for a in args {
                 walk(a, scope, info, out);
             }
-            scope.unbound.truncate(depth);
+            scope.bound.truncate(depth);
             if undeclared_fn {
                 out.push((at(e.id), c.func_name.clone()));
             }
@@ -231,6 +278,10 @@ fn caret_error(text: &str, offset: u32, name: &str) -> String {
 mod tests {
     use super::*;
 
+    fn undeclared_in_kubernetes_env(text: &str) -> Option<String> {
+        super::undeclared_in_kubernetes_env(text, Optional::default())
+    }
+
     // Messages as the Kyverno v1.19.0 CLI gives them for validate.cel rules.
     #[test]
     fn kyverno_libraries_are_undeclared() {
@@ -276,6 +327,25 @@ mod tests {
         );
     }
 
+    // As the Kyverno v1.19.0 CLI words a validate.cel syntax error.
+    #[test]
+    fn syntax_errors_get_the_line_and_caret() {
+        let text = "object.spec.containers.all(c, c.image ==)";
+        let mut p = crate::cel::compile(text, crate::source::Span::default()).0;
+        in_kubernetes_env(&mut p, Optional::default());
+        let e = p.expr.err().unwrap_or_default();
+        assert!(
+            e.starts_with(
+                "compilation failed: ERROR: <input>:1:41: Syntax error: mismatched input ')'"
+            ),
+            "{e}"
+        );
+        assert!(
+            e.ends_with(&format!("\n | {text}\n | {}^", ".".repeat(40))),
+            "{e}"
+        );
+    }
+
     // Macros kpol's environment expands stay calls here, as in Kubernetes' environment.
     #[test]
     fn unexpanded_macros_are_undeclared() {
@@ -313,8 +383,40 @@ mod tests {
             "quantity('1Gi').isGreaterThan(quantity('1Mi'))",
             "object.metadata.?labels.tag.orValue('') == ''",
             "[1].all(i, v, v == 1)",
+            "type(duration('1s')) == google.protobuf.Duration && type(1) == int",
+            "optional.of(1).hasValue() && sets.equivalent([1], [1]) && lists.range(3).size() == 3",
+            "strings.quote('a') != '' && format.named('dns1123Label').hasValue()",
+            "request.operation == 'CREATE' && oldObject == null && namespaceObject != null",
+            "variables.x == authorizer",
         ] {
-            assert_eq!(undeclared_in_kubernetes_env(ok), None, "{ok}");
+            let all = Optional {
+                params: true,
+                authorizer: true,
+            };
+            assert_eq!(super::undeclared_in_kubernetes_env(ok, all), None, "{ok}");
         }
+    }
+
+    // Other names are undeclared too; `params` is declared only with a paramKind (and, for
+    // validate.cel, a paramRef), `authorizer` only in validate.cel (the v1.19.0 CLI says so).
+    #[test]
+    fn other_names_are_undeclared() {
+        let first = |text: &str, o: Optional| {
+            super::undeclared_in_kubernetes_env(text, o)
+                .and_then(|e| e.lines().next().map(str::to_owned))
+        };
+        assert_eq!(
+            first("foo.bar == 1", Optional::default()).as_deref(),
+            Some(
+                "compilation failed: ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')"
+            )
+        );
+        assert!(first("params == null", Optional::default()).is_some());
+        let with_params = Optional {
+            params: true,
+            authorizer: false,
+        };
+        assert_eq!(first("params == null", with_params), None);
+        assert!(first("authorizer != null", with_params).is_some());
     }
 }

@@ -289,10 +289,15 @@ pub fn load(
     let json_mode = mode == "JSON";
     let mut variants = vec![c.variant(&spec, constraints.clone())];
     if kind == CelKind::ValidatingAdmissionPolicy {
-        // Kubernetes' environment, as Kyverno compiles a VAP (`pkg/admissionpolicy`).
+        // Kubernetes' environment, as Kyverno compiles a VAP (`pkg/admissionpolicy`
+        // `validate.go`): `params` with a paramKind, no `authorizer`.
+        let declared = crate::cel::k8s_env::Optional {
+            params: spec.get("paramKind").is_some_and(|k| !k.is_null()),
+            authorizer: false,
+        };
         for v in &mut variants {
             for val in &mut v.validations {
-                crate::cel::k8s_env::in_kubernetes_env(&mut val.expression);
+                crate::cel::k8s_env::in_kubernetes_env(&mut val.expression, declared);
             }
         }
     }
