@@ -5,11 +5,15 @@
 
 /// Shortest round-trip digits and the decimal exponent of the first digit: `80.0` → ("8", 1).
 fn shortest_digits(f: f64) -> (bool, String, i32) {
-    let s = format!("{:e}", f.abs());
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    digits_of(&format!("{:e}", f.abs()), f.is_sign_negative() && f != 0.0)
+}
+
+/// The sign, digits and decimal exponent of a number Rust wrote with `{:e}` (`1.5e3`).
+fn digits_of(s: &str, neg: bool) -> (bool, String, i32) {
+    let (mant, exp) = s.split_once('e').unwrap_or((s, "0"));
     let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
     let exp: i32 = exp.parse().unwrap_or(0);
-    (f.is_sign_negative() && f != 0.0, digits, exp)
+    (neg, digits, exp)
 }
 
 fn special(f: f64) -> Option<&'static str> {
@@ -83,16 +87,36 @@ pub fn format_go_e(f: f64) -> String {
 /// Go `strconv.FormatFloat(f, 'g', -1, 64)`, which is also `fmt.Sprint` (`%v`) of a float64:
 /// shortest digits, exponent form when the exponent is < -4 or >= 6 (`1e+06`).
 pub fn format_go_g(f: f64) -> String {
-    let eprec = 6;
     if let Some(s) = special(f) {
         return s.to_owned();
     }
     let (neg, digits, exp) = shortest_digits(f);
-    if exp < -4 || exp >= eprec {
-        exp_form(neg, &digits, exp, 'e')
+    g_form(neg, &digits, exp)
+}
+
+/// Go's `'g'` with the shortest digits: the exponent form when the exponent is < -4 or >= 6.
+fn g_form(neg: bool, digits: &str, exp: i32) -> String {
+    if (-4..6).contains(&exp) {
+        plain_form(neg, digits, exp)
     } else {
-        plain_form(neg, &digits, exp)
+        exp_form(neg, digits, exp, 'e')
     }
+}
+
+/// Go `strconv.FormatFloat(f, 'g', -1, 32)`: [`format_go_g`] with the shortest digits that
+/// read back as the same float32 (`3.14159265358979` → `3.1415927`), as sigs.k8s.io/yaml
+/// writes a YAML float into a Go string field.
+pub fn format_go_g32(f: f64) -> String {
+    if let Some(s) = special(f) {
+        return s.to_owned();
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let narrow = f as f32;
+    let (neg, digits, exp) = digits_of(
+        &format!("{:e}", narrow.abs()),
+        narrow.is_sign_negative() && narrow != 0.0,
+    );
+    g_form(neg, &digits, exp)
 }
 
 /// Go `fmt.Sprintf("%f", f)`: six decimals.
@@ -145,6 +169,14 @@ mod tests {
         assert_eq!(format_go_g(0.5), "0.5");
         assert_eq!(format_go_g(0.00001), "1e-05");
         assert_eq!(format_go_f6(80.0), "80.000000");
+        // float32 digits (what sigs.k8s.io/yaml writes for a YAML float in a string field;
+        // the Kyverno v1.19.0 CLI reads these context-file values so).
+        assert_eq!(format_go_g32(1.234_567_891_2), "1.2345679");
+        assert_eq!(format_go_g32(1.10), "1.1");
+        assert_eq!(format_go_g32(1_234_567.0), "1.234567e+06");
+        assert_eq!(format_go_g32(100_000.0), "100000");
+        assert_eq!(format_go_g32(0.00001), "1e-05");
+        assert_eq!(format_go_g32(1e30), "1e+30");
         assert_eq!(format_json_float(8080.0), "8080");
         assert_eq!(format_json_float(1e21), "1e+21");
         assert_eq!(format_json_float(1.5), "1.5");

@@ -636,3 +636,108 @@ fn per_resource_request_values_are_warned_about() {
     assert!(!text.contains("request.oldObject.data.x"), "{text}");
     assert!(!text.contains("key owner"), "{text}");
 }
+
+/// `--context-file` (`kyverno apply --context-file`): the file's `spec.images` answer
+/// `image.GetMetadata` in ValidatingPolicies (testdata/test/image-data, whose rows are Kyverno
+/// v1.19.0's); an ImageValidatingPolicy still needs the registry for every image it matches.
+/// Without the file the same calls are unsupported offline. Both summary lines are those of
+/// Kyverno v1.19.0's `kyverno apply policies.yaml -r pods.yaml [--context-file context.yaml]`.
+#[test]
+fn a_context_file_serves_image_data_to_cel_policies() {
+    let d = "testdata/test/image-data";
+    let (policies, pods, context) = (
+        format!("{d}/policies.yaml"),
+        format!("{d}/pods.yaml"),
+        format!("{d}/context.yaml"),
+    );
+    let base = ["check", "--width", "0", "-p", &policies, &pods];
+    let o = check_image_data_with(&context);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    for want in [
+        "fail[image-arch]: images must be built for amd64: ghcr.io/team/arm:2.0\n   --> testdata/test/image-data/pods.yaml:13:1",
+        "fail[distroless-base]: images must be built on a distroless base\n  --> testdata/test/image-data/pods.yaml:5:3",
+        "error[image-arch]: error: failed to get image data: image data for busybox:1.36 not found in the context",
+        "error[ghcr-arch/evaluation]: failed to evaluate policy: registry data for ghcr.io/team/app:1.0 cannot be fetched offline",
+        "pass: 11, fail: 3, warn: 0, error: 4, skip: 0",
+    ] {
+        assert!(text.contains(want), "{want}\n---\n{text}");
+    }
+    // `kpol apply` takes the flag too, with the same results.
+    let apply = kpol(&["apply", &policies, "-r", &pods, "--context-file", &context]);
+    assert_eq!(apply.status.code(), Some(1));
+    assert!(
+        stdout(&apply).contains("pass: 11, fail: 3, warn: 0, error: 4, skip: 0"),
+        "{}",
+        stdout(&apply)
+    );
+    let without = kpol(&base);
+    let text = stdout(&without);
+    assert!(
+        text.contains("error[image-arch]: error: image.GetMetadata: unsupported offline"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pass: 4, fail: 0, warn: 0, error: 14, skip: 0"),
+        "{text}"
+    );
+}
+
+/// `kpol check` of testdata/test/image-data's policies and Pods with `--context-file FILE`.
+fn check_image_data_with(file: &str) -> Output {
+    let d = "testdata/test/image-data";
+    let (policies, pods) = (format!("{d}/policies.yaml"), format!("{d}/pods.yaml"));
+    kpol(&[
+        "check",
+        "--width",
+        "0",
+        "-p",
+        &policies,
+        &pods,
+        "--context-file",
+        file,
+    ])
+}
+
+/// A context file is read strictly, as the Kyverno CLI reads it: an unknown field is an error
+/// at its line and column, and the run is incomplete (exit 2). It cannot be combined with a
+/// virtual cluster.
+#[test]
+fn a_context_file_with_an_unknown_field_is_an_error_at_its_line() {
+    let bad = "testdata/check/context/unknown-field.yaml";
+    let o = check_image_data_with(bad);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(&format!(
+            "error[invalid-test]: invalid context file: context spec: unknown field \"image\"\n --> {bad}:6:3"
+        )),
+        "{text}"
+    );
+    let pods = "testdata/test/image-data/pods.yaml";
+    let o = kpol(&[
+        "check",
+        "-p",
+        "testdata/test/image-data/policies.yaml",
+        pods,
+        "--context-file",
+        bad,
+        "--cluster-resources",
+        pods,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
+}
+
+/// Only a context file's first document is read, even when it is empty (the Kyverno v1.19.0
+/// CLI decodes the first one): the Context after an empty document gives no image data.
+#[test]
+fn only_the_first_document_of_a_context_file_is_read() {
+    let o = check_image_data_with("testdata/check/context/empty-first-document.yaml");
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("error[image-arch]: error: failed to get image data: image data for nginx:1.27 not found in the context"),
+        "{text}"
+    );
+}

@@ -302,7 +302,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 13);
+    assert_eq!(names.len(), 16);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -332,7 +332,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 57 tests passed and 7 tests failed\n"),
+        text.contains("\nTest Summary: 85 tests passed and 7 tests failed\n"),
         "{text}"
     );
 }
@@ -440,6 +440,111 @@ fn fixture_ivpol_rows() {
                 s("Not found")
             ),
         ]
+    );
+}
+
+// Image data from a test's context file (testdata/test/image-data; rows as Kyverno v1.19.0's
+// CLI gives them): ValidatingPolicies read `image.GetMetadata` from `spec.images` (an image
+// the file lacks is an error, an entry without `image` answers for ""), while an
+// ImageValidatingPolicy errors on every image it matches (Kyverno fetches registry data
+// first) and passes a Pod with no matched image.
+#[test]
+fn fixture_image_data_rows() {
+    let (code, json, _) = kpol_test(&[&fixture("image-data")]);
+    assert_eq!(code, 0, "every row as expected");
+    let rows = rows_of(&json);
+    let actual = |rule: &str, resource: &str| {
+        let found: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.0 == rule && r.1 == format!("v1/Pod/default/{resource}"))
+            .map(|r| r.2.as_str())
+            .collect();
+        found.join(",")
+    };
+    assert_eq!(rows.len(), 18, "{rows:?}");
+    assert!(rows.iter().all(|r| r.3), "{rows:?}");
+    assert_eq!(actual("", "blank"), "pass,pass");
+    assert_eq!(actual("", "arm"), "fail,pass");
+    assert_eq!(actual("", "unknown"), "error,error");
+    assert_eq!(actual("ghcr-arch", "unknown"), "pass");
+    assert_eq!(actual("evaluation", "app"), "error");
+    assert_eq!(actual("evaluation", "arm"), "error");
+}
+
+// What image.GetMetadata returns for context-file entries (testdata/test/image-data-scalars):
+// each row's message is the one Kyverno v1.19.0's CLI gives (image|resolvedImage|registry|
+// repository|tag|digest|config absent|config.a a double|field count).
+#[test]
+fn fixture_image_data_scalars() {
+    let (code, json, _) = kpol_test(&[&fixture("image-data-scalars"), "--detailed-results"]);
+    assert_eq!(code, 0);
+    let messages: Vec<(String, String)> = common::rows_of(&json)
+        .into_iter()
+        .map(|r| (r.resource, r.message))
+        .collect();
+    let want = [
+        ("a", "1.1|1e-05|true|12|3.1415927|1.234567e+06|true|false|6"),
+        ("c", "x||||<none>|<none>|false|true|5"),
+        ("d", "true||1000|31|8|<none>|true|false|5"),
+        ("e", "z||true||1e+30|100000|true|false|6"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(r, m)| (format!("v1/Pod/default/{r}"), (*m).to_owned()))
+        .collect();
+    assert_eq!(messages, want);
+}
+
+// ClusterPolicy validate.cel without Kyverno's CEL libraries (testdata/test/validate-cel-libs,
+// rows and messages as Kyverno v1.19.0's CLI gives them): `image(…)`, `image.GetMetadata`,
+// `resource.List` and `json.Unmarshal` are compile errors there (fail), each undeclared name
+// an error with its line and caret; a rule without them passes. A ValidatingAdmissionPolicy
+// calling `image(…)` is an error with the same compiler text.
+#[test]
+fn fixture_validate_cel_has_no_kyverno_libraries() {
+    let (code, json, _) = kpol_test(&[&fixture("validate-cel-libs"), "--detailed-results"]);
+    assert_eq!(code, 0);
+    let rows = common::rows_of(&json);
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.rule.as_str(), r.actual.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("img", "fail"),
+            ("meta", "fail"),
+            ("res", "fail"),
+            ("parsejson", "fail"),
+            ("plain", "pass"),
+            ("vap", "error")
+        ]
+    );
+    let expr =
+        "object.spec.containers.all(c, image.GetMetadata(c.image).config.architecture == 'amd64')";
+    assert_eq!(
+        rows[1].message,
+        format!(
+            "compilation error: compilation failed: ERROR: <input>:1:31: undeclared reference to \
+             'image' (in container '')\n | {expr}\n | {}^\nERROR: <input>:1:48: undeclared \
+             reference to 'GetMetadata' (in container '')\n | {expr}\n | {}^",
+            ".".repeat(30),
+            ".".repeat(47)
+        )
+    );
+    assert!(
+        rows[2].message.starts_with(
+            "compilation error: compilation failed: ERROR: <input>:1:1: undeclared reference to 'resource' (in container '')"
+        ),
+        "{}",
+        rows[2].message
+    );
+    assert!(
+        rows[5].message.starts_with(
+            "compilation error: compilation failed: ERROR: <input>:1:36: undeclared reference to 'image' (in container '')"
+        ),
+        "{}",
+        rows[5].message
     );
 }
 

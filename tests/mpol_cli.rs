@@ -96,3 +96,42 @@ fn mutate_diff_changes_only_the_patched_lines_and_a_second_pass_is_clean() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
+
+/// `kpol mutate --context-file`: a MutatingPolicy reads image data through `image.GetMetadata`
+/// (the label Kyverno v1.19.0's `kyverno apply --context-file` adds: `arch: arm64`), the rest
+/// of the file kept; without the file the call is unsupported offline (exit 1), and a context
+/// file that does not read stops the run before anything is written (exit 2).
+#[test]
+fn mutate_reads_image_data_from_a_context_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let args = |extra: &[&str]| -> Output {
+        let mut a = vec![
+            "mutate",
+            "testdata/check/context/pod.yaml",
+            "-p",
+            "testdata/check/context/arch-label.yaml",
+        ];
+        a.extend_from_slice(extra);
+        kpol_in(root, &a)
+    };
+    let out = args(&["--context-file", "testdata/test/image-data/context.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let original = std::fs::read_to_string(root.join("testdata/check/context/pod.yaml")).unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        original.replace(
+            "  namespace: default\n",
+            "  namespace: default\n  labels:\n    arch: arm64\n"
+        )
+    );
+    let out = args(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("image.GetMetadata: unsupported offline"));
+    let out = args(&[
+        "--context-file",
+        "testdata/check/context/unknown-field.yaml",
+        "--diff",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+}

@@ -82,7 +82,7 @@ pub const MAX_DEPTH: usize = 32;
 const MAX_CHAIN: usize = 1000;
 /// Stack of the thread the parser runs on: its recursion is bounded by [`MAX_CHAIN`] and does
 /// not depend on the calling thread's stack (a rayon worker's is 2 MiB).
-const PARSER_STACK: usize = 256 * 1024 * 1024;
+pub(super) const PARSER_STACK: usize = 256 * 1024 * 1024;
 
 fn too_deep(what: &str) -> SyntaxError {
     SyntaxError {
@@ -207,7 +207,7 @@ fn on_parser_thread(job: Job) -> Option<Reply> {
 /// An upper bound of the parser's recursion from the text alone: operator runs and selector
 /// dots of each operand (commas start a new one), summed over the open brackets, each bracket
 /// weighted 4; string literals skipped.
-fn chain(text: &str) -> usize {
+pub(super) fn chain(text: &str) -> usize {
     let b = text.as_bytes();
     let mut levels: Vec<usize> = vec![0];
     let mut sum = 0usize;
@@ -264,7 +264,7 @@ fn chain(text: &str) -> usize {
 }
 
 /// The depth of a parsed expression (counted without recursion).
-fn depth(e: &IdedExpr) -> usize {
+pub(super) fn depth(e: &IdedExpr) -> usize {
     let mut max = 0;
     let mut stack = vec![(e, 1usize)];
     while let Some((e, d)) = stack.pop() {

@@ -19,6 +19,8 @@ use super::convert::{map_of, to_cel};
 use super::libs::unsupported_offline;
 use crate::cluster::mocks::{ApiCalls, Globals};
 use crate::cluster::{Cluster, Gvr, group_resource, parse_group_version};
+use crate::source::SourceFile;
+use crate::testfile::{ImageData, LoadError};
 use crate::yaml::Node;
 
 /// The data CEL library calls are served from: the test's `context:` file (`spec.resources`
@@ -107,17 +109,19 @@ pub fn resource_name(group: &str, kind: &str) -> String {
 }
 
 impl CelContext {
-    /// Reads a `Context` document. Upstream maps each resource's kind to its resource name
-    /// with the cluster's REST mapper; offline kpol uses the discovery-style plural.
-    pub fn from_document(root: &Node) -> Result<Self, String> {
+    /// Reads a context file's first document (`root`), strictly as the CLI reads it
+    /// ([`crate::testfile::parse_context`]). Upstream maps each resource's kind to its
+    /// resource name with the cluster's REST mapper; offline kpol uses the discovery-style
+    /// plural.
+    pub fn from_file(source: &SourceFile, root: &Node) -> Result<Self, LoadError> {
+        let spec = crate::testfile::parse_context(source, root)?;
         let mut ctx = Self::default();
-        let spec = root.get("spec");
-        let list = |key: &str| spec.and_then(|s| s.get(key)).and_then(Node::as_seq);
-        for r in list("resources").unwrap_or(&[]) {
-            ctx.add_resource(r)?;
+        for r in &spec.resources {
+            ctx.add_resource(r)
+                .map_err(|e| LoadError::at(source, r, format!("context resource: {e}")))?;
         }
-        for i in list("images").unwrap_or(&[]) {
-            ctx.add_image(i)?;
+        for i in &spec.images {
+            ctx.add_image(i);
         }
         Ok(ctx)
     }
@@ -171,34 +175,23 @@ impl CelContext {
         Ok(())
     }
 
-    /// Adds one `ImageData` entry, as the CLI stores it: marshalled to JSON (`resolvedImage`,
-    /// `registry` and `repository` always present, the others only when set) and read back,
-    /// so every number is a double.
-    pub fn add_image(&mut self, node: &Node) -> Result<(), String> {
-        let Some(image) = node.get("image").and_then(Node::as_str) else {
-            return Err("context image without an image reference".to_owned());
-        };
+    /// Adds one `ImageData` entry, as the CLI stores it: by its `image` (an entry without one
+    /// under `""`), marshalled to JSON (`image`, `resolvedImage`, `registry` and `repository`
+    /// always present, the others only when set) and read back, so every number is a double.
+    /// A later entry for the same image replaces an earlier one.
+    pub fn add_image(&mut self, data: &ImageData) {
         let mut fields: Vec<(&str, Value)> = Vec::new();
-        for key in ["image", "resolvedImage", "registry", "repository"] {
-            let v = node.get(key).and_then(Node::as_str).unwrap_or("");
-            fields.push((key, Value::from(v)));
-        }
-        for key in ["tag", "digest"] {
-            if let Some(v) = node
-                .get(key)
-                .and_then(Node::as_str)
-                .filter(|v| !v.is_empty())
-            {
-                fields.push((key, Value::from(v)));
+        for (key, v) in &data.strings {
+            let always = matches!(*key, "image" | "resolvedImage" | "registry" | "repository");
+            if always || !v.is_empty() {
+                fields.push((key, Value::from(v.as_str())));
             }
         }
-        for key in ["imageIndex", "manifest", "config"] {
-            if let Some(v) = node.get(key).filter(|v| !v.is_null()) {
-                fields.push((key, doubles(to_cel(v))));
-            }
+        for (key, v) in &data.values {
+            fields.push((key, doubles(to_cel(v))));
         }
-        self.images.insert(image.to_owned(), map_of(fields));
-        Ok(())
+        self.images
+            .insert(data.string("image").to_owned(), map_of(fields));
     }
 
     fn get(
@@ -479,7 +472,8 @@ mod tests {
             .unwrap()
             .remove(0)
             .root;
-        Arc::new(CelContext::from_document(&root).unwrap())
+        let src = SourceFile::new("ctx.yaml", text);
+        Arc::new(CelContext::from_file(&src, &root).unwrap())
     }
 
     fn run(cx: Option<Arc<CelContext>>, expr: &str) -> Result<Value, String> {

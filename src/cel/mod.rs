@@ -26,6 +26,7 @@ pub mod go_errors;
 pub mod gzip;
 pub mod image;
 pub mod jwt;
+pub mod k8s_env;
 pub mod k8s_lists;
 pub mod libs;
 pub mod locate;

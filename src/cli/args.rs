@@ -136,6 +136,11 @@ pub struct ApplyArgs {
     #[arg(long = "json", value_name = "PATH")]
     pub json: Vec<PathBuf>,
 
+    /// Kyverno CLI context file: data for CEL `resource.Get/List` and `image.GetMetadata`
+    /// (`kpol check --context-file`).
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster_resources")]
+    pub context_file: Option<PathBuf>,
+
     /// Print Kyverno's policy report (`openreports.io/v1alpha1`) instead of kpol's output.
     #[arg(short = 'p', long, conflicts_with = "format")]
     pub policy_report: bool,
@@ -207,6 +212,7 @@ impl From<ApplyArgs> for CheckArgs {
             json_payloads: a.json,
             http_payloads: Vec::new(),
             envoy_payloads: Vec::new(),
+            context_file: a.context_file,
             exclude: a.exclude,
             format: a.format,
             policy_report: a.policy_report,
@@ -314,6 +320,14 @@ pub struct CheckArgs {
     /// `envoyPayloads`). A denial or an error is a finding at the file.
     #[arg(long = "envoy-payload", value_name = "PATH")]
     pub envoy_payloads: Vec<PathBuf>,
+
+    /// A Kyverno CLI context file (`cli.kyverno.io/v1alpha1` Context, as `kyverno apply
+    /// --context-file` and a test's `context:`): its `spec.resources` answer CEL
+    /// `resource.Get`/`resource.List`, its `spec.images` `image.GetMetadata`
+    /// (docs/TEST-FORMAT.md). Read strictly: an unknown field is an error at its line:column
+    /// and the run is incomplete (exit 2).
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster_resources")]
+    pub context_file: Option<PathBuf>,
 
     /// Skip input paths matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
@@ -644,6 +658,11 @@ pub struct MutateArgs {
     /// PolicyException file (repeatable). Exceptions among the policy files are used too.
     #[arg(short = 'e', long = "exception", value_name = "PATH")]
     pub exceptions: Vec<PathBuf>,
+
+    /// Kyverno CLI context file: data for CEL `resource.Get/List` and `image.GetMetadata` in
+    /// MutatingPolicies, as `kyverno apply --context-file` (`kpol check --context-file`).
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster_resources")]
+    pub context_file: Option<PathBuf>,
 
     #[command(flatten)]
     pub request: RequestArgs,

@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 
+use kpol::cel::context::CelContext;
 use kpol::diagnostic::{Code, Diagnostic, Location, Severity};
 use kpol::engine::{Engine, phases};
 use kpol::manifest::read_manifests;
@@ -360,6 +361,10 @@ pub fn run(args: CheckArgs) -> u8 {
         request.namespaces = Arc::new(namespaces);
     }
     let old = Previous::new(&settings, &request, &mut diagnostics);
+    let cel = cel_data(
+        &request,
+        context_file(settings.context_file.as_deref(), &mut diagnostics),
+    );
     // Inline suppressions are judged on today's date (`KPOL_TODAY` fixes it).
     let today = if settings.inline_ignores {
         super::suppressions::today()
@@ -430,6 +435,7 @@ pub fn run(args: CheckArgs) -> u8 {
     let list_passing = renderer.lists_passing(settings.verbose);
     let check = |(input, feed): &(Input, Feed)| {
         let options = CheckOptions {
+            cel: cel.as_ref(),
             audit_warn: settings.audit_warn,
             max_bytes,
             list_passing,
@@ -908,12 +914,46 @@ fn set_values(items: &[String]) -> Vec<(String, kpol::yaml::Node)> {
     out
 }
 
+/// The data CEL library calls (`resource.Get/List`, `image.GetMetadata`) read in a run: the
+/// `--context-file` (`file`, as `kyverno apply --context-file` gives it), else the virtual
+/// cluster of `--cluster-resources` (as a test's `clusterResources` mode reads it); `None`
+/// when there is neither, and those calls are unsupported offline.
+pub(super) fn cel_data(request: &Request, file: Option<CelContext>) -> Option<Arc<CelContext>> {
+    match file {
+        Some(cx) => Some(Arc::new(cx)),
+        None => request
+            .offline
+            .cluster
+            .clone()
+            .map(|c| Arc::new(CelContext::with_cluster(c))),
+    }
+}
+
+/// A context file's problem: the run is incomplete (exit 2), as the Kyverno CLI stops.
+pub(super) fn context_file(
+    path: Option<&std::path::Path>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<CelContext> {
+    let e = match super::test::read_context(path?) {
+        Ok(cx) => return Some(cx),
+        Err(e) => e,
+    };
+    diags.push(Diagnostic::error(
+        Code::InvalidTest,
+        format!("invalid context file: {}", e.message),
+        Some(Location::file(e.position.clone())),
+    ));
+    None
+}
+
 /// Files with this many resources or more are checked in parallel within the file.
 const SPLIT_AT_RESOURCES: usize = 16;
 
 /// How [`check_input`] works and what it keeps.
 #[derive(Clone, Copy)]
-struct CheckOptions {
+struct CheckOptions<'a> {
+    /// The data CEL library calls read ([`cel_data`]).
+    cel: Option<&'a Arc<CelContext>>,
     audit_warn: bool,
     max_bytes: u64,
     /// Whether passing and skipped results become findings (else they are only counted).
@@ -986,7 +1026,7 @@ fn check_input(
     request: &Request,
     old: &Previous,
     input: &Input,
-    opts: CheckOptions,
+    opts: CheckOptions<'_>,
 ) -> FileReport {
     let text = match policies::read(input, opts.max_bytes) {
         Ok(t) => t,
@@ -1044,7 +1084,9 @@ pub(super) fn check_text(
         diff_base: None,
         forced: false,
     };
+    let cel = cel_data(request, None);
     let opts = CheckOptions {
+        cel: cel.as_ref(),
         audit_warn: false,
         max_bytes: u64::MAX,
         list_passing: false,
@@ -1065,7 +1107,7 @@ fn check_manifests(
     file_old: Option<&super::old::OldObjects>,
     source: &Source,
     mut manifests: kpol::manifest::Manifests,
-    opts: CheckOptions,
+    opts: CheckOptions<'_>,
 ) -> FileReport {
     // Inline suppressions (docs/SUPPRESSIONS.md), read from the file before its resources are
     // checked: refused entries are errors of the file, expired ones warnings.
@@ -1077,12 +1119,6 @@ fn check_manifests(
         }
         _ => Vec::new(),
     };
-    // `--cluster-resources`: CEL `resource.Get/List` read the virtual cluster too.
-    let cel = request
-        .offline
-        .cluster
-        .clone()
-        .map(|c| Arc::new(kpol::cel::context::CelContext::with_cluster(c)));
     let check_one = |(resource, directives): (&Resource, &[kpol::suppress::scan::Directive])| {
         let request = &*old.request(request, file_old, resource);
         let (resource, defaulted) =
@@ -1150,7 +1186,7 @@ fn check_manifests(
     let resources = &manifests.resources;
     let check_resource = |i: usize| {
         let directives = directives.get(i).map_or(&[][..], Vec::as_slice);
-        kpol::cel::context::with_context(cel.clone(), || {
+        kpol::cel::context::with_context(opts.cel.cloned(), || {
             resources.get(i).map(|r| check_one((r, directives)))
         })
     };

@@ -84,6 +84,8 @@ pub struct Settings {
     pub userinfo: Option<PathBuf>,
     /// `--cluster-resources`.
     pub cluster_resources: Vec<PathBuf>,
+    /// `--context-file`.
+    pub context_file: Option<PathBuf>,
     /// `--old` and `--diff-base`: previous revisions (cli/old.rs).
     pub old: Vec<PathBuf>,
     pub diff_base: Option<String>,
@@ -161,6 +163,7 @@ pub fn settings(args: CheckArgs, config: Config) -> Result<Settings, Diagnostic>
         set: args.request.set,
         userinfo: args.request.userinfo,
         cluster_resources: args.request.cluster_resources,
+        context_file: args.context_file,
         old: args.old,
         diff_base: args.diff_base,
         format: args.format.or(config.format).unwrap_or(CheckFormat::Human),

@@ -54,7 +54,19 @@ pub fn run(args: MutateArgs) -> u8 {
     // Each input is read, mutated and (for --diff) diffed by a worker, and handed on in input
     // order as soon as it and every earlier one are done (src/cli/ordered.rs): memory stays
     // flat in the number of files (docs/PERFORMANCE.md).
-    let work = |input: &Input| mutate_one(&engine, &request, input, max_bytes, &args);
+    // `--context-file`, else `--cluster-resources`: what CEL library calls read. A context
+    // file that does not read stops the run before any file is written.
+    let file = super::check::context_file(args.context_file.as_deref(), &mut diagnostics);
+    if args.context_file.is_some() && file.is_none() {
+        diagnostics.iter().for_each(print_diagnostic_line);
+        return exit::INCOMPLETE;
+    }
+    let cel = super::check::cel_data(&request, file);
+    let work = |input: &Input| {
+        kpol::cel::context::with_context(cel.clone(), || {
+            mutate_one(&engine, &request, input, max_bytes, &args)
+        })
+    };
     let mut incomplete = false;
     let mut errors = false;
     let mut would_change = Vec::new();

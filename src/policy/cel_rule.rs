@@ -39,10 +39,24 @@ impl CelRule {
             p
         };
         let seq = |k: &str| cel.get(k).and_then(Node::as_seq).unwrap_or(&[]).to_vec();
+        let params = match (cel.get("paramKind"), cel.get("paramRef")) {
+            (Some(k), Some(r)) if !k.is_null() && !r.is_null() => Some((k.clone(), r.clone())),
+            _ => None,
+        };
+        // Kubernetes' environment (Kyverno's `validate_cel.go`): `params` with both fields,
+        // `authorizer` in the validations.
+        let declared = crate::cel::k8s_env::Optional {
+            params: params.is_some(),
+            authorizer: true,
+        };
         let validations = seq("expressions")
             .iter()
             .map(|v| Validation {
-                expression: program(v.get("expression").unwrap_or(&Node::null())),
+                expression: {
+                    let mut p = program(v.get("expression").unwrap_or(&Node::null()));
+                    crate::cel::k8s_env::in_kubernetes_env(&mut p, declared);
+                    p
+                },
                 message: v.get("message").and_then(Node::as_str).map(str::to_owned),
                 message_expression: v.get("messageExpression").map(&mut program),
             })
@@ -62,10 +76,6 @@ impl CelRule {
             .iter()
             .filter_map(|a| a.get("valueExpression").map(&mut program))
             .collect();
-        let params = match (cel.get("paramKind"), cel.get("paramRef")) {
-            (Some(k), Some(r)) if !k.is_null() && !r.is_null() => Some((k.clone(), r.clone())),
-            _ => None,
-        };
         Self {
             validations,
             variables,

@@ -153,6 +153,11 @@ fn validate(
     }
     act.bind_composited_variables(rule.variables.iter().map(|(n, p)| (n.as_str(), p)));
     for val in &rule.validations {
+        // A validation that does not compile denies with the compiler's error (Kubernetes'
+        // validator: `compilation error: …`).
+        if let Err(e) = &val.expression.expr {
+            return (Status::Fail, format!("compilation error: {e}"));
+        }
         match act.eval_bool(&val.expression) {
             Ok(true) => {}
             Err(e) => return (Status::Fail, resulted_in_error(&val.expression, &e)),

@@ -348,6 +348,10 @@ fn run_vap(
     }
     let mut deny = None;
     for val in &v.validations {
+        // A validation that does not compile is an error with the compiler's text.
+        if let Err(e) = &val.expression.expr {
+            return response(policy, Status::Error, format!("compilation error: {e}"));
+        }
         match act.eval_bool(&val.expression) {
             Err(e) => {
                 let e = super::cel_rule::resulted_in_error(&val.expression, &e);

@@ -347,6 +347,19 @@ pub fn load(
     // them).
     c.boolean = kind != CelKind::ValidatingAdmissionPolicy && !matches!(mode, "Envoy" | "HTTP");
     let mut variants = vec![c.variant(&spec, constraints.clone())];
+    if kind == CelKind::ValidatingAdmissionPolicy {
+        // Kubernetes' environment, as Kyverno compiles a VAP (`pkg/admissionpolicy`
+        // `validate.go`): `params` with a paramKind, no `authorizer`.
+        let declared = crate::cel::k8s_env::Optional {
+            params: spec.get("paramKind").is_some_and(|k| !k.is_null()),
+            authorizer: false,
+        };
+        for v in &mut variants {
+            for val in &mut v.validations {
+                crate::cel::k8s_env::in_kubernetes_env(&mut val.expression, declared);
+            }
+        }
+    }
     if let Some(err) = c.errors.first() {
         broken.get_or_insert_with(|| format!("failed to compile policy: {err}"));
     }

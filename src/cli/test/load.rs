@@ -372,12 +372,16 @@ fn load_payload(dir: &Path, name: &str) -> Result<Resource, LoadError> {
     }
 }
 
-/// Reads a `context:` file: its first document is the Context (cel.md §4.6).
-fn read_context(path: &Path) -> Result<kpol::cel::context::CelContext, LoadError> {
+/// Reads a `context:` file: its first document is the Context (cel.md §4.6), read strictly.
+pub fn read_context(path: &Path) -> Result<kpol::cel::context::CelContext, LoadError> {
     let (src, docs) = read_yaml(path)?;
-    let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
-    kpol::cel::context::CelContext::from_document(&root)
-        .map_err(|e| LoadError::in_file(src.name(), format!("invalid context: {e}")))
+    // The CLI decodes the file's first document, even an empty one (then the context is empty).
+    let root = docs
+        .into_iter()
+        .next()
+        .filter(|d| d.index == 0)
+        .map_or_else(Node::null, |d| d.root);
+    kpol::cel::context::CelContext::from_file(&src, &root)
 }
 
 /// Reads a values file (`--values-file`), with its warnings.

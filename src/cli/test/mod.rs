@@ -17,7 +17,7 @@ pub(crate) mod rows;
 mod select;
 
 pub use kpol::testfile::LoadError;
-pub use load::{read_cluster_files, read_user_info, read_values_file};
+pub use load::{read_cluster_files, read_context, read_user_info, read_values_file};
 pub use overrides::global_object_parts;
 
 use std::io::Write as _;
