@@ -304,6 +304,24 @@ fn evaluate_vap(
             continue;
         }
         let mut r = match &b.param_ref {
+            // In `clusterResources` mode the params come from the CLI's fake cluster; a
+            // failure to collect them ends the policy with the responses so far.
+            Some(Ok(param_ref)) if in_cluster.is_some() => {
+                let cluster = in_cluster.map(AsRef::as_ref);
+                match fake_cluster_params(b, param_ref, cluster) {
+                    Ok(Some(params)) => {
+                        act.set("params", params);
+                        run(&mut act)
+                    }
+                    Ok(None) => response(
+                        policy,
+                        Status::Error,
+                        "no params selected by the binding's paramRef (the Kyverno v1.19.0 CLI panics here)"
+                            .to_owned(),
+                    ),
+                    Err(_) => break,
+                }
+            }
             // Nothing found: `params` is null (reading it is an error).
             Some(Ok(param_ref)) => {
                 act.set(
@@ -324,6 +342,31 @@ fn evaluate_vap(
         last = Some(r);
     }
     last.into_iter().collect()
+}
+
+/// A binding's params from the virtual cluster, as the CLI's fake cluster serves them
+/// ([`super::params::collect_in_fake_cluster`]).
+fn fake_cluster_params(
+    b: &super::Binding,
+    param_ref: &super::params::ParamRef,
+    cluster: Option<&crate::cluster::Cluster>,
+) -> Result<Option<Value>, String> {
+    let Some(cluster) = cluster else {
+        return Err("no cluster".to_owned());
+    };
+    let null = crate::yaml::Node::null();
+    let param_kind = b.param_kind.as_ref().unwrap_or(&null);
+    let kind = param_kind.get("kind").and_then(crate::yaml::Node::as_str);
+    let discovered = kind.is_some_and(|k| cluster.find_resource(k).is_some());
+    let pool = super::params::ParamPool {
+        objects: cluster.objects().map(|(_, _, _, n)| n).collect(),
+        custom_scopes: cluster
+            .custom_kinds()
+            .iter()
+            .map(|c| (c.group.clone(), c.kind.clone(), c.namespaced))
+            .collect(),
+    };
+    super::params::collect_in_fake_cluster(param_kind, param_ref, &pool, discovered)
 }
 
 fn run_vap(

@@ -187,3 +187,74 @@ pub fn collect(
     }
     Ok(params)
 }
+
+/// The params of a VAP binding in `clusterResources` mode, as the Kyverno v1.19.0 CLI's fake
+/// cluster gives them (`processVAPWithClient` → `CollectParams` over `ext/cluster/fake.go`'s
+/// client): its discovery reports every kind it serves as cluster-scoped, so the params are
+/// read with no namespace — a `paramRef.namespace` is refused, a name finds only an object
+/// stored without a namespace (a namespaced kind written without one is stored in
+/// `default`), a selector lists the matching objects of every namespace. `discovered`: the
+/// fake discovery serves the kind (`Cluster::find_resource`), else the scope check fails.
+///
+/// `Ok(None)`: a selector matched nothing and nothing denies — the CLI indexes the empty
+/// list and panics there. One param is the object itself, several a list (`items`).
+pub fn collect_in_fake_cluster(
+    param_kind: &Node,
+    param_ref: &ParamRef,
+    pool: &ParamPool,
+    discovered: bool,
+) -> Result<Option<Value>, String> {
+    let api_version = param_kind
+        .get("apiVersion")
+        .and_then(Node::as_str)
+        .unwrap_or("");
+    let kind = param_kind.get("kind").and_then(Node::as_str).unwrap_or("");
+    let (group, _) = crate::cluster::parse_group_version(api_version)
+        .map_err(|_| "can't parse the parameter resource group version".to_owned())?;
+    if !discovered {
+        return Err("failed to check if resource is namespaced or not (not found)".to_owned());
+    }
+    if !param_ref.namespace.is_empty() {
+        return Err(
+            "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".to_owned(),
+        );
+    }
+    let namespaced = pool.namespaced(&group, kind);
+    let of_kind = pool.objects.iter().copied().filter(|n| {
+        n.get("apiVersion").and_then(Node::as_str) == Some(api_version)
+            && n.get("kind").and_then(Node::as_str) == Some(kind)
+    });
+    let mut params: Vec<Value> = if !param_ref.name.is_empty() {
+        let stored_without_namespace = |n: &&Node| meta(n, "namespace").is_empty() && !namespaced;
+        match of_kind
+            .filter(stored_without_namespace)
+            .find(|n| meta(n, "name") == param_ref.name)
+        {
+            Some(n) => vec![to_cel(n)],
+            None => {
+                return Err(format!(
+                    "{} \"{}\" not found",
+                    crate::cluster::group_resource(&(
+                        group.clone(),
+                        String::new(),
+                        crate::base::gvk::plural(kind)
+                    )),
+                    param_ref.name
+                ));
+            }
+        }
+    } else if let Some(sel) = &param_ref.selector {
+        of_kind
+            .filter(|n| sel.matches(&labels(n)).unwrap_or(false))
+            .map(to_cel)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    match params.len() {
+        0 if param_ref.deny_when_missing => Err("no params found".to_owned()),
+        0 => Ok(None),
+        1 => Ok(params.pop()),
+        _ => Ok(Some(map_of([("items", Value::List(params.into()))]))),
+    }
+}
