@@ -354,3 +354,29 @@ fn check_merges_global_object_values_into_the_resource() {
     assert!(!text.contains("team/v"), "{text}");
     assert_eq!(code, Some(0), "{text}");
 }
+
+// A UserInfo file's `userInfo.uid` and `userInfo.extra` reach `request.userInfo`
+// (testdata/test/userinfo-extra, rows as Kyverno v1.19.0 gives them): with the file the deny
+// conditions on both see the values and the rule passes; without it `request.userInfo` is
+// absent and the rule errors with the CLI's message.
+#[test]
+fn userinfo_uid_and_extra_reach_the_request() {
+    let run = kpol_test(&[&fixture("userinfo-extra"), "--detailed-results"]);
+    let rows = run.rows();
+    let seen: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.actual.as_str(), r.message.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("pass", "validation rule 'uid-and-extra' passed."),
+            (
+                "error",
+                "failed to check deny conditions: failed to substitute variables in condition key: failed to resolve request.userInfo.uid at path : JMESPath query failed: Unknown key \"userInfo\" in path"
+            ),
+        ]
+    );
+    assert!(rows.iter().all(|r| r.ok), "{}", run.stdout);
+    assert_eq!(run.code, Some(0));
+}
