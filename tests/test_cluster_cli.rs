@@ -332,3 +332,38 @@ fn vap_param_refs_read_the_fake_cluster_in_cluster_mode() {
     };
     assert_eq!(of("max-from-configmap-name"), ["pass", "fail"]);
 }
+
+// MutatingAdmissionPolicy bindings' `paramRef` likewise (testdata/cluster/mapol-params, rows
+// as Kyverno v1.19.0 gives them): in cluster mode the Namespace by name is found and its
+// label patched in; the ConfigMap by name is not (no response: `not found`). Without the
+// cluster `paramResources` decide: the ConfigMap is found and the Namespace is not.
+#[test]
+fn mapol_param_refs_read_the_fake_cluster_in_cluster_mode() {
+    let outcome = |rows: Vec<common::Row>| -> Vec<(String, String, bool)> {
+        rows.into_iter()
+            .map(|r| (r.policy, r.actual, r.ok))
+            .collect()
+    };
+    let s = String::from;
+    let out = common::kpol_test(&[fixture("mapol-params").to_str().unwrap()]);
+    assert_eq!(
+        outcome(out.rows()),
+        [
+            (s("owner-from-namespace"), s("pass"), true),
+            (s("owner-from-configmap"), s("not found"), false),
+        ],
+        "{}",
+        out.stdout
+    );
+    let dir = copy_with("mapol-params", |t| {
+        t.replace("clusterResources: [cluster.yaml]\n", "")
+    });
+    let out = common::kpol_test(&[dir.path().to_str().unwrap()]);
+    assert_eq!(
+        outcome(out.rows()),
+        [
+            (s("owner-from-namespace"), s("not found"), false),
+            (s("owner-from-configmap"), s("pass"), true),
+        ]
+    );
+}

@@ -308,7 +308,11 @@ fn evaluate_vap(
             // failure to collect them ends the policy with the responses so far.
             Some(Ok(param_ref)) if in_cluster.is_some() => {
                 let cluster = in_cluster.map(AsRef::as_ref);
-                match fake_cluster_params(b, param_ref, cluster) {
+                let from_cluster = cluster.map_or_else(
+                    || Err(String::new()),
+                    |c| super::params::from_fake_cluster(b.param_kind.as_ref(), param_ref, c),
+                );
+                match from_cluster {
                     Ok(Some(params)) => {
                         act.set("params", params);
                         run(&mut act)
@@ -342,31 +346,6 @@ fn evaluate_vap(
         last = Some(r);
     }
     last.into_iter().collect()
-}
-
-/// A binding's params from the virtual cluster, as the CLI's fake cluster serves them
-/// ([`super::params::collect_in_fake_cluster`]).
-fn fake_cluster_params(
-    b: &super::Binding,
-    param_ref: &super::params::ParamRef,
-    cluster: Option<&crate::cluster::Cluster>,
-) -> Result<Option<Value>, String> {
-    let Some(cluster) = cluster else {
-        return Err("no cluster".to_owned());
-    };
-    let null = crate::yaml::Node::null();
-    let param_kind = b.param_kind.as_ref().unwrap_or(&null);
-    let kind = param_kind.get("kind").and_then(crate::yaml::Node::as_str);
-    let discovered = kind.is_some_and(|k| cluster.find_resource(k).is_some());
-    let pool = super::params::ParamPool {
-        objects: cluster.objects().map(|(_, _, _, n)| n).collect(),
-        custom_scopes: cluster
-            .custom_kinds()
-            .iter()
-            .map(|c| (c.group.clone(), c.kind.clone(), c.namespaced))
-            .collect(),
-    };
-    super::params::collect_in_fake_cluster(param_kind, param_ref, &pool, discovered)
 }
 
 fn run_vap(

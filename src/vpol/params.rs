@@ -258,3 +258,26 @@ pub fn collect_in_fake_cluster(
         _ => Ok(Some(map_of([("items", Value::List(params.into()))]))),
     }
 }
+
+/// [`collect_in_fake_cluster`] over the objects of the virtual cluster: a binding's params in
+/// `clusterResources` mode (VAP and MAP bindings alike). `param_kind`: the policy's
+/// `spec.paramKind`.
+pub fn from_fake_cluster(
+    param_kind: Option<&Node>,
+    param_ref: &ParamRef,
+    cluster: &crate::cluster::Cluster,
+) -> Result<Option<Value>, String> {
+    let null = Node::null();
+    let param_kind = param_kind.unwrap_or(&null);
+    let kind = param_kind.get("kind").and_then(Node::as_str);
+    let discovered = kind.is_some_and(|k| cluster.find_resource(k).is_some());
+    let pool = ParamPool {
+        objects: cluster.objects().map(|(_, _, _, n)| n).collect(),
+        custom_scopes: cluster
+            .custom_kinds()
+            .iter()
+            .map(|c| (c.group.clone(), c.kind.clone(), c.namespaced))
+            .collect(),
+    };
+    collect_in_fake_cluster(param_kind, param_ref, &pool, discovered)
+}
