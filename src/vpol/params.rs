@@ -156,36 +156,43 @@ pub fn collect(
             && n.get("kind").and_then(Node::as_str) == Some(kind)
             && (params_namespace.is_empty() || object_namespace(n, namespaced) == params_namespace)
     });
-    let params: Vec<Value> = if !param_ref.name.is_empty() {
-        match of_kind
-            .into_iter()
-            .find(|n| meta(n, "name") == param_ref.name)
-        {
-            Some(n) => return Ok(vec![to_cel(n)]),
-            None => {
-                return Err(format!(
-                    "{} \"{}\" not found",
-                    crate::cluster::group_resource(&(
-                        group.clone(),
-                        String::new(),
-                        crate::base::gvk::plural(kind)
-                    )),
-                    param_ref.name
-                ));
-            }
-        }
-    } else if let Some(sel) = &param_ref.selector {
-        of_kind
-            .filter(|n| sel.matches(&labels(n)).unwrap_or(false))
-            .map(to_cel)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let params = select(of_kind, &group, kind, param_ref)?;
     if params.is_empty() && param_ref.deny_when_missing {
         return Err("no params found".to_owned());
     }
     Ok(params)
+}
+
+/// The params `param_ref` selects among `of_kind` (the readable objects of the param kind): a
+/// name one object (absent: the API server's not-found error), a selector every object whose
+/// labels match, neither nothing.
+fn select<'a>(
+    mut of_kind: impl Iterator<Item = &'a Node>,
+    group: &str,
+    kind: &str,
+    param_ref: &ParamRef,
+) -> Result<Vec<Value>, String> {
+    if !param_ref.name.is_empty() {
+        return match of_kind.find(|n| meta(n, "name") == param_ref.name) {
+            Some(n) => Ok(vec![to_cel(n)]),
+            None => Err(format!(
+                "{} \"{}\" not found",
+                crate::cluster::group_resource(&(
+                    group.to_owned(),
+                    String::new(),
+                    crate::base::gvk::plural(kind)
+                )),
+                param_ref.name
+            )),
+        };
+    }
+    Ok(match &param_ref.selector {
+        Some(sel) => of_kind
+            .filter(|n| sel.matches(&labels(n)).unwrap_or(false))
+            .map(to_cel)
+            .collect(),
+        None => Vec::new(),
+    })
 }
 
 /// The params of a VAP binding in `clusterResources` mode, as the Kyverno v1.19.0 CLI's fake
@@ -224,33 +231,10 @@ pub fn collect_in_fake_cluster(
         n.get("apiVersion").and_then(Node::as_str) == Some(api_version)
             && n.get("kind").and_then(Node::as_str) == Some(kind)
     });
-    let mut params: Vec<Value> = if !param_ref.name.is_empty() {
-        let stored_without_namespace = |n: &&Node| meta(n, "namespace").is_empty() && !namespaced;
-        match of_kind
-            .filter(stored_without_namespace)
-            .find(|n| meta(n, "name") == param_ref.name)
-        {
-            Some(n) => vec![to_cel(n)],
-            None => {
-                return Err(format!(
-                    "{} \"{}\" not found",
-                    crate::cluster::group_resource(&(
-                        group.clone(),
-                        String::new(),
-                        crate::base::gvk::plural(kind)
-                    )),
-                    param_ref.name
-                ));
-            }
-        }
-    } else if let Some(sel) = &param_ref.selector {
-        of_kind
-            .filter(|n| sel.matches(&labels(n)).unwrap_or(false))
-            .map(to_cel)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // A name is looked up outside any namespace; a selector lists every namespace.
+    let stored_without_namespace = |n: &&Node| meta(n, "namespace").is_empty() && !namespaced;
+    let readable = of_kind.filter(|n| param_ref.name.is_empty() || stored_without_namespace(n));
+    let mut params = select(readable, &group, kind, param_ref)?;
     match params.len() {
         0 if param_ref.deny_when_missing => Err("no params found".to_owned()),
         0 => Ok(None),
