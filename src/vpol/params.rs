@@ -119,13 +119,7 @@ pub fn collect(
     namespace: &str,
     pool: &ParamPool,
 ) -> Result<Vec<Value>, String> {
-    let api_version = param_kind
-        .get("apiVersion")
-        .and_then(Node::as_str)
-        .unwrap_or("");
-    let kind = param_kind.get("kind").and_then(Node::as_str).unwrap_or("");
-    let (group, _) = crate::cluster::parse_group_version(api_version)
-        .map_err(|_| "can't parse the parameter resource group version".to_owned())?;
+    let (api_version, kind, group) = read_param_kind(param_kind)?;
     let namespaced = pool.namespaced(&group, kind);
     let params_namespace = if namespaced {
         if !param_ref.namespace.is_empty() {
@@ -161,6 +155,16 @@ pub fn collect(
         return Err("no params found".to_owned());
     }
     Ok(params)
+}
+
+/// A `paramKind`'s apiVersion, kind and group (`schema.ParseGroupVersion`'s error worded as
+/// `CollectParams` words it).
+fn read_param_kind(param_kind: &Node) -> Result<(&str, &str, String), String> {
+    let text = |k: &str| param_kind.get(k).and_then(Node::as_str).unwrap_or("");
+    let api_version = text("apiVersion");
+    let (group, _) = crate::cluster::parse_group_version(api_version)
+        .map_err(|_| "can't parse the parameter resource group version".to_owned())?;
+    Ok((api_version, text("kind"), group))
 }
 
 /// The params `param_ref` selects among `of_kind` (the readable objects of the param kind): a
@@ -211,13 +215,7 @@ pub fn collect_in_fake_cluster(
     pool: &ParamPool,
     discovered: bool,
 ) -> Result<Option<Value>, String> {
-    let api_version = param_kind
-        .get("apiVersion")
-        .and_then(Node::as_str)
-        .unwrap_or("");
-    let kind = param_kind.get("kind").and_then(Node::as_str).unwrap_or("");
-    let (group, _) = crate::cluster::parse_group_version(api_version)
-        .map_err(|_| "can't parse the parameter resource group version".to_owned())?;
+    let (api_version, kind, group) = read_param_kind(param_kind)?;
     if !discovered {
         return Err("failed to check if resource is namespaced or not (not found)".to_owned());
     }
