@@ -335,8 +335,9 @@ fn vap_param_refs_read_the_fake_cluster_in_cluster_mode() {
 
 // MutatingAdmissionPolicy bindings' `paramRef` likewise (testdata/cluster/mapol-params, rows
 // as Kyverno v1.19.0 gives them): in cluster mode the Namespace by name is found and its
-// label patched in; the ConfigMap by name is not (no response: `not found`). Without the
-// cluster `paramResources` decide: the ConfigMap is found and the Namespace is not.
+// label patched in; the ConfigMap by name is not (no response: `not found`); the cluster's
+// Namespace is `namespaceObject`. Without the cluster `paramResources` decide: the ConfigMap
+// is found and the Namespace is not, and `namespaceObject` has no labels to read.
 #[test]
 fn mapol_param_refs_read_the_fake_cluster_in_cluster_mode() {
     let outcome = |rows: Vec<common::Row>| -> Vec<(String, String, bool)> {
@@ -351,6 +352,7 @@ fn mapol_param_refs_read_the_fake_cluster_in_cluster_mode() {
         [
             (s("owner-from-namespace"), s("pass"), true),
             (s("owner-from-configmap"), s("not found"), false),
+            (s("owner-from-namespace-object"), s("pass"), true),
         ],
         "{}",
         out.stdout
@@ -364,6 +366,7 @@ fn mapol_param_refs_read_the_fake_cluster_in_cluster_mode() {
         [
             (s("owner-from-namespace"), s("not found"), false),
             (s("owner-from-configmap"), s("pass"), true),
+            (s("owner-from-namespace-object"), s("not found"), false),
         ]
     );
 }

@@ -57,7 +57,7 @@ pub fn mutate(
         {
             return None;
         }
-        match apply_once(body, &current, &create, None) {
+        match apply_once(body, &current, &create, None, None) {
             Outcome::Done(r, root) => {
                 current = current.with_root(root);
                 last = Some(r);
@@ -70,9 +70,11 @@ pub fn mutate(
         // response), and the bindings' params come from the CLI's fake cluster.
         let cluster = create.offline.cluster.clone();
         let mut labels = None;
+        // The cluster's Namespace object is `namespaceObject` there.
+        let mut cluster_ns = None;
         if let Some(c) = &cluster {
             if !resource.namespace.is_empty() {
-                c.namespace(&resource.namespace)?;
+                cluster_ns = Some(to_cel(c.namespace(&resource.namespace)?));
                 labels = Some(c.namespace_labels(&resource.namespace).unwrap_or_default());
             }
             let own = body
@@ -109,7 +111,7 @@ pub fn mutate(
                 }
                 _ => b.param_ref.as_ref().and_then(|r| r.resolve(&create.params)),
             };
-            match apply_once(body, &current, &create, params) {
+            match apply_once(body, &current, &create, params, cluster_ns.as_ref()) {
                 Outcome::Done(r, root) => {
                     current = current.with_root(root);
                     last = Some(r);
@@ -150,6 +152,7 @@ fn apply_once(
     resource: &Resource,
     request: &Request,
     params: Option<Value>,
+    namespace: Option<&Value>,
 ) -> Outcome {
     if body.broken.is_some() {
         return Outcome::Dropped;
@@ -167,7 +170,11 @@ fn apply_once(
         Operation::Create,
         false,
     );
-    act.set("namespaceObject", namespace_object(resource, request));
+    let ns = namespace.cloned();
+    act.set(
+        "namespaceObject",
+        ns.unwrap_or_else(|| namespace_object(resource, request)),
+    );
     act.bind_variables(body.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let mut failed = false;
     for (_, cond) in &body.match_conditions {
