@@ -302,7 +302,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 16);
+    assert_eq!(names.len(), 17);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -332,7 +332,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 85 tests passed and 7 tests failed\n"),
+        text.contains("\nTest Summary: 87 tests passed and 7 tests failed\n"),
         "{text}"
     );
 }

@@ -283,3 +283,90 @@ fn strict_fails_rows_passing_only_because_excluded() {
     assert_eq!(run_with(&[]), (Some(1), serde_json::json!(1)));
     assert_eq!(run_with(&["--strict"]), (Some(1), serde_json::json!(5)));
 }
+
+// A VAP binding's `paramRef` in cluster mode (testdata/cluster/vap-params, rows as Kyverno
+// v1.19.0 gives them): the params come from the CLI's fake cluster, which sees every kind as
+// cluster-scoped — a ConfigMap by name, or a paramRef naming a namespace, gives no response
+// (rows `excluded`, passing whatever they expect); a Namespace by name and a selector over
+// every namespace (one match: the object, two: a list) give the verdicts. Without the cluster
+// the same bindings read `paramResources` and the ConfigMap by name decides.
+#[test]
+fn vap_param_refs_read_the_fake_cluster_in_cluster_mode() {
+    let out = common::kpol_test(&[fixture("vap-params").to_str().unwrap()]);
+    let got: Vec<(String, String, String, bool)> = out
+        .rows()
+        .into_iter()
+        .map(|r| {
+            let resource = r.resource.rsplit('/').next().unwrap_or("").to_owned();
+            (r.policy, resource, r.actual, r.ok)
+        })
+        .collect();
+    let row = |p: &str, r: &str, a: &str| (p.into(), r.into(), a.into(), true);
+    assert_eq!(
+        got,
+        [
+            row("max-from-namespace", "small", "pass"),
+            row("max-from-namespace", "big", "fail"),
+            row("max-from-configmap-name", "small", "excluded"),
+            row("max-from-configmap-name", "big", "excluded"),
+            row("max-from-one-selected", "small", "pass"),
+            row("max-from-one-selected", "big", "fail"),
+            row("two-selected", "small", "pass"),
+            row("two-selected", "big", "fail"),
+            row("namespaced-ref", "small", "excluded"),
+            row("namespaced-ref", "big", "excluded"),
+        ],
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.code, Some(0));
+    let dir = copy_with("vap-params", |t| {
+        t.replace("clusterResources: [cluster.yaml]\n", "")
+    });
+    let rows = common::kpol_test(&[dir.path().to_str().unwrap()]).rows();
+    let of = |p: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r.policy == p)
+            .map(|r| r.actual.clone())
+            .collect()
+    };
+    assert_eq!(of("max-from-configmap-name"), ["pass", "fail"]);
+}
+
+// MutatingAdmissionPolicy bindings' `paramRef` likewise (testdata/cluster/mapol-params, rows
+// as Kyverno v1.19.0 gives them): in cluster mode the Namespace by name is found and its
+// label patched in; the ConfigMap by name is not (no response: `not found`); the cluster's
+// Namespace is `namespaceObject`. Without the cluster `paramResources` decide: the ConfigMap
+// is found and the Namespace is not, and `namespaceObject` has no labels to read.
+#[test]
+fn mapol_param_refs_read_the_fake_cluster_in_cluster_mode() {
+    let outcome = |rows: Vec<common::Row>| -> Vec<(String, String, bool)> {
+        rows.into_iter()
+            .map(|r| (r.policy, r.actual, r.ok))
+            .collect()
+    };
+    let s = String::from;
+    let out = common::kpol_test(&[fixture("mapol-params").to_str().unwrap()]);
+    assert_eq!(
+        outcome(out.rows()),
+        [
+            (s("owner-from-namespace"), s("pass"), true),
+            (s("owner-from-configmap"), s("not found"), false),
+            (s("owner-from-namespace-object"), s("pass"), true),
+        ],
+        "{}",
+        out.stdout
+    );
+    let dir = copy_with("mapol-params", |t| {
+        t.replace("clusterResources: [cluster.yaml]\n", "")
+    });
+    let out = common::kpol_test(&[dir.path().to_str().unwrap()]);
+    assert_eq!(
+        outcome(out.rows()),
+        [
+            (s("owner-from-namespace"), s("not found"), false),
+            (s("owner-from-configmap"), s("pass"), true),
+            (s("owner-from-namespace-object"), s("not found"), false),
+        ]
+    );
+}

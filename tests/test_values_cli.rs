@@ -354,3 +354,53 @@ fn check_merges_global_object_values_into_the_resource() {
     assert!(!text.contains("team/v"), "{text}");
     assert_eq!(code, Some(0), "{text}");
 }
+
+// A UserInfo file's `userInfo.uid` and `userInfo.extra` reach `request.userInfo`
+// (testdata/test/userinfo-extra, rows as Kyverno v1.19.0 gives them): with the file the deny
+// conditions on both see the values and the rule passes; without it `request.userInfo` is
+// absent and the rule errors with the CLI's message.
+#[test]
+fn userinfo_uid_and_extra_reach_the_request() {
+    let run = kpol_test(&[&fixture("userinfo-extra"), "--detailed-results"]);
+    let rows = run.rows();
+    let seen: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.actual.as_str(), r.message.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("pass", "validation rule 'uid-and-extra' passed."),
+            (
+                "error",
+                "failed to check deny conditions: failed to substitute variables in condition key: failed to resolve request.userInfo.uid at path : JMESPath query failed: Unknown key \"userInfo\" in path"
+            ),
+        ]
+    );
+    assert!(rows.iter().all(|r| r.ok), "{}", run.stdout);
+    assert_eq!(run.code, Some(0));
+}
+
+// A test-file field kpol does not evaluate (`checks`, newer than v1.19, where the CLI refuses
+// the file as an unknown field) makes each row of that test not ok, naming it — never a pass.
+#[test]
+fn an_unevaluated_test_field_is_a_row_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(&fixture("userinfo-extra")).to_owned();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let mut text = std::fs::read_to_string(&p).unwrap();
+        if p.ends_with("kyverno-test.yaml") {
+            text = text.replacen("results:", "checks:\n- match: {}\nresults:", 1);
+        }
+        std::fs::write(tmp.path().join(p.file_name().unwrap()), text).unwrap();
+    }
+    let run = kpol_test(&[tmp.path().to_str().unwrap()]);
+    let rows = run.rows();
+    assert_eq!(rows.len(), 2, "{}", run.stdout);
+    assert!(!rows[0].ok, "{:?}", rows[0]);
+    assert_eq!(rows[0].reason, "unsupported: checks");
+    // The other test of the file has no `checks` and is unaffected.
+    assert!(rows[1].ok, "{:?}", rows[1]);
+    assert_eq!(run.code, Some(1));
+}

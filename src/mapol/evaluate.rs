@@ -7,6 +7,10 @@
 //! - without bindings the policy's matchConstraints decide (none: every resource); with
 //!   bindings only each binding's matchResources (none: every resource), and the bindings
 //!   chain: each mutates what the one before left, and the last one that responds decides;
+//! - in `clusterResources` mode (`processMAPWithClient`) the policy's own matchConstraints
+//!   must match as well, a namespaced resource's Namespace comes from the cluster (absent: no
+//!   response) and the bindings' params from the CLI's fake cluster
+//!   ([`crate::vpol::params::from_fake_cluster`]);
 //! - `variables` (visible to matchConditions), matchConditions: false → skip "match conditions
 //!   aren't met"; an error ignores that binding (skip under `failurePolicy: Ignore`);
 //! - each mutation in order, `object` rebound after each; a patch error drops the response
@@ -53,7 +57,7 @@ pub fn mutate(
         {
             return None;
         }
-        match apply_once(body, &current, &create, None) {
+        match apply_once(body, &current, &create, None, None) {
             Outcome::Done(r, root) => {
                 current = current.with_root(root);
                 last = Some(r);
@@ -61,16 +65,53 @@ pub fn mutate(
             Outcome::Ignored | Outcome::Dropped => return None,
         }
     } else {
+        // In `clusterResources` mode (`processMAPWithClient`) the policy's own constraints
+        // must match too, a namespaced resource's Namespace is the cluster's (absent: no
+        // response), and the bindings' params come from the CLI's fake cluster.
+        let cluster = create.offline.cluster.clone();
+        let mut labels = None;
+        // The cluster's Namespace object is `namespaceObject` there.
+        let mut cluster_ns = None;
+        if let Some(c) = &cluster {
+            if !resource.namespace.is_empty() {
+                cluster_ns = Some(to_cel(c.namespace(&resource.namespace)?));
+                labels = Some(c.namespace_labels(&resource.namespace).unwrap_or_default());
+            }
+            let own = body
+                .constraints
+                .as_ref()
+                .is_none_or(|k| k.matches_in(resource, &create, labels.as_ref()));
+            if !own {
+                return None;
+            }
+        }
         for b in &body.bindings {
             if !b
                 .match_resources
                 .as_ref()
-                .is_none_or(|c| c.matches(&current, &create))
+                .is_none_or(|c| c.matches_in(&current, &create, labels.as_ref()))
             {
                 continue;
             }
-            let params = b.param_ref.as_ref().and_then(|r| r.resolve(&create.params));
-            match apply_once(body, &current, &create, params) {
+            let params = match (&cluster, &b.param_ref) {
+                (Some(c), Some(r)) => {
+                    match crate::vpol::params::from_fake_cluster(b.param_kind.as_ref(), r, c) {
+                        Ok(Some(p)) => Some(p),
+                        Ok(None) => {
+                            last = Some(response(
+                                &body.name,
+                                Status::Error,
+                                "no params selected by the binding's paramRef (the Kyverno v1.19.0 CLI panics here)",
+                            ));
+                            break;
+                        }
+                        // Collecting failed: the policy ends with the responses so far.
+                        Err(_) => break,
+                    }
+                }
+                _ => b.param_ref.as_ref().and_then(|r| r.resolve(&create.params)),
+            };
+            match apply_once(body, &current, &create, params, cluster_ns.as_ref()) {
                 Outcome::Done(r, root) => {
                     current = current.with_root(root);
                     last = Some(r);
@@ -111,6 +152,7 @@ fn apply_once(
     resource: &Resource,
     request: &Request,
     params: Option<Value>,
+    namespace: Option<&Value>,
 ) -> Outcome {
     if body.broken.is_some() {
         return Outcome::Dropped;
@@ -128,7 +170,11 @@ fn apply_once(
         Operation::Create,
         false,
     );
-    act.set("namespaceObject", namespace_object(resource, request));
+    let ns = namespace.cloned();
+    act.set(
+        "namespaceObject",
+        ns.unwrap_or_else(|| namespace_object(resource, request)),
+    );
     act.bind_variables(body.variables.iter().map(|(n, p)| (n.as_str(), p)));
     let mut failed = false;
     for (_, cond) in &body.match_conditions {

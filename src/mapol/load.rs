@@ -58,6 +58,7 @@ pub fn mutating_admission_policy(
             name,
             match_resources,
             param_ref,
+            param_kind: spec.get("paramKind").filter(|k| !k.is_null()).cloned(),
         });
     }
     let body = MutatingAdmissionPolicy {

@@ -42,6 +42,8 @@ pub struct Binding {
     pub match_resources: Option<Constraints>,
     /// `spec.paramRef`: where the binding's params come from (crate::vpol::params).
     pub param_ref: Option<crate::vpol::params::ParamRef>,
+    /// The policy's `spec.paramKind`, read when the params come from the virtual cluster.
+    pub param_kind: Option<crate::yaml::Node>,
 }
 
 impl crate::policy::CelBody for MutatingAdmissionPolicy {

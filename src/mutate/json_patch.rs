@@ -233,16 +233,45 @@ fn add(doc: &mut Node, path: &[String], value: Node) -> Result<(), String> {
                 m.get_mut(seg).ok_or_else(|| missing("add", path))?
             }
             Value::Seq(items) => {
-                let idx = pad_index(seg, items)?;
-                if items[idx].is_null() {
-                    items[idx] = fresh();
-                }
+                let present = index(seg, items.len(), false).filter(|&i| !items[i].is_null());
+                let idx = match present {
+                    Some(i) => i,
+                    None => {
+                        let i = create_index(seg, items)?;
+                        items.insert(i, fresh());
+                        i
+                    }
+                };
                 &mut items[idx]
             }
             _ => return Err(missing("add", path)),
         };
     }
     insert(node, path, value)
+}
+
+/// Where `add` with `EnsurePathExistsOnAdd` creates a parent at array segment `seg` when the
+/// element there is missing or null: the array is first padded with nulls up to a
+/// non-negative index past its end, then the new parent is *inserted* at the index as an
+/// `add` would insert it — so a null at that index moves one place on rather than being
+/// replaced (Kyverno v1.19.0: `/a/0/b` on `a: [null]` gives `[{b: …}, null]`), `-` appends,
+/// and a negative index counts from the end of the array one longer.
+fn create_index(seg: &str, items: &mut Vec<Node>) -> Result<usize, String> {
+    if seg == "-" {
+        return Ok(items.len());
+    }
+    let i: i64 = seg
+        .parse()
+        .map_err(|_| format!("invalid array index {seg:?}"))?;
+    if i > 100_000 {
+        return Err(format!("array index {i} too large"));
+    }
+    if let Ok(want) = usize::try_from(i) {
+        while items.len() < want {
+            items.push(Node::null());
+        }
+    }
+    index(seg, items.len(), true).ok_or_else(|| format!("invalid array index {seg:?}"))
 }
 
 /// `add`'s last step: `value` put at `path`'s last segment of `node`, its parent.
@@ -267,25 +296,6 @@ fn insert(node: &mut Node, path: &[String], value: Node) -> Result<(), String> {
         }
         _ => Err(missing("add", path)),
     }
-}
-
-/// The index of a parent segment inside an array, padding the array with nulls.
-fn pad_index(seg: &str, items: &mut Vec<Node>) -> Result<usize, String> {
-    let i: i64 = if seg == "-" {
-        i64::try_from(items.len()).unwrap_or(i64::MAX)
-    } else {
-        seg.parse()
-            .map_err(|_| format!("invalid array index {seg:?}"))?
-    };
-    let i = if i == -1 { 0 } else { i };
-    let i = usize::try_from(i).map_err(|_| format!("invalid array index {seg:?}"))?;
-    if i > 100_000 {
-        return Err(format!("array index {i} too large"));
-    }
-    while items.len() <= i {
-        items.push(Node::null());
-    }
-    Ok(i)
 }
 
 /// `remove`; with `allow_missing` a missing target is a no-op (`AllowMissingPathOnRemove`).

@@ -32,6 +32,35 @@ fn add_creates_missing_parents_and_minus_one_appends() {
     assert_eq!(out["l"], serde_json::json!([1, 2, 3]));
 }
 
+/// Kyverno v1.19.0 (`kubectl-kyverno apply` of these five `add`s to one ConfigMap): a parent
+/// created at an array index whose element is null is inserted before the null; an object
+/// key holding null is replaced; past the end the array is padded with nulls.
+#[test]
+fn add_through_a_null_array_element_inserts_before_it() {
+    let doc = "items: [null]\nlist: [1, null, 3]\nneg: [null]\nobj: {k: null}\nfar: [null]";
+    let patch = "\
+- {op: add, path: /items/0/mounts/-, value: a}
+- {op: add, path: /list/1/x, value: b}
+- {op: add, path: /neg/-1/y, value: c}
+- {op: add, path: /obj/k/z, value: d}
+- {op: add, path: /far/3/w, value: e}";
+    assert_eq!(
+        jp(doc, patch).unwrap(),
+        serde_json::json!({
+            "items": [{"mounts": ["a"]}, null],
+            "list": [1, {"x": "b"}, null, 3],
+            "neg": [null, {"y": "c"}],
+            "obj": {"k": {"z": "d"}},
+            "far": [null, null, null, {"w": "e"}],
+        })
+    );
+    // A present element is descended into, not shifted.
+    assert_eq!(
+        jp("l: [{a: 1}]", "- {op: add, path: /l/0/b, value: 2}").unwrap(),
+        serde_json::json!({"l": [{"a": 1, "b": 2}]})
+    );
+}
+
 #[test]
 fn remove_of_missing_path_is_a_no_op_test_failure_is_an_error() {
     assert_eq!(

@@ -304,6 +304,28 @@ fn evaluate_vap(
             continue;
         }
         let mut r = match &b.param_ref {
+            // In `clusterResources` mode the params come from the CLI's fake cluster; a
+            // failure to collect them ends the policy with the responses so far.
+            Some(Ok(param_ref)) if in_cluster.is_some() => {
+                let cluster = in_cluster.map(AsRef::as_ref);
+                let from_cluster = cluster.map_or_else(
+                    || Err(String::new()),
+                    |c| super::params::from_fake_cluster(b.param_kind.as_ref(), param_ref, c),
+                );
+                match from_cluster {
+                    Ok(Some(params)) => {
+                        act.set("params", params);
+                        run(&mut act)
+                    }
+                    Ok(None) => response(
+                        policy,
+                        Status::Error,
+                        "no params selected by the binding's paramRef (the Kyverno v1.19.0 CLI panics here)"
+                            .to_owned(),
+                    ),
+                    Err(_) => break,
+                }
+            }
             // Nothing found: `params` is null (reading it is an error).
             Some(Ok(param_ref)) => {
                 act.set(

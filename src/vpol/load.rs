@@ -402,6 +402,7 @@ pub fn load(
                 .get_path(&["spec", "paramRef"])
                 .filter(|p| !p.is_null())
                 .map(super::params::ParamRef::read),
+            param_kind: spec.get("paramKind").filter(|k| !k.is_null()).cloned(),
             action: validation_actions(b.get("spec")),
         })
         .collect::<Vec<_>>();

@@ -112,6 +112,9 @@ pub struct Binding {
     /// `spec.paramRef`: where the binding's params come from (a malformed one makes the
     /// binding's evaluations errors).
     pub param_ref: Option<Result<params::ParamRef, String>>,
+    /// The policy's `spec.paramKind` (`{apiVersion, kind}`), read when the params come from
+    /// the virtual cluster.
+    pub param_kind: Option<crate::yaml::Node>,
     /// The binding's `spec.validationActions` as one action (`Deny` → Enforce).
     pub action: crate::report::FailureAction,
 }

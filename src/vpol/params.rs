@@ -119,13 +119,7 @@ pub fn collect(
     namespace: &str,
     pool: &ParamPool,
 ) -> Result<Vec<Value>, String> {
-    let api_version = param_kind
-        .get("apiVersion")
-        .and_then(Node::as_str)
-        .unwrap_or("");
-    let kind = param_kind.get("kind").and_then(Node::as_str).unwrap_or("");
-    let (group, _) = crate::cluster::parse_group_version(api_version)
-        .map_err(|_| "can't parse the parameter resource group version".to_owned())?;
+    let (api_version, kind, group) = read_param_kind(param_kind)?;
     let namespaced = pool.namespaced(&group, kind);
     let params_namespace = if namespaced {
         if !param_ref.namespace.is_empty() {
@@ -156,34 +150,116 @@ pub fn collect(
             && n.get("kind").and_then(Node::as_str) == Some(kind)
             && (params_namespace.is_empty() || object_namespace(n, namespaced) == params_namespace)
     });
-    let params: Vec<Value> = if !param_ref.name.is_empty() {
-        match of_kind
-            .into_iter()
-            .find(|n| meta(n, "name") == param_ref.name)
-        {
-            Some(n) => return Ok(vec![to_cel(n)]),
-            None => {
-                return Err(format!(
-                    "{} \"{}\" not found",
-                    crate::cluster::group_resource(&(
-                        group.clone(),
-                        String::new(),
-                        crate::base::gvk::plural(kind)
-                    )),
-                    param_ref.name
-                ));
-            }
-        }
-    } else if let Some(sel) = &param_ref.selector {
-        of_kind
-            .filter(|n| sel.matches(&labels(n)).unwrap_or(false))
-            .map(to_cel)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let params = select(of_kind, &group, kind, param_ref)?;
     if params.is_empty() && param_ref.deny_when_missing {
         return Err("no params found".to_owned());
     }
     Ok(params)
+}
+
+/// A `paramKind`'s apiVersion, kind and group (`schema.ParseGroupVersion`'s error worded as
+/// `CollectParams` words it).
+fn read_param_kind(param_kind: &Node) -> Result<(&str, &str, String), String> {
+    let text = |k: &str| param_kind.get(k).and_then(Node::as_str).unwrap_or("");
+    let api_version = text("apiVersion");
+    let (group, _) = crate::cluster::parse_group_version(api_version)
+        .map_err(|_| "can't parse the parameter resource group version".to_owned())?;
+    Ok((api_version, text("kind"), group))
+}
+
+/// The params `param_ref` selects among `of_kind` (the readable objects of the param kind): a
+/// name one object (absent: the API server's not-found error), a selector every object whose
+/// labels match, neither nothing.
+fn select<'a>(
+    mut of_kind: impl Iterator<Item = &'a Node>,
+    group: &str,
+    kind: &str,
+    param_ref: &ParamRef,
+) -> Result<Vec<Value>, String> {
+    if !param_ref.name.is_empty() {
+        return match of_kind.find(|n| meta(n, "name") == param_ref.name) {
+            Some(n) => Ok(vec![to_cel(n)]),
+            None => Err(format!(
+                "{} \"{}\" not found",
+                crate::cluster::group_resource(&(
+                    group.to_owned(),
+                    String::new(),
+                    crate::base::gvk::plural(kind)
+                )),
+                param_ref.name
+            )),
+        };
+    }
+    Ok(match &param_ref.selector {
+        Some(sel) => of_kind
+            .filter(|n| sel.matches(&labels(n)).unwrap_or(false))
+            .map(to_cel)
+            .collect(),
+        None => Vec::new(),
+    })
+}
+
+/// The params of a VAP binding in `clusterResources` mode, as the Kyverno v1.19.0 CLI's fake
+/// cluster gives them (`processVAPWithClient` → `CollectParams` over `ext/cluster/fake.go`'s
+/// client): its discovery reports every kind it serves as cluster-scoped, so the params are
+/// read with no namespace — a `paramRef.namespace` is refused, a name finds only an object
+/// stored without a namespace (a namespaced kind written without one is stored in
+/// `default`), a selector lists the matching objects of every namespace. `discovered`: the
+/// fake discovery serves the kind (`Cluster::find_resource`), else the scope check fails.
+///
+/// `Ok(None)`: a selector matched nothing and nothing denies — the CLI indexes the empty
+/// list and panics there. One param is the object itself, several a list (`items`).
+pub fn collect_in_fake_cluster(
+    param_kind: &Node,
+    param_ref: &ParamRef,
+    pool: &ParamPool,
+    discovered: bool,
+) -> Result<Option<Value>, String> {
+    let (api_version, kind, group) = read_param_kind(param_kind)?;
+    if !discovered {
+        return Err("failed to check if resource is namespaced or not (not found)".to_owned());
+    }
+    if !param_ref.namespace.is_empty() {
+        return Err(
+            "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".to_owned(),
+        );
+    }
+    let namespaced = pool.namespaced(&group, kind);
+    let of_kind = pool.objects.iter().copied().filter(|n| {
+        n.get("apiVersion").and_then(Node::as_str) == Some(api_version)
+            && n.get("kind").and_then(Node::as_str) == Some(kind)
+    });
+    // A name is looked up outside any namespace; a selector lists every namespace.
+    let stored_without_namespace = |n: &&Node| meta(n, "namespace").is_empty() && !namespaced;
+    let readable = of_kind.filter(|n| param_ref.name.is_empty() || stored_without_namespace(n));
+    let mut params = select(readable, &group, kind, param_ref)?;
+    match params.len() {
+        0 if param_ref.deny_when_missing => Err("no params found".to_owned()),
+        0 => Ok(None),
+        1 => Ok(params.pop()),
+        _ => Ok(Some(map_of([("items", Value::List(params.into()))]))),
+    }
+}
+
+/// [`collect_in_fake_cluster`] over the objects of the virtual cluster: a binding's params in
+/// `clusterResources` mode (VAP and MAP bindings alike). `param_kind`: the policy's
+/// `spec.paramKind`.
+pub fn from_fake_cluster(
+    param_kind: Option<&Node>,
+    param_ref: &ParamRef,
+    cluster: &crate::cluster::Cluster,
+) -> Result<Option<Value>, String> {
+    let null = Node::null();
+    let param_kind = param_kind.unwrap_or(&null);
+    let kind = param_kind.get("kind").and_then(Node::as_str);
+    let discovered = kind.is_some_and(|k| cluster.find_resource(k).is_some());
+    let pool = ParamPool {
+        objects: cluster.objects().map(|(_, _, _, n)| n).collect(),
+        custom_scopes: cluster
+            .custom_kinds()
+            .iter()
+            .map(|c| (c.group.clone(), c.kind.clone(), c.namespaced))
+            .collect(),
+    };
+    collect_in_fake_cluster(param_kind, param_ref, &pool, discovered)
 }
