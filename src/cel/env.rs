@@ -53,6 +53,9 @@ fn build_env() -> Env {
     let _ = env.add_macro(Macro::receiver("orValue", 1, or_value_macro));
     let _ = env.add_macro(Macro::receiver("bind", 3, bind_macro));
     let _ = env.add_macro(Macro::receiver("range", 1, range_macro));
+    for m in super::two_var::macros() {
+        let _ = env.add_macro(m);
+    }
     env
 }
 

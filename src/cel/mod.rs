@@ -28,6 +28,7 @@ pub mod image;
 pub mod jwt;
 pub mod k8s_env;
 pub mod k8s_lists;
+pub mod k8s_types;
 pub mod libs;
 pub mod locate;
 pub mod objects;
@@ -35,6 +36,7 @@ pub mod random;
 pub mod regex_ext;
 pub mod time;
 pub mod transform;
+pub mod two_var;
 
 pub use compile::{Program, SyntaxError, compile, compile_node, syntax_diagnostic};
 pub use eval::{Activation, ResourceValues, Shared};
