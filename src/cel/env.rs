@@ -37,12 +37,13 @@ fn build_env() -> Env {
     let mut env = Env::stdlib();
     // cel-go keeps the last entry of a repeated map key; Kubernetes compiles with cel-go.
     env.set_error_on_duplicate_map_keys(false);
-    let extensions: [Extension; 6] = [
+    let extensions: [Extension; 7] = [
         cel::extensions::strings,
         cel::extensions::lists,
         cel::extensions::math,
         cel::extensions::encoders,
         super::k8s_lists::extension,
+        super::k8s_types::extension,
         super::transform::extension,
     ];
     for ext in extensions {

@@ -730,3 +730,143 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
         });
     }
 }
+
+/// `string(ip)` and `string(cidr)`, overloads of the standard conversion.
+pub(super) fn extension(env: &mut cel::Env) -> Result<(), cel::DeclarationError> {
+    use cel::common::types::Type;
+    env.add_overload(
+        "string",
+        "string_net_ip",
+        vec![Type::new_opaque_type("net.IP")],
+        net_to_string,
+    )?;
+    env.add_overload(
+        "string",
+        "string_net_cidr",
+        vec![Type::new_opaque_type("net.CIDR")],
+        net_to_string,
+    )
+}
+
+fn net_to_string<'b, 'v>(
+    args: Vec<cel::common::value::CowVal<'b, 'v>>,
+) -> Result<cel::common::value::CowVal<'b, 'v>, ExecutionError> {
+    let [arg] = args.as_slice() else {
+        return Err(ExecutionError::invalid_argument_count(1, args.len()));
+    };
+    let v = Value::try_from(arg.as_ref())?;
+    let text = if let Some(ip) = opaque::<CelIp>(&v) {
+        ip.0.to_string()
+    } else if let Some(c) = opaque::<CelCidr>(&v) {
+        format!("{}/{}", c.addr, c.bits)
+    } else {
+        return Err(no_overload("string", &[&v]));
+    };
+    Ok(cel::common::value::CowVal::Owned(Box::new(
+        cel::common::types::CelString::from(text),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cel::eval_expr;
+    use cel::Value;
+
+    fn t(expr: &str) {
+        assert_eq!(eval_expr(expr), Ok(Value::Bool(true)), "{expr}");
+    }
+
+    /// The evaluation error's text (as kpol prints it, cel-go's words).
+    fn e(expr: &str) -> String {
+        match eval_expr(expr) {
+            Err(e) => e,
+            other => panic!("{expr}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn quantities() {
+        t("quantity('1Gi').isGreaterThan(quantity('1Mi'))");
+        t("quantity('1Gi').compareTo(quantity('1024Mi')) == 0");
+        t("quantity('1').add(quantity('500m')) == quantity('1500m')");
+        t("quantity('1').add(2).sub(1) == quantity('2')");
+        t("quantity('500m').asApproximateFloat() == 0.5");
+        t("quantity('2k').asInteger() == 2000");
+        t("!quantity('1.5').isInteger() && isQuantity('1Gi') && !isQuantity('abc')");
+        assert!(
+            e("quantity('abc')").contains("quantities must match the regular expression"),
+            "{}",
+            e("quantity('abc')")
+        );
+        assert!(e("quantity('500m').asInteger()").contains("cannot convert value to integer"));
+    }
+
+    #[test]
+    fn ips_and_cidrs() {
+        t("ip('10.0.0.1').family() == 4 && ip('::1').family() == 6");
+        t("isIP('::1') && !isIP('1.2.3') && !isIP('::ffff:1.2.3.4')");
+        t("ip('127.0.0.1').isLoopback() && ip('0.0.0.0').isUnspecified()");
+        t("ip('8.8.8.8').isGlobalUnicast() && !ip('255.255.255.255').isGlobalUnicast()");
+        t("ip('fe80::1').isLinkLocalUnicast() && ip('ff02::1').isLinkLocalMulticast()");
+        t(
+            "cidr('10.0.0.0/8').containsIP(ip('10.1.2.3')) && !cidr('10.0.0.0/8').containsIP('11.0.0.1')",
+        );
+        t(
+            "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')",
+        );
+        t(
+            "cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.0.0.0/8').prefixLength() == 8",
+        );
+        t("cidr('10.0.0.0/8').ip() == ip('10.0.0.0') && isCIDR('::/0') && !isCIDR('10.0.0.0')");
+        t("string(ip('10.0.0.1')) == '10.0.0.1' && string(cidr('10.0.0.0/8')) == '10.0.0.0/8'");
+        assert!(e("ip('1.2.3')").ends_with(
+            "IP Address \"1.2.3\" parse error during conversion from string: ParseAddr(\"1.2.3\"): IPv4 address too short"
+        ));
+        assert!(
+            e("ip('::ffff:1.2.3.4')")
+                .ends_with("IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed")
+        );
+        assert!(e("cidr('1.2.3.4')").ends_with(
+            "network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(\"1.2.3.4\"): no '/'"
+        ));
+    }
+
+    #[test]
+    fn urls() {
+        t("url('https://a.b:8080/p/q').getScheme() == 'https'");
+        t("url('https://a.b:8080/p/q').getHost() == 'a.b:8080'");
+        t(
+            "url('https://a.b:8080/p/q').getHostname() == 'a.b' && url('https://a.b:8080/').getPort() == '8080'",
+        );
+        t("url('https://[::1]:80/').getHostname() == '::1' && url('https://a.b').getPort() == ''");
+        t("url('https://a.b/p%20q').getEscapedPath() == '/p%20q'");
+        t("url('https://a.b/?x=1&x=2&y').getQuery() == {'x': ['1', '2'], 'y': ['']}");
+        t("isURL('https://a.b') && isURL('/path') && !isURL('a b') && !isURL('relative')");
+        assert!(e("url('relative/path')").ends_with(
+            "URL parse error during conversion from string: parse \"relative/path\": invalid URI for request"
+        ));
+    }
+
+    #[test]
+    fn semvers() {
+        t("isSemver('1.2.3') && !isSemver('v1.2.3') && isSemver('v1.2', true)");
+        t(
+            "semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3",
+        );
+        t("semver('1.2.3').isLessThan(semver('1.10.0'))");
+        t("semver('1.2.3').isGreaterThan(semver('1.2.3-alpha'))");
+        t("semver('1.2.3-alpha.2').isGreaterThan(semver('1.2.3-alpha.1'))");
+        t("semver('1.2.3+b1').compareTo(semver('1.2.3')) == 0");
+        t("semver('v1.2', true) == semver('1.2.0')");
+        assert!(e("semver('bad')").ends_with("No Major.Minor.Patch elements found"));
+        assert!(
+            e("semver('01.2.3')").ends_with("Major number must not contain leading zeroes \"01\"")
+        );
+    }
+
+    #[test]
+    fn a_method_on_the_wrong_receiver_is_an_error() {
+        assert!(eval_expr("semver('1.0.0').isGreaterThan(quantity('1'))").is_err());
+        assert!(eval_expr("ip('1.2.3.4').prefixLength()").is_err());
+    }
+}

@@ -291,3 +291,36 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function(PAIRS, pairs);
     let _ = ctx.add_function(MAP_INSERT, map_insert);
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cel::eval_expr;
+    use cel::Value;
+
+    fn t(expr: &str) {
+        assert_eq!(eval_expr(expr), Ok(Value::Bool(true)), "{expr}");
+    }
+
+    #[test]
+    fn lists_and_maps() {
+        t("[1, 2, 3].all(i, v, v > i)");
+        t("![1, 2, 3].all(i, v, v > 1)");
+        t("[1, 2, 3].exists(i, v, i == 2 && v == 3)");
+        t("[1, 2, 3].existsOne(i, v, v == 2) && ![2, 2].existsOne(i, v, v == 2)");
+        t("[1, 2, 3].transformList(i, v, v * 2) == [2, 4, 6]");
+        t("[1, 2, 3].transformList(i, v, i > 0, v * 2) == [4, 6]");
+        t("{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}");
+        t("{'a': 1, 'b': 2}.transformMap(k, v, k == 'b', v) == {'b': 2}");
+        t("{'a': 1}.all(k, v, k == 'a' && v == 1)");
+        t("{'a': 1}.transformMapEntry(k, v, {v: k}) == {1: 'a'}");
+        // The one-variable macros are untouched; the variables do not leak.
+        t("[1, 2].all(x, x > 0) && [1].exists(i, v, v == 1) && [5].map(x, x) == [5]");
+    }
+
+    #[test]
+    fn errors() {
+        let dup = eval_expr("{'a': 1, 'b': 1}.transformMapEntry(k, v, {'x': v})");
+        assert_eq!(dup, Err("insert failed: key x already exists".to_owned()));
+        assert!(eval_expr("[1].all(i, v, v / 0 == 1)").is_err());
+    }
+}
