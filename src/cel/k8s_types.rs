@@ -304,6 +304,15 @@ fn this_cidr<'a>(function: &str, v: &'a Value) -> Result<&'a CelCidr, ExecutionE
 
 // ---- url ----
 
+/// Go's `url.ParseRequestURI` verdict: its error text when `s` is not a request URI.
+pub(super) fn parse_request_uri(s: &str) -> Result<(), String> {
+    parse_url(s).map(|_| ()).map_err(|e| {
+        e.strip_prefix("URL parse error during conversion from string: ")
+            .unwrap_or(&e)
+            .to_owned()
+    })
+}
+
 fn parse_url(s: &str) -> Result<CelUrl, String> {
     let invalid = || {
         format!(

@@ -59,6 +59,7 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     super::time::register(ctx);
     super::k8s_lists::register(ctx);
     super::k8s_types::register(ctx);
+    super::k8s_format::register(ctx);
     super::two_var::register(ctx);
     super::image::register(ctx);
     super::data::register(ctx);

@@ -27,6 +27,7 @@ pub mod gzip;
 pub mod image;
 pub mod jwt;
 pub mod k8s_env;
+pub mod k8s_format;
 pub mod k8s_lists;
 pub mod k8s_types;
 pub mod libs;
