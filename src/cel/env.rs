@@ -1,8 +1,9 @@
 //! The one CEL environment kpol evaluates every expression in (cel.md §4.4–4.5): the `cel`
 //! crate's standard library and extensions (strings, lists, math, base64), plus what Kyverno
 //! and Kubernetes add at parse time — the `orValue` compatibility rewrite, `cel.bind`, a capped
-//! `lists.range` — and the functions of [`super::libs`], registered once on a shared root
-//! context that every evaluation opens an inner scope of.
+//! `lists.range`, cel-go's two-variable comprehensions ([`super::two_var`]) — and the
+//! functions of [`super::libs`], registered once on a shared root context that every
+//! evaluation opens an inner scope of.
 
 use std::sync::{Arc, LazyLock};
 

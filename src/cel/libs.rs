@@ -1,7 +1,8 @@
 //! Functions kpol adds to the CEL environment (cel.md §4.5–4.6): Kyverno's `orValue`
 //! compatibility, a bounded `lists.range`, Kubernetes' `jsonpatch.escapeKey` and regex
-//! `find`/`findAll`, Kyverno's `parseServiceAccount`, its image, hash, json, yaml, x509, math,
-//! transform, gzip and random libraries ([`super::image`], [`super::data`], [`super::transform`],
+//! `find`/`findAll`, its quantity, ip/cidr, url, semver and format libraries
+//! ([`super::k8s_types`], [`super::k8s_format`]), Kyverno's `parseServiceAccount`, its
+//! image, hash, json, yaml, x509, math, transform, gzip and random libraries ([`super::image`], [`super::data`], [`super::transform`],
 //! [`super::gzip`], [`super::random`]), and, for Kyverno library calls that need a
 //! cluster, a registry or the network, an `unsupported offline` error — never a silent pass.
 

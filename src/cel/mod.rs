@@ -1,7 +1,9 @@
 //! CEL for kpol: one environment on the `cel` crate ([`env`]), kpol's own value conversions
 //! ([`convert`]), the extra libraries ([`libs`]) and the offline
 //! context data they serve ([`context`]), Kyverno's `time` library ([`time`]),
-//! Kubernetes' list library extras ([`k8s_lists`]), Kyverno's image
+//! Kubernetes' list library extras and cel-go's sets ([`k8s_lists`]), Kubernetes' quantity,
+//! ip/cidr, url and semver values ([`k8s_types`]) and its `format` library ([`k8s_format`]),
+//! cel-go's two-variable comprehensions ([`two_var`]), Kyverno's image
 //! references ([`image`]), its hash, json, yaml and x509 functions ([`data`]), `math.round`
 //! and `listObjToMap` ([`transform`]), `gzip` ([`gzip`]) and `random` ([`random`]), Kubernetes' object
 //! literals for mutating expressions ([`objects`]), GeneratingPolicy's `generator` library
