@@ -98,34 +98,47 @@ fn dns1123_label(s: &str) -> Vec<String> {
     errs
 }
 
-fn dns1123_subdomain(s: &str) -> Vec<String> {
+/// The length check and one pattern's check, as apimachinery's validators make them.
+fn length_and_pattern(
+    s: &str,
+    max: usize,
+    re: &Option<Regex>,
+    (msg, fmt, examples): (&str, &str, &[&str]),
+) -> Vec<String> {
     let mut errs = Vec::new();
-    if s.len() > 253 {
-        errs.push(max_len(253));
+    if s.len() > max {
+        errs.push(max_len(max));
     }
-    if !full_match(&RE_SUB, s) {
-        errs.push(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            &subdomain_fmt(),
-            &["example.com"],
-        ));
+    if !full_match(re, s) {
+        errs.push(regex_error(msg, fmt, examples));
     }
     errs
 }
 
+fn dns1123_subdomain(s: &str) -> Vec<String> {
+    length_and_pattern(
+        s,
+        253,
+        &RE_SUB,
+        (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+            &subdomain_fmt(),
+            &["example.com"],
+        ),
+    )
+}
+
 fn dns1035_label(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push(max_len(63));
-    }
-    if !full_match(&RE_1035, s) {
-        errs.push(regex_error(
+    length_and_pattern(
+        s,
+        63,
+        &RE_1035,
+        (
             "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
             LABEL_1035,
             &["my-name", "abc-123"],
-        ));
-    }
-    errs
+        ),
+    )
 }
 
 fn qualified_name(s: &str) -> Vec<String> {
@@ -168,18 +181,19 @@ fn qualified_name(s: &str) -> Vec<String> {
 }
 
 fn label_value(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push(max_len(63));
+    if s.is_empty() {
+        return Vec::new();
     }
-    if !s.is_empty() && !full_match(&RE_KEY, s) {
-        errs.push(regex_error(
+    length_and_pattern(
+        s,
+        63,
+        &RE_KEY,
+        (
             "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
             &format!("({KEY})?"),
             &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
+        ),
+    )
 }
 
 /// The reasons `s` does not conform to `name` (none: it does).
