@@ -112,3 +112,59 @@ fn cel_exception_in_kpol_check() {
     // The failures fail the run; the skip does not.
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// Kubernetes' CEL libraries (`testdata/cel-k8s-libs`): quantity, ip/cidr, url, semver, sets,
+/// findAll with a limit and two-variable comprehensions in a ValidatingPolicy and a
+/// ClusterPolicy `validate.cel` rule. The rows and messages are the Kyverno v1.19.0 CLI's.
+#[test]
+fn kubernetes_cel_libraries() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", "testdata/cel-k8s-libs", "--format", "json"])
+        .output()
+        .expect("run kpol");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = json["rows"].as_array().expect("rows");
+    let actual: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["resource"].as_str().unwrap_or(""),
+                r["actual"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    let ns = |n: &str| format!("v1/ConfigMap/default/{n}");
+    let want = [
+        ("good", "pass"),
+        ("too-big", "fail"),
+        ("outside", "fail"),
+        ("bad-quantity", "error"),
+        ("bad-url", "error"),
+        ("good", "pass"),
+        ("too-big", "pass"),
+        ("bad-quantity", "pass"),
+        ("outside", "fail"),
+        ("bad-url", "fail"),
+    ];
+    let want: Vec<(String, &str)> = want.iter().map(|(n, r)| (ns(n), *r)).collect();
+    let got: Vec<(String, &str)> = actual.iter().map(|(n, r)| ((*n).to_owned(), *r)).collect();
+    assert_eq!(got, want);
+    assert!(rows.iter().all(|r| r["ok"] == true), "{json}");
+    assert_eq!(out.status.code(), Some(0));
+
+    let detailed = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", "testdata/cel-k8s-libs", "--detailed-results"])
+        .output()
+        .expect("run kpol");
+    let text = String::from_utf8_lossy(&detailed.stdout);
+    for message in [
+        "memory must be under 1Gi",
+        "address must be in 10.0.0.0/8",
+        "error: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        "error: URL parse error during conversion from string: parse \"api.example.com\": invalid URI for request",
+        "address must be a non-loopback IP",
+        "endpoint and version must parse",
+    ] {
+        assert!(text.contains(message), "{message}\n{text}");
+    }
+}

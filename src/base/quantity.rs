@@ -221,7 +221,8 @@ impl Quantity {
         format!("{mantissa}{suffix}")
     }
 
-    fn exact_integer(&self) -> Option<i128> {
+    /// The value as an integer, when it is one (and fits).
+    pub fn exact_integer(&self) -> Option<i128> {
         if self.scale <= 0 {
             return self
                 .unscaled

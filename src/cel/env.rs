@@ -1,8 +1,9 @@
 //! The one CEL environment kpol evaluates every expression in (cel.md §4.4–4.5): the `cel`
 //! crate's standard library and extensions (strings, lists, math, base64), plus what Kyverno
 //! and Kubernetes add at parse time — the `orValue` compatibility rewrite, `cel.bind`, a capped
-//! `lists.range` — and the functions of [`super::libs`], registered once on a shared root
-//! context that every evaluation opens an inner scope of.
+//! `lists.range`, cel-go's two-variable comprehensions ([`super::two_var`]) — and the
+//! functions of [`super::libs`], registered once on a shared root context that every
+//! evaluation opens an inner scope of.
 
 use std::sync::{Arc, LazyLock};
 
@@ -37,12 +38,13 @@ fn build_env() -> Env {
     let mut env = Env::stdlib();
     // cel-go keeps the last entry of a repeated map key; Kubernetes compiles with cel-go.
     env.set_error_on_duplicate_map_keys(false);
-    let extensions: [Extension; 6] = [
+    let extensions: [Extension; 7] = [
         cel::extensions::strings,
         cel::extensions::lists,
         cel::extensions::math,
         cel::extensions::encoders,
         super::k8s_lists::extension,
+        super::k8s_types::extension,
         super::transform::extension,
     ];
     for ext in extensions {
@@ -53,6 +55,9 @@ fn build_env() -> Env {
     let _ = env.add_macro(Macro::receiver("orValue", 1, or_value_macro));
     let _ = env.add_macro(Macro::receiver("bind", 3, bind_macro));
     let _ = env.add_macro(Macro::receiver("range", 1, range_macro));
+    for m in super::two_var::macros() {
+        let _ = env.add_macro(m);
+    }
     env
 }
 

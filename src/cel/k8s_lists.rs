@@ -67,6 +67,25 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function("sum", sum);
     let _ = ctx.add_function("min", min);
     let _ = ctx.add_function("max", max);
+    let _ = ctx.add_function("sets.contains", sets_contains);
+    let _ = ctx.add_function("sets.equivalent", sets_equivalent);
+    let _ = ctx.add_function("sets.intersects", sets_intersects);
+}
+
+/// cel-go `ext.Sets` `sets.contains(a, b)`: every element of `b` is in `a` (CEL equality, so
+/// `1 == 1.0`).
+fn sets_contains(a: Arc<Vec<Value>>, b: Arc<Vec<Value>>) -> bool {
+    b.iter().all(|x| a.contains(x))
+}
+
+/// `sets.equivalent(a, b)`: each contains the other (duplicates and order aside).
+fn sets_equivalent(a: Arc<Vec<Value>>, b: Arc<Vec<Value>>) -> bool {
+    b.iter().all(|x| a.contains(x)) && a.iter().all(|x| b.contains(x))
+}
+
+/// `sets.intersects(a, b)`: some element is in both.
+fn sets_intersects(a: Arc<Vec<Value>>, b: Arc<Vec<Value>>) -> bool {
+    b.iter().any(|x| a.contains(x))
 }
 
 /// Elements must compare (numbers across int/uint/double, or same-typed values).

@@ -1,7 +1,8 @@
 //! Functions kpol adds to the CEL environment (cel.md §4.5–4.6): Kyverno's `orValue`
 //! compatibility, a bounded `lists.range`, Kubernetes' `jsonpatch.escapeKey` and regex
-//! `find`/`findAll`, Kyverno's `parseServiceAccount`, its image, hash, json, yaml, x509, math,
-//! transform, gzip and random libraries ([`super::image`], [`super::data`], [`super::transform`],
+//! `find`/`findAll`, its quantity, ip/cidr, url, semver and format libraries
+//! ([`super::k8s_types`], [`super::k8s_format`]), Kyverno's `parseServiceAccount`, its
+//! image, hash, json, yaml, x509, math, transform, gzip and random libraries ([`super::image`], [`super::data`], [`super::transform`],
 //! [`super::gzip`], [`super::random`]), and, for Kyverno library calls that need a
 //! cluster, a registry or the network, an `unsupported offline` error — never a silent pass.
 
@@ -58,6 +59,9 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     super::context::register(ctx);
     super::time::register(ctx);
     super::k8s_lists::register(ctx);
+    super::k8s_types::register(ctx);
+    super::k8s_format::register(ctx);
+    super::two_var::register(ctx);
     super::image::register(ctx);
     super::data::register(ctx);
     super::regex_ext::register(ctx);
@@ -127,9 +131,30 @@ fn find(This(s): This<Arc<String>>, re: Arc<String>) -> Result<Value, ExecutionE
     Ok(Value::from(r.find(&s).map_or("", |m| m.as_str())))
 }
 
-/// Kubernetes `s.findAll(re)`: every match. (The `limit` overload is not provided.)
-fn find_all(This(s): This<Arc<String>>, re: Arc<String>) -> Result<Value, ExecutionError> {
-    let r = compile_regex("findAll", &re)?;
-    let found: Vec<Value> = r.find_iter(&s).map(|m| Value::from(m.as_str())).collect();
+/// Kubernetes `s.findAll(re)` and `s.findAll(re, limit)`: every match, or the first `limit`
+/// (a negative limit: all).
+fn find_all(
+    This(s): This<Arc<String>>,
+    Arguments(args): Arguments,
+) -> Result<Value, ExecutionError> {
+    let (re, limit) = match args.as_slice() {
+        [Value::String(re)] => (re, -1),
+        [Value::String(re), Value::Int(n)] => (re, *n),
+        _ => {
+            return Err(ExecutionError::no_such_member_overload(
+                "findAll",
+                std::iter::once("string".to_owned())
+                    .chain(args.iter().map(|a| a.type_of().to_string()))
+                    .collect(),
+            ));
+        }
+    };
+    let r = compile_regex("findAll", re)?;
+    let take = usize::try_from(limit).unwrap_or(usize::MAX);
+    let found: Vec<Value> = r
+        .find_iter(&s)
+        .take(take)
+        .map(|m| Value::from(m.as_str()))
+        .collect();
     Ok(Value::List(Arc::new(found)))
 }

@@ -1,7 +1,9 @@
 //! CEL for kpol: one environment on the `cel` crate ([`env`]), kpol's own value conversions
 //! ([`convert`]), the extra libraries ([`libs`]) and the offline
 //! context data they serve ([`context`]), Kyverno's `time` library ([`time`]),
-//! Kubernetes' list library extras ([`k8s_lists`]), Kyverno's image
+//! Kubernetes' list library extras and cel-go's sets ([`k8s_lists`]), Kubernetes' quantity,
+//! ip/cidr, url and semver values ([`k8s_types`]) and its `format` library ([`k8s_format`]),
+//! cel-go's two-variable comprehensions ([`two_var`]), Kyverno's image
 //! references ([`image`]), its hash, json, yaml and x509 functions ([`data`]), `math.round`
 //! and `listObjToMap` ([`transform`]), `gzip` ([`gzip`]) and `random` ([`random`]), Kubernetes' object
 //! literals for mutating expressions ([`objects`]), GeneratingPolicy's `generator` library
@@ -27,7 +29,9 @@ pub mod gzip;
 pub mod image;
 pub mod jwt;
 pub mod k8s_env;
+pub mod k8s_format;
 pub mod k8s_lists;
+pub mod k8s_types;
 pub mod libs;
 pub mod locate;
 pub mod objects;
@@ -35,6 +39,7 @@ pub mod random;
 pub mod regex_ext;
 pub mod time;
 pub mod transform;
+pub mod two_var;
 
 pub use compile::{Program, SyntaxError, compile, compile_node, syntax_diagnostic};
 pub use eval::{Activation, ResourceValues, Shared};
