@@ -169,6 +169,15 @@ fn a_matching_exception_keeps_the_resource() {
         verdict_with(&p, POD_OTHER, &Request::default(), &ex),
         pass()
     );
+    // `reportResult: pass` changes nothing: Kyverno v1.19.0's DeletingPolicy engine never
+    // reads it (only the vpol, mpol and gpol engines do); the resource is kept all the same.
+    let pass_result = exceptions(
+        "apiVersion: policies.kyverno.io/v1\nkind: PolicyException\nmetadata: {name: e, namespace: test}\nspec:\n  policyRefs: [{name: d, kind: DeletingPolicy}]\n  reportResult: pass\n  matchConditions:\n  - {name: byname, expression: \"object.metadata.name == 'test-nginx-1'\"}\n",
+    );
+    assert_eq!(
+        verdict_with(&p, POD_TEST, &Request::default(), &pass_result),
+        fail()
+    );
     // An exception for another kind does not apply.
     let other = exceptions(
         "apiVersion: policies.kyverno.io/v1\nkind: PolicyException\nmetadata: {name: e, namespace: test}\nspec:\n  policyRefs: [{name: d, kind: ValidatingPolicy}]\n",
