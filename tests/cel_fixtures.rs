@@ -168,3 +168,35 @@ fn kubernetes_cel_libraries() {
         assert!(text.contains(message), "{message}\n{text}");
     }
 }
+
+/// Kubernetes' `format` library's CRD formats (`uuid`, `byte`, `date`, `datetime`), checked as
+/// kube-openapi's strfmt checks them: testdata/cel-k8s-formats holds 30 values whose expected
+/// results and messages are those of the Kyverno v1.19.0 CLI (`kyverno test`).
+#[test]
+fn kubernetes_crd_formats() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", "testdata/cel-k8s-formats", "--format", "json"])
+        .output()
+        .expect("run kpol");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = json["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 30, "{json}");
+    assert!(rows.iter().all(|r| r["ok"] == true), "{json}");
+    let failed = rows.iter().filter(|r| r["actual"] == "fail").count();
+    assert_eq!(failed, 19, "{json}");
+    assert_eq!(out.status.code(), Some(0));
+
+    let detailed = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", "testdata/cel-k8s-formats", "--detailed-results"])
+        .output()
+        .expect("run kpol");
+    let text = String::from_utf8_lossy(&detailed.stdout);
+    for message in [
+        "does not match the UUID format",
+        "invalid base64",
+        "invalid date",
+        "invalid datetime",
+    ] {
+        assert!(text.contains(message), "{message}: {text}");
+    }
+}

@@ -30,6 +30,10 @@ const NAMES: &[&str] = &[
     "dns1035LabelPrefix",
     "labelValue",
     "uri",
+    "uuid",
+    "byte",
+    "date",
+    "datetime",
 ];
 
 const LABEL_1123: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
@@ -196,6 +200,63 @@ fn label_value(s: &str) -> Vec<String> {
     )
 }
 
+// The CRD formats, as kube-openapi's strfmt checks them (`pkg/validation/strfmt`).
+static RE_UUID: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    anchored("(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
+});
+static RE_BASE64: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    anchored("(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})")
+});
+// The clock part of a date-time, lowercased: `.` is any character, as in strfmt's pattern.
+static RE_CLOCK: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    anchored("([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))")
+});
+
+/// strfmt's `IsDate`: Go's `time.Parse("2006-01-02", s)` succeeds — four digits of year, two
+/// of month (1–12) and two of day (a day the month has), nothing else.
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !digits(0..4) || !digits(5..7) {
+        return false;
+    }
+    if !digits(8..10) {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().unwrap_or(0);
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// strfmt's `IsDateTime`: lowercased and split at each `t`, the first part a date and the
+/// second a clock time whose hours, minutes and seconds compare (as text) at most 23, 59, 59.
+fn is_datetime(s: &str) -> bool {
+    if s.len() < 4 {
+        return false;
+    }
+    let lower = s.to_lowercase();
+    let mut parts = lower.split('t');
+    let (Some(date), Some(clock)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    if !is_date(date) {
+        return false;
+    }
+    let Some(m) = RE_CLOCK.as_ref().and_then(|r| r.captures(clock)) else {
+        return false;
+    };
+    let part = |i: usize| m.get(i).map_or("", |g| g.as_str());
+    part(1) <= "23" && part(2) <= "59" && part(3) <= "59"
+}
+
 /// The reasons `s` does not conform to `name` (none: it does).
 fn validate(name: &str, s: &str) -> Vec<String> {
     match name {
@@ -211,6 +272,10 @@ fn validate(name: &str, s: &str) -> Vec<String> {
             Ok(()) => Vec::new(),
             Err(e) => vec![e],
         },
+        "uuid" if !full_match(&RE_UUID, s) => vec!["does not match the UUID format".to_owned()],
+        "byte" if !full_match(&RE_BASE64, s) => vec!["invalid base64".to_owned()],
+        "date" if !is_date(s) => vec!["invalid date".to_owned()],
+        "datetime" if !is_datetime(s) => vec!["invalid datetime".to_owned()],
         _ => Vec::new(),
     }
 }
@@ -286,6 +351,26 @@ mod tests {
         );
         t("format.named('dns1123Label').hasValue() && !format.named('nope').hasValue()");
         t("format.named('dns1123Label').value().validate('ABC').hasValue()");
+    }
+
+    #[test]
+    fn crd_formats_validate_as_strfmt() {
+        t("!format.uuid().validate('123e4567-e89b-12d3-a456-426614174000').hasValue()");
+        t("!format.uuid().validate('123E4567E89B12D3A456426614174000').hasValue()");
+        t("format.uuid().validate('123e4567').value() == ['does not match the UUID format']");
+        t("!format.byte().validate('aGVsbG8=').hasValue()");
+        t("format.byte().validate('ZWxpemFiZXRocG9zZXk').value() == ['invalid base64']");
+        t("format.byte().validate('').hasValue()");
+        t("!format.date().validate('2024-02-29').hasValue()");
+        t("format.date().validate('2023-02-29').value() == ['invalid date']");
+        t("format.date().validate('2021-1-01').hasValue()");
+        t("format.date().validate('2021-13-01').hasValue()");
+        t("!format.datetime().validate('2021-01-01T00:00:00Z').hasValue()");
+        t("!format.datetime().validate('2021-01-01t23:59:59.123+02:00').hasValue()");
+        t("format.datetime().validate('2021-01-01T24:00:00Z').value() == ['invalid datetime']");
+        t("format.datetime().validate('2021-01-01T10:00:00').hasValue()");
+        t("format.datetime().validate('2021-01-01').hasValue()");
+        t("format.named('datetime').hasValue()");
     }
 
     #[test]
