@@ -224,6 +224,14 @@ impl Engine {
         &self.policies
     }
 
+    /// Policy `i` when it reaches `resource`: the one scope check (`Policy::in_scope`, match.md
+    /// §2.2), asked by every per-policy entry of the engine before the kind runs.
+    fn reaching(&self, i: usize, resource: &Resource) -> Option<&Policy> {
+        self.policies
+            .get(i)
+            .filter(|p| p.in_scope(&resource.namespace))
+    }
+
     /// The mutate phase for one resource: every policy with mutate rules, in load order, each
     /// on the resource as the previous one left it (mutate.md §2).
     pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
@@ -257,7 +265,7 @@ impl Engine {
     ) -> Option<crate::mutate::PolicyMutation> {
         crate::mpol::mutate(
             i,
-            self.policies.get(i)?,
+            self.reaching(i, resource)?,
             resource,
             request,
             &self.exceptions,
@@ -448,13 +456,15 @@ impl Engine {
             .iter()
             .map(|&i| {
                 let (resource, request) = view(i);
-                let mut out = crate::verify_images::verify_policy(
-                    i,
-                    &self.policies[i],
-                    resource,
-                    &request,
-                    &self.exceptions,
-                );
+                let Some(p) = self.reaching(i, resource) else {
+                    return crate::verify_images::PolicyImages {
+                        policy: i,
+                        verify: Vec::new(),
+                        validate: Vec::new(),
+                    };
+                };
+                let mut out =
+                    crate::verify_images::verify_policy(i, p, resource, &request, &self.exceptions);
                 for r in out.verify.iter_mut().chain(&mut out.validate) {
                     r.place(&resource.root);
                 }
@@ -505,11 +515,9 @@ impl Engine {
         request: &Request,
         contexts: &mut validate::Contexts<'r>,
     ) -> Option<PolicyResponse> {
-        let p = &self.policies[i];
-        // The one scope check of the phase (docs/ARCHITECTURE.md): outside a namespaced
-        // policy's namespace a ClusterPolicy-shaped policy gives an empty response, a CEL kind
-        // none.
-        if !p.in_scope(&resource.namespace) {
+        // Outside a namespaced policy's namespace a ClusterPolicy-shaped policy gives an empty
+        // response, a CEL kind none.
+        let Some(p) = self.reaching(i, resource) else {
             return match policy_plan {
                 PolicyPlan::Rules(..) | PolicyPlan::RulesNone => Some(PolicyResponse {
                     policy: i,
@@ -517,7 +525,7 @@ impl Engine {
                 }),
                 PolicyPlan::Cel(_) | PolicyPlan::CelEmpty | PolicyPlan::Image => None,
             };
-        }
+        };
         let mut rules = match policy_plan {
             PolicyPlan::Rules(rules, slot) => validate_policy(
                 p,
@@ -625,14 +633,13 @@ impl Engine {
         request: &Request,
         pool: &crate::generate::SourcePool<'_>,
     ) -> Option<crate::generate::GeneratePolicyResponse> {
-        crate::generate::generate_policy(
-            i,
-            self.policies.get(i)?,
-            resource,
-            request,
-            pool,
-            &self.exceptions,
-        )
+        // A GeneratingPolicy is not scoped: Kyverno's generating engine asks only its
+        // matchConstraints.
+        let p = match self.policies.get(i) {
+            Some(p) if crate::gpol::generating_policy(p).is_some() => p,
+            _ => self.reaching(i, resource)?,
+        };
+        crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
     }
 
     /// The verdict of policy `i` on `resource` when it is a DeletingPolicy (crate::dpol),
@@ -643,7 +650,14 @@ impl Engine {
         resource: &Resource,
         request: &Request,
     ) -> Option<RuleResponse> {
-        crate::dpol::evaluate(self.policies.get(i)?, resource, request, &self.exceptions)
+        // A JSON payload (no apiVersion, no kind) has no namespace: the policy is asked anyway.
+        let payload = resource.api_version.is_empty() && resource.kind.is_empty();
+        let p = if payload {
+            self.policies.get(i)?
+        } else {
+            self.reaching(i, resource)?
+        };
+        crate::dpol::evaluate(p, resource, request, &self.exceptions)
     }
 
     /// The DeletingPolicies' verdicts on one resource (crate::dpol): `(policy index,
