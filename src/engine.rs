@@ -224,10 +224,82 @@ impl Engine {
         &self.policies
     }
 
+    /// Policy `i` when it reaches `resource`: the one scope check (`Policy::in_scope`, match.md
+    /// §2.2), asked by every per-policy entry of the engine before the kind runs.
+    fn reaching(&self, i: usize, resource: &Resource) -> Option<&Policy> {
+        self.policies
+            .get(i)
+            .filter(|p| p.in_scope(&resource.namespace))
+    }
+
     /// The mutate phase for one resource: every policy with mutate rules, in load order, each
     /// on the resource as the previous one left it (mutate.md §2).
     pub fn mutate(&self, resource: &Resource, request: &Request) -> crate::mutate::Mutation {
         crate::mutate::mutate_with_exceptions(resource, &self.policies, &self.exceptions, request)
+    }
+
+    /// The mutate rules of policy `i` alone on `resource` (crate::mutate), its responses with
+    /// `i` as their policy's position: `kpol test` runs each policy with its own values and
+    /// operation.
+    pub fn mutate_policy(
+        &self,
+        i: usize,
+        resource: &Resource,
+        request: &Request,
+    ) -> crate::mutate::Mutation {
+        let policies = self.policies.get(i..=i).unwrap_or_default();
+        let mut m =
+            crate::mutate::mutate_with_exceptions(resource, policies, &self.exceptions, request);
+        for pm in &mut m.policies {
+            pm.response.policy = i;
+        }
+        m
+    }
+
+    /// The response of policy `i` when it is a MutatingPolicy (crate::mpol), on `resource`.
+    pub fn mutating_policy(
+        &self,
+        i: usize,
+        resource: &Resource,
+        request: &Request,
+    ) -> Option<crate::mutate::PolicyMutation> {
+        crate::mpol::mutate(
+            i,
+            self.reaching(i, resource)?,
+            resource,
+            request,
+            &self.exceptions,
+        )
+    }
+
+    /// The response of policy `i` when it is a MutatingAdmissionPolicy (crate::mapol), on
+    /// `resource`.
+    pub fn mutating_admission_policy(
+        &self,
+        i: usize,
+        resource: &Resource,
+        request: &Request,
+    ) -> Option<crate::mutate::PolicyMutation> {
+        crate::mapol::mutate(i, self.policies.get(i)?, resource, request)
+    }
+
+    /// What policy `i`, a mutate-existing MutatingPolicy, does to `target` for `trigger`'s
+    /// request (crate::mpol::evaluate::mutate_target; the caller selected the target).
+    pub fn mutate_target(
+        &self,
+        i: usize,
+        target: &Resource,
+        trigger: &Resource,
+        request: &Request,
+    ) -> Option<crate::mutate::PolicyMutation> {
+        crate::mpol::evaluate::mutate_target(
+            i,
+            self.policies.get(i)?,
+            target,
+            trigger,
+            request,
+            &self.exceptions,
+        )
     }
 
     /// The mutate phase as admission runs it (`kpol check`, `kpol mutate`): the classic mutate
@@ -284,9 +356,9 @@ impl Engine {
         out: &mut Vec<crate::mutate::PolicyMutation>,
     ) -> std::borrow::Cow<'r, Resource> {
         for &i in &self.mutating_policies {
-            let p = &self.policies[i];
-            let Some(mut pm) = crate::mpol::mutate(i, p, &current, request, &self.exceptions)
-                .or_else(|| crate::mapol::mutate(i, p, &current, request))
+            let Some(mut pm) = self
+                .mutating_policy(i, &current, request)
+                .or_else(|| self.mutating_admission_policy(i, &current, request))
             else {
                 continue;
             };
@@ -384,13 +456,15 @@ impl Engine {
             .iter()
             .map(|&i| {
                 let (resource, request) = view(i);
-                let mut out = crate::verify_images::verify_policy(
-                    i,
-                    &self.policies[i],
-                    resource,
-                    &request,
-                    &self.exceptions,
-                );
+                let Some(p) = self.reaching(i, resource) else {
+                    return crate::verify_images::PolicyImages {
+                        policy: i,
+                        verify: Vec::new(),
+                        validate: Vec::new(),
+                    };
+                };
+                let mut out =
+                    crate::verify_images::verify_policy(i, p, resource, &request, &self.exceptions);
                 for r in out.verify.iter_mut().chain(&mut out.validate) {
                     r.place(&resource.root);
                 }
@@ -441,7 +515,17 @@ impl Engine {
         request: &Request,
         contexts: &mut validate::Contexts<'r>,
     ) -> Option<PolicyResponse> {
-        let p = &self.policies[i];
+        // Outside a namespaced policy's namespace a ClusterPolicy-shaped policy gives an empty
+        // response, a CEL kind none.
+        let Some(p) = self.reaching(i, resource) else {
+            return match policy_plan {
+                PolicyPlan::Rules(..) | PolicyPlan::RulesNone => Some(PolicyResponse {
+                    policy: i,
+                    rules: Vec::new(),
+                }),
+                PolicyPlan::Cel(_) | PolicyPlan::CelEmpty | PolicyPlan::Image => None,
+            };
+        };
         let mut rules = match policy_plan {
             PolicyPlan::Rules(rules, slot) => validate_policy(
                 p,
@@ -457,17 +541,9 @@ impl Engine {
                     rules: Vec::new(),
                 });
             }
-            PolicyPlan::CelEmpty => {
-                if !p.in_scope(&resource.namespace) {
-                    return None;
-                }
-                Vec::new()
-            }
+            PolicyPlan::CelEmpty => Vec::new(),
             PolicyPlan::Cel(variants) => {
                 let cel = crate::vpol::cel_policy(p)?;
-                if !p.in_scope(&resource.namespace) {
-                    return None;
-                }
                 let _ns = crate::cel::context::PolicyNamespace::enter(p.namespace.as_deref());
                 crate::vpol::evaluate::evaluate(
                     cel,
@@ -536,20 +612,52 @@ impl Engine {
         let mut out = Vec::new();
         for phase in phases::of(phases::Command::Generate) {
             if *phase == Phase::Generate {
-                out.extend(self.generating.iter().filter_map(|&i| {
-                    let p = &self.policies[i];
-                    crate::generate::generate_policy(
-                        i,
-                        p,
-                        resource,
-                        request,
-                        pool,
-                        &self.exceptions,
-                    )
-                }));
+                out.extend(
+                    self.generating
+                        .iter()
+                        .filter_map(|&i| self.generate_policy(i, resource, request, pool)),
+                );
             }
         }
         out
+    }
+
+    /// The generate phase of policy `i` alone for one trigger resource
+    /// (crate::generate::generate_policy): `None` when it has no generate rules, is no
+    /// GeneratingPolicy, or gave nothing. `kpol test` asks per policy, with each policy's own
+    /// values and operation.
+    pub fn generate_policy(
+        &self,
+        i: usize,
+        resource: &Resource,
+        request: &Request,
+        pool: &crate::generate::SourcePool<'_>,
+    ) -> Option<crate::generate::GeneratePolicyResponse> {
+        // A GeneratingPolicy is not scoped: Kyverno's generating engine asks only its
+        // matchConstraints.
+        let p = match self.policies.get(i) {
+            Some(p) if crate::gpol::generating_policy(p).is_some() => p,
+            _ => self.reaching(i, resource)?,
+        };
+        crate::generate::generate_policy(i, p, resource, request, pool, &self.exceptions)
+    }
+
+    /// The verdict of policy `i` on `resource` when it is a DeletingPolicy (crate::dpol),
+    /// without its place in the resource ([`Engine::deletions`] places it).
+    pub fn deletion(
+        &self,
+        i: usize,
+        resource: &Resource,
+        request: &Request,
+    ) -> Option<RuleResponse> {
+        // A JSON payload (no apiVersion, no kind) has no namespace: the policy is asked anyway.
+        let payload = resource.api_version.is_empty() && resource.kind.is_empty();
+        let p = if payload {
+            self.policies.get(i)?
+        } else {
+            self.reaching(i, resource)?
+        };
+        crate::dpol::evaluate(p, resource, request, &self.exceptions)
     }
 
     /// The DeletingPolicies' verdicts on one resource (crate::dpol): `(policy index,
@@ -560,8 +668,7 @@ impl Engine {
         self.deleting
             .iter()
             .filter_map(|&i| {
-                let p = &self.policies[i];
-                let mut r = crate::dpol::evaluate(p, resource, request, &self.exceptions)?;
+                let mut r = self.deletion(i, resource, request)?;
                 r.place(&resource.root);
                 Some((i, r))
             })
@@ -588,9 +695,6 @@ fn validate_policy<'r>(
     exceptions: &[PolicyException],
     contexts: &mut validate::Contexts<'r>,
 ) -> Vec<RuleResponse> {
-    if !policy.in_scope(&resource.namespace) {
-        return Vec::new();
-    }
     let mut out = Vec::new();
     let labels = request.classic_namespace_labels(&resource.namespace);
     // Kyverno computes the rule list per resource kind (autogen, match.md §8.3).

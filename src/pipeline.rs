@@ -3,8 +3,9 @@
 //! the kind's body, then the response. Each kind keeps only its body; where Kyverno's handlers
 //! of the kinds differ, the difference is a field of [`How`] (named after what Kyverno does).
 //!
-//! The namespaced-policy scope is asked once per policy, before its rules, through
-//! [`Policy::in_scope`] (the one scope check); `applyRules: One` through [`How::stops`].
+//! The namespaced-policy scope ([`Policy::in_scope`]) is asked once per policy, before its
+//! rules, by the engine's entry (`Engine::reaching`) or, for the mutate rules, by their own
+//! loop over the policies; `applyRules: One` through [`How::stops`].
 
 use crate::conditions::evaluate_block;
 use crate::exception::{self, PolicyException};

@@ -80,9 +80,6 @@ pub fn verify_policy(
         verify: Vec::new(),
         validate: Vec::new(),
     };
-    if !policy.in_scope(&resource.namespace) {
-        return out;
-    }
     for rule in policy.rules() {
         let RuleBody::VerifyImages(entries) = &rule.body else {
             continue;

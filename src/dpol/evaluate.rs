@@ -36,7 +36,7 @@ pub const MATCHED: &str = "resource matched";
 pub const NOT_MATCHED: &str = "resource did not match";
 
 /// The response of `policy` for `resource`, named after the policy: `None` when it is not a
-/// DeletingPolicy, the resource is outside its namespace, or its matchConstraints do not
+/// DeletingPolicy or its matchConstraints do not
 /// select the resource. `exceptions` are all the loaded PolicyExceptions.
 pub fn evaluate(
     policy: &Policy,
@@ -46,10 +46,8 @@ pub fn evaluate(
 ) -> Option<RuleResponse> {
     let body = deleting_policy(policy)?;
     let payload = resource.api_version.is_empty() && resource.kind.is_empty();
-    // The cleanup controller lists a namespaced policy's resources in its namespace only.
-    if !payload && !policy.in_scope(&resource.namespace) {
-        return None;
-    }
+    // The cleanup controller lists a namespaced policy's resources in its namespace only: the
+    // engine asked that before (`Engine::deletion`).
     // No matchConstraints: nothing is selected (`matchPolicy`).
     if !payload && !body.constraints.as_ref()?.matches(resource, request) {
         return None;

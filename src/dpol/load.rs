@@ -67,7 +67,8 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
             None
         }
     };
-    let schedule = match spec.get("schedule") {
+    // `spec.schedule` is checked, not kept: kpol runs no schedule.
+    match spec.get("schedule") {
         Some(s) => match s.as_str() {
             Some(text) => {
                 if let Err(why) = check_schedule(text) {
@@ -77,21 +78,16 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
                         s,
                     );
                 }
-                text.to_owned()
             }
             None => {
                 c.problem(
                     format!("schedule must be a string, not {}", s.value.type_name()),
                     s.span,
                 );
-                String::new()
             }
         },
-        None => {
-            admission_problem(&mut c, "schedule is required", &spec);
-            String::new()
-        }
-    };
+        None => admission_problem(&mut c, "schedule is required", &spec),
+    }
     let variables = c.named(&spec, "variables", false);
     let conditions = c.named(&spec, "conditions", false);
     if broken.is_none()
@@ -105,7 +101,6 @@ fn load(source: &Source, node: Node, diagnostics: &mut Vec<Diagnostic>) -> Polic
         constraints,
         variables,
         conditions,
-        schedule,
         broken,
     };
     opened.policy(source, node, Arc::new(body))

@@ -30,8 +30,6 @@ pub struct DeletingPolicy {
     pub variables: Vec<(String, Program)>,
     /// `spec.conditions`: all true → the resource would be deleted.
     pub conditions: Vec<(String, Program)>,
-    /// `spec.schedule`, as written (not evaluated offline).
-    pub schedule: String,
     /// Set when the policy cannot be evaluated (a compile error, an invalid field): every
     /// evaluation that matches is an error with this message.
     pub broken: Option<String>,

@@ -130,10 +130,12 @@ fn namespace_object_comes_from_the_values() {
 #[test]
 fn a_namespaced_policy_reaches_only_its_namespace() {
     let l = load(&dpol("NamespacedDeletingPolicy", ""));
-    let p = &l.policies[0];
-    assert_eq!(p.kind, PolicyKind::NamespacedDeletingPolicy);
-    assert!(evaluate(p, &resource(POD_TEST), &Request::default(), &[]).is_some());
-    assert!(evaluate(p, &resource(POD_OTHER), &Request::default(), &[]).is_none());
+    assert_eq!(l.policies[0].kind, PolicyKind::NamespacedDeletingPolicy);
+    // The scope is the engine's check (`Engine::deletion`).
+    let engine = crate::engine::Engine::new(l.policies);
+    let request = Request::default();
+    assert!(engine.deletion(0, &resource(POD_TEST), &request).is_some());
+    assert!(engine.deletion(0, &resource(POD_OTHER), &request).is_none());
 }
 
 #[test]

@@ -121,9 +121,6 @@ pub fn generate_policy(
     if !has_generate(policy) {
         return None;
     }
-    if !policy.in_scope(&resource.namespace) {
-        return None;
-    }
     let mut rules = Vec::new();
     for rule in policy.rules() {
         let RuleBody::Generate(body) = &rule.body else {

@@ -55,7 +55,6 @@ pub fn mutating_admission_policy(
             },
         };
         kept.push(Binding {
-            name,
             match_resources,
             param_ref,
             param_kind: spec.get("paramKind").filter(|k| !k.is_null()).cloned(),

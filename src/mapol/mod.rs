@@ -37,7 +37,6 @@ pub struct MutatingAdmissionPolicy {
 /// A MutatingAdmissionPolicyBinding of the policy.
 #[derive(Debug)]
 pub struct Binding {
-    pub name: String,
     /// `spec.matchResources`; `None`: every resource.
     pub match_resources: Option<Constraints>,
     /// `spec.paramRef`: where the binding's params come from (crate::vpol::params).

@@ -26,7 +26,7 @@ use crate::vpol::evaluate::{bind_admission, namespace_object};
 use crate::yaml::Node;
 
 /// What `policy` (the engine's policy number `index`) does to `resource`: `None` when it is
-/// not a MutatingPolicy, is out of its namespace, or the CLI drops its response (nothing
+/// not a MutatingPolicy or the CLI drops its response (nothing
 /// matched and every copy's matchConstraints is simple, cel.md §3.7); else the response and,
 /// when something matched, the resource after the policy (`patched`, what `patchedResources`
 /// compares — the resource itself when nothing changed). `exceptions` are all the loaded
@@ -39,9 +39,6 @@ pub fn mutate(
     exceptions: &[PolicyException],
 ) -> Option<PolicyMutation> {
     let body = mutating_policy(policy)?;
-    if !policy.in_scope(&resource.namespace) {
-        return None;
-    }
     let _ns = crate::cel::context::PolicyNamespace::enter(policy.namespace.as_deref());
     let _budget = crate::base::budget::Scope::enter();
     let mut current = resource.clone();

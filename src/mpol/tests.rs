@@ -201,12 +201,24 @@ fn namespaced_policies_reach_only_their_namespace() {
         "kind: MutatingPolicy\nmetadata: {name: m}",
         "kind: NamespacedMutatingPolicy\nmetadata: {name: m, namespace: ns}",
     );
-    let l = load(&text);
-    let p = &l.policies[0];
-    assert_eq!(p.key(), "ns/m");
-    assert!(run_with(p, &resource(POD), Operation::Create, &[]).is_some());
+    // The scope is the engine's check (`Engine::mutating_policy`).
+    let engine = crate::engine::Engine::new(load(&text).policies);
+    assert_eq!(engine.policies()[0].key(), "ns/m");
+    let request = Request {
+        operation: Operation::Create,
+        ..Request::default()
+    };
+    assert!(
+        engine
+            .mutating_policy(0, &resource(POD), &request)
+            .is_some()
+    );
     let other = POD.replace("namespace: ns", "namespace: elsewhere");
-    assert!(run_with(p, &resource(&other), Operation::Create, &[]).is_none());
+    assert!(
+        engine
+            .mutating_policy(0, &resource(&other), &request)
+            .is_none()
+    );
 }
 
 #[test]

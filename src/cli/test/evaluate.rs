@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use super::load::Inputs;
 use super::overrides::{ContextPhase, Overlay};
 use kpol::engine::{Engine, phases};
-use kpol::generate::{RuleGeneration, SourcePool, generate_policy};
+use kpol::generate::{RuleGeneration, SourcePool};
 use kpol::policy::{Policy, RuleBody};
 use kpol::report::Status;
 use kpol::request::{Operation, Request};
@@ -169,8 +169,8 @@ fn payload_run(engine: &Engine, inputs: &Inputs, payload: &Resource) -> Resource
         offline: inputs.offline.clone(),
         ..Request::default()
     };
-    for p in policies {
-        if let Some(r) = kpol::dpol::evaluate(p, payload, &request, &inputs.policy_exceptions) {
+    for (i, p) in policies.iter().enumerate() {
+        if let Some(r) = engine.deletion(i, payload, &request) {
             let rules = vec![RuleOutcome::from(r)];
             responses.push(response(p, rules));
         }
@@ -293,7 +293,7 @@ fn run_resource(
             }
             Overlay::new(&inputs.values, policies, &resource.name, &first)
                 .map_err(failed)?
-                .map(|o| default_run_left(inputs, &o, policies, resource, &first))
+                .map(|o| default_run_left(engine, inputs, &o, resource, &first))
         }
         None => None,
     };
@@ -325,8 +325,7 @@ fn run_resource(
                 // With overriding values (and no DELETE, whose empty object upstream hands
                 // on is not modelled): each mutate policy's context, in order (`Objects`).
                 if let Some(o) = overlay.as_ref().filter(|_| !deletes_mutate(policies, &ops)) {
-                    let (objs, pms) =
-                        mutate_chain(inputs, o, policies, resource, &ops, &request_for);
+                    let (objs, pms) = mutate_chain(engine, o, resource, &ops, &request_for);
                     for (pm, at) in &pms {
                         let Some(p) = policies.get(pm.response.policy) else {
                             continue;
@@ -388,7 +387,8 @@ fn run_resource(
             // (cel.md §6.4).
             phases::Phase::MutatingAdmissionPolicies => {
                 for (i, p) in policies.iter().enumerate() {
-                    let Some(pm) = kpol::mapol::mutate(i, p, &live, &request_for(ops[i])) else {
+                    let Some(pm) = engine.mutating_admission_policy(i, &live, &request_for(ops[i]))
+                    else {
                         continue;
                     };
                     if let Some(root) = &pm.patched {
@@ -403,9 +403,7 @@ fn run_resource(
                 let first_mpol = responses.len();
                 for (i, p) in policies.iter().enumerate() {
                     let request = request_for(ops[i]);
-                    let Some(pm) =
-                        kpol::mpol::mutate(i, p, &live, &request, &inputs.policy_exceptions)
-                    else {
+                    let Some(pm) = engine.mutating_policy(i, &live, &request) else {
                         continue;
                     };
                     if let Some(root) = &pm.patched {
@@ -568,8 +566,7 @@ fn run_resource(
                         }
                         resource = &with_values;
                     }
-                    let Some(response_g) =
-                        generate_policy(i, p, resource, &request, &pool, &inputs.policy_exceptions)
+                    let Some(response_g) = engine.generate_policy(i, resource, &request, &pool)
                     else {
                         continue;
                     };
@@ -623,9 +620,7 @@ fn run_resource(
                 if forced.is_none() {
                     for (i, p) in policies.iter().enumerate() {
                         let request = request_for(ops[i]);
-                        let Some(r) =
-                            kpol::dpol::evaluate(p, original, &request, &inputs.policy_exceptions)
-                        else {
+                        let Some(r) = engine.deletion(i, original, &request) else {
                             continue;
                         };
                         let rules = vec![RuleOutcome::from(r)];
@@ -721,9 +716,8 @@ impl Objects {
 /// rule that patched it makes the patched copy the live object. Each response comes with the
 /// object it holds as its patched resource.
 fn mutate_chain(
-    inputs: &Inputs,
+    engine: &Engine,
     o: &Overlay,
-    policies: &[Policy],
     start: &Resource,
     ops: &[Operation],
     request_for: &dyn Fn(Operation) -> Request,
@@ -733,7 +727,7 @@ fn mutate_chain(
         copies: Vec::new(),
     };
     let mut out = Vec::new();
-    for (i, p) in policies.iter().enumerate() {
+    for (i, p) in engine.policies().iter().enumerate() {
         if !ContextPhase::Mutate.builds(p) {
             continue;
         }
@@ -743,18 +737,12 @@ fn mutate_chain(
             request.old_object = Some(std::sync::Arc::new(old));
         }
         let live = objs.get(objs.copies.len());
-        let m = kpol::mutate::mutate_with_exceptions(
-            live,
-            std::slice::from_ref(p),
-            &inputs.policy_exceptions,
-            &request,
-        );
+        let m = engine.mutate_policy(i, live, &request);
         if m.resource.root != live.root {
             objs.copies.push(m.resource);
         }
         let at = objs.copies.len();
         for mut pm in m.policies {
-            pm.response.policy = i;
             pm.patched = None;
             out.push((pm, at));
         }
@@ -766,15 +754,16 @@ fn mutate_chain(
 /// operations: every context of the run merged into it, or, when a mutate rule patched a
 /// copy, only those built before.
 fn default_run_left(
+    engine: &Engine,
     inputs: &Inputs,
     o: &Overlay,
-    policies: &[Policy],
     resource: &Resource,
     ops: &[Operation],
 ) -> Resource {
+    let policies = engine.policies();
     if !deletes_mutate(policies, ops) && policies.iter().any(|p| ContextPhase::Mutate.builds(p)) {
         let request_for = |op: Operation| request_with(inputs, Some(o), op);
-        let (objs, _) = mutate_chain(inputs, o, policies, resource, ops, &request_for);
+        let (objs, _) = mutate_chain(engine, o, resource, ops, &request_for);
         if !objs.copies.is_empty() {
             return objs.original;
         }
@@ -854,14 +843,7 @@ fn mpol_targets(
                 {
                     continue;
                 }
-                let Some(pm) = kpol::mpol::evaluate::mutate_target(
-                    i,
-                    p,
-                    &current,
-                    trigger,
-                    &request,
-                    &inputs.policy_exceptions,
-                ) else {
+                let Some(pm) = engine.mutate_target(i, &current, trigger, &request) else {
                     continue;
                 };
                 let empty = kpol::yaml::Node::synthetic(kpol::yaml::Value::Map(Default::default()));
