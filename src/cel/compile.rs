@@ -93,7 +93,56 @@ fn too_deep(what: &str) -> SyntaxError {
     }
 }
 
+/// Parses `text`, or gives a copy of what an earlier call with the same text gave (perf:
+/// start-up, docs/PERFORMANCE.md: the parser costs ~350,000 instructions an expression, and
+/// autogen and the library's policies repeat many texts; a copy costs a fraction of that).
+/// Parsing is a pure function of the text, so a copy is what a fresh parse would give.
 fn parse(text: &str) -> Result<IdedExpr, SyntaxError> {
+    static MEMO: Memo<String, Reply> = Memo::new();
+    if text.len() > MEMO_TEXT {
+        return parse_uncached(text);
+    }
+    MEMO.get_or(text.to_owned(), || parse_uncached(text))
+}
+
+/// Texts longer than this (bytes) are not kept in a [`Memo`].
+pub(super) const MEMO_TEXT: usize = 16 * 1024;
+
+/// Results of a pure function of the key, kept for the next call with the same key: at most
+/// [`Memo::CAPACITY`] entries, then it starts afresh. Shared between threads.
+pub(super) struct Memo<K, V> {
+    map: std::sync::Mutex<std::collections::HashMap<K, V, foldhash::fast::FixedState>>,
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone> Memo<K, V> {
+    const CAPACITY: usize = 4096;
+
+    pub(super) const fn new() -> Self {
+        Self {
+            map: std::sync::Mutex::new(std::collections::HashMap::with_hasher(
+                foldhash::fast::FixedState::with_seed(0),
+            )),
+        }
+    }
+
+    /// The value kept for `key`, or `compute()`'s (then kept). A poisoned lock only skips
+    /// the memo.
+    pub(super) fn get_or(&self, key: K, compute: impl FnOnce() -> V) -> V {
+        if let Some(hit) = self.map.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return hit;
+        }
+        let value = compute();
+        if let Ok(mut map) = self.map.lock() {
+            if map.len() >= Self::CAPACITY {
+                map.clear();
+            }
+            map.insert(key, value.clone());
+        }
+        value
+    }
+}
+
+fn parse_uncached(text: &str) -> Result<IdedExpr, SyntaxError> {
     let chain = chain(text);
     if chain > MAX_CHAIN {
         return Err(too_deep("nested"));
@@ -435,6 +484,39 @@ pub fn syntax_diagnostic(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memo_hit_is_what_a_fresh_parse_gives() {
+        for text in [
+            "object.spec.containers.all(c, c.image != 'x' + 'y')",
+            "object.spec.containers.all(c, c.image ==)",
+            &format!("{}1{}", "(".repeat(13), ")".repeat(13)),
+        ] {
+            let fresh = parse_uncached(text);
+            assert_eq!(parse(text), fresh, "{text}");
+            assert_eq!(parse(text), fresh, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_full_memo_starts_afresh() {
+        let memo: Memo<usize, usize> = Memo::new();
+        let mut calls = 0;
+        for k in 0..Memo::<usize, usize>::CAPACITY {
+            assert_eq!(
+                memo.get_or(k, || {
+                    calls += 1;
+                    k * 2
+                }),
+                k * 2
+            );
+        }
+        assert_eq!(memo.get_or(7, || unreachable!("kept")), 14);
+        assert_eq!(memo.get_or(usize::MAX, || 1), 1);
+        assert_eq!(memo.map.lock().map(|m| m.len()).ok(), Some(1));
+        assert_eq!(memo.get_or(7, || 15), 15, "cleared when full");
+        assert_eq!(calls, Memo::<usize, usize>::CAPACITY);
+    }
 
     #[test]
     fn long_chains_are_syntax_errors_at_the_start() {

@@ -123,6 +123,21 @@ fn syntax_caret(text: &str, error: &str) -> Option<String> {
 /// 'x' (in container '')`, the line and a caret after each. `None`: nothing undeclared found
 /// (or the text does not parse here; its syntax error is reported elsewhere).
 pub fn undeclared_in_kubernetes_env(text: &str, optional: Optional) -> Option<String> {
+    // perf: start-up (docs/PERFORMANCE.md): this parses `text` a second time, with the
+    // standard macros; autogen repeats texts, and the answer depends on the text and
+    // `optional` alone.
+    static MEMO: super::compile::Memo<(String, bool, bool), Option<String>> =
+        super::compile::Memo::new();
+    if text.len() > super::compile::MEMO_TEXT {
+        return undeclared_uncached(text, optional);
+    }
+    MEMO.get_or(
+        (text.to_owned(), optional.params, optional.authorizer),
+        || undeclared_uncached(text, optional),
+    )
+}
+
+fn undeclared_uncached(text: &str, optional: Optional) -> Option<String> {
     let found = if super::compile::chain(text) < 12 {
         undeclared(text, optional)
     } else {
@@ -280,6 +295,26 @@ mod tests {
 
     fn undeclared_in_kubernetes_env(text: &str) -> Option<String> {
         super::undeclared_in_kubernetes_env(text, Optional::default())
+    }
+
+    // The memo keeps the answer per text and declared variables: `params` is undeclared
+    // without `Optional::params` and declared with it, whichever was asked first.
+    #[test]
+    fn the_memo_keys_on_the_declared_variables() {
+        let text = "params.x == object.metadata.name";
+        let with = Optional {
+            params: true,
+            authorizer: false,
+        };
+        for _ in 0..2 {
+            let none = super::undeclared_in_kubernetes_env(text, Optional::default());
+            assert!(none.is_some_and(|e| e.contains("undeclared reference to 'params'")));
+            assert_eq!(super::undeclared_in_kubernetes_env(text, with), None);
+            assert_eq!(
+                super::undeclared_in_kubernetes_env(text, with),
+                undeclared_uncached(text, with)
+            );
+        }
     }
 
     // Messages as the Kyverno v1.19.0 CLI gives them for validate.cel rules.

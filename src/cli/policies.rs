@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use kpol::diagnostic::{Code, Diagnostic, Location};
 use kpol::exception::PolicyException;
 use kpol::kinds::load_policies_bound;
@@ -118,9 +120,10 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
         params: Vec::new(),
     };
     let mut exceptions = kpol::exception::Loaded::default();
-    // Each file is parsed once (perf: start-up, docs/PERFORMANCE.md).
+    // Each file is parsed once (perf: start-up, docs/PERFORMANCE.md), and the files are
+    // parsed and loaded on the run's threads; what they give is added in file order.
     let parsed: Vec<(Arc<SourceFile>, Parsed)> = texts
-        .into_iter()
+        .into_par_iter()
         .map(|(name, text)| {
             let source = Arc::new(SourceFile::new(name, text));
             let docs = parse_documents(source.text(), super::discover::input_limits());
@@ -137,14 +140,22 @@ fn load_policy_files(paths: &[PathBuf]) -> PolicySet {
                 .unwrap_or_default()
         })
         .collect();
-    for (i, (source, docs)) in parsed.into_iter().enumerate() {
-        let others: Vec<kpol::yaml::Node> = bindings
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .flat_map(|(_, b)| b.iter().cloned())
-            .collect();
-        load_parsed(source, docs, &mut set, &mut exceptions, &others);
+    let loaded: Vec<(Arc<SourceFile>, Loaded)> = parsed
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, (source, docs))| {
+            let others: Vec<kpol::yaml::Node> = bindings
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .flat_map(|(_, b)| b.iter().cloned())
+                .collect();
+            let loaded = load_file(&source, docs, &others);
+            (source, loaded)
+        })
+        .collect();
+    for (source, loaded) in loaded {
+        add_loaded(&source, loaded, &mut set, &mut exceptions);
     }
     set.diagnostics.extend(exceptions.diagnostics);
     set.exceptions = exceptions.exceptions;
@@ -186,25 +197,51 @@ fn load_parsed(
     exceptions: &mut kpol::exception::Loaded,
     other_bindings: &[kpol::yaml::Node],
 ) {
-    let docs = match docs {
-        Ok(d) => d,
-        Err(e) => {
-            set.diagnostics.push(Diagnostic::error(
-                Code::Yaml,
-                format!("invalid YAML: {}", e.message),
-                Some(Location::at(&source, Span::new(e.offset, e.offset))),
-            ));
+    let loaded = load_file(&source, docs, other_bindings);
+    add_loaded(&source, loaded, set, exceptions);
+}
+
+/// A policy file's policies, or the diagnostic of a file that does not parse.
+type Loaded = Result<kpol::policy::LoadedPolicies, Diagnostic>;
+
+/// The policies of a policy file's parsed documents (no shared state: the files of a run
+/// load in parallel).
+fn load_file(
+    source: &Arc<SourceFile>,
+    docs: Parsed,
+    other_bindings: &[kpol::yaml::Node],
+) -> Loaded {
+    match docs {
+        Ok(docs) => Ok(load_policies_bound(source, docs, other_bindings)),
+        Err(e) => Err(Diagnostic::error(
+            Code::Yaml,
+            format!("invalid YAML: {}", e.message),
+            Some(Location::at(source, Span::new(e.offset, e.offset))),
+        )),
+    }
+}
+
+/// Adds what [`load_file`] gave for `source` to `set` (the exceptions to `exceptions`).
+fn add_loaded(
+    source: &Arc<SourceFile>,
+    loaded: Loaded,
+    set: &mut PolicySet,
+    exceptions: &mut kpol::exception::Loaded,
+) {
+    let loaded = match loaded {
+        Ok(l) => l,
+        Err(d) => {
+            set.diagnostics.push(d);
             return;
         }
     };
-    let loaded = load_policies_bound(&source, docs, other_bindings);
     set.diagnostics.extend(loaded.diagnostics);
     set.params.extend(loaded.others);
     for e in &loaded.exceptions {
-        set.exception_kinds.extend(exception_kinds(&source, e));
+        set.exception_kinds.extend(exception_kinds(source, e));
     }
     exceptions.extend(kpol::exception::load_documents(
-        &source,
+        source,
         &loaded.exceptions,
         false,
     ));
