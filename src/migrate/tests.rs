@@ -1096,6 +1096,66 @@ fn mutate_skips_where_the_patch_changes_nothing() {
 }
 
 #[test]
+fn validate_rules_of_disjoint_kinds_become_one_policy() {
+    // A Pod rule (which the ClusterPolicy's autogen copies for controllers) and two
+    // ConfigMap rules: one ValidatingPolicy, each rule's validation guarded by its kinds,
+    // the controller copies written out and the policy's own autogen off.
+    let text = policy(
+        "  - name: pods\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: pods need app\n      pattern:\n        metadata:\n          labels:\n            app: \"?*\"\n  - name: cm-team\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    validate:\n      message: cm need team\n      pattern:\n        metadata:\n          labels:\n            team: \"?*\"\n  - name: cm-data\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    preconditions:\n      all:\n      - key: \"{{ request.object.metadata.labels.team || '' }}\"\n        operator: Equals\n        value: core\n    validate:\n      message: core cm need data\n      pattern:\n        data:\n          k: \"?*\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    assert_eq!(m.policies.len(), 1, "{:?}", m.policies);
+    let p = &m.policies[0];
+    assert_eq!(p["metadata"]["name"], "p");
+    assert_eq!(
+        p["spec"]["autogen"]["podControllers"]["controllers"],
+        json!([])
+    );
+    let kinds = p["spec"]["matchConstraints"]["resourceRules"].to_string();
+    for k in [
+        "pods",
+        "deployments",
+        "cronjobs",
+        "replicationcontrollers",
+        "configmaps",
+    ] {
+        assert!(kinds.contains(k), "{k} in {kinds}");
+    }
+    let pod = |labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n{labels}spec:\n  containers:\n  - name: c\n    image: x\n"
+        )
+    };
+    let deploy = |labels: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector: {{}}\n  template:\n    metadata:\n      name: t\n{labels}    spec:\n      containers:\n      - name: c\n        image: x\n"
+        )
+    };
+    let cm = |labels: &str, data: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n{labels}{data}")
+    };
+    let resources = [
+        pod("  labels:\n    app: x\n"),
+        pod(""),
+        deploy("      labels:\n        app: x\n"),
+        deploy(""),
+        cm("  labels:\n    team: dev\n", ""),
+        cm("  labels:\n    team: core\n", ""),
+        cm("  labels:\n    team: core\n", "data:\n  k: v\n"),
+        cm("", "data:\n  k: v\n"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n".to_owned(),
+    ];
+    let refs: Vec<&str> = resources.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&text, &refs),
+        [
+            "pass", "fail", "pass", "fail", "pass", "fail", "pass", "fail", "skip"
+        ]
+    );
+}
+
+#[test]
 fn mutate_rules_of_disjoint_kinds_become_one_policy() {
     let text = policy(
         "  - name: jobs\n    match:\n      any:\n      - resources:\n          kinds: [Job]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          template:\n            metadata:\n              labels:\n                keep: \"true\"\n  - name: cronjobs\n    match:\n      any:\n      - resources:\n          kinds: [CronJob]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          jobTemplate:\n            spec:\n              template:\n                metadata:\n                  labels:\n                    keep: \"true\"\n",
