@@ -135,7 +135,7 @@ pub(crate) fn convert(
             then
         } else {
             format!(
-                "{x} == '' ? int({}) : {then}",
+                "{x} == '' ? dyn(int({})) : {then}",
                 quote(&format!("the apiCall path has an empty {what}"))
             )
         }

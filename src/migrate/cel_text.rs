@@ -168,6 +168,28 @@ pub(crate) fn rename_variables(e: &str, renames: &[(String, String)]) -> String 
     if renames.is_empty() {
         return e.to_owned();
     }
+    replace_variables(e, &|name| {
+        renames
+            .iter()
+            .find(|(old, _)| old == name)
+            .map(|(_, new)| format!("variables.{new}"))
+    })
+}
+
+/// `e` with each reference `variables.NAME` of `vars` replaced by that variable's expression
+/// (in parentheses, its own references replaced too): what a match condition, which cannot
+/// read the policy's variables, must spell out.
+pub(crate) fn inline_variables(e: &str, vars: &[(String, String)]) -> String {
+    replace_variables(e, &|name| {
+        let i = vars.iter().position(|(n, _)| n == name)?;
+        // A variable reads only those defined before it.
+        Some(format!("({})", inline_variables(&vars[i].1, &vars[..i])))
+    })
+}
+
+/// `e` with each whole reference `variables.NAME` (outside string literals) for which
+/// `with` gives a text replaced by it.
+fn replace_variables(e: &str, with: &dyn Fn(&str) -> Option<String>) -> String {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = String::with_capacity(e.len());
     let mut quote: Option<char> = None;
@@ -190,9 +212,8 @@ pub(crate) fn rename_variables(e: &str, renames: &[(String, String)]) -> String 
                 .find(|c: char| !ident(c))
                 .unwrap_or(rest.len() - 10);
             let name = &rest[10..10 + name_len];
-            if let Some((_, new)) = renames.iter().find(|(old, _)| old == name) {
-                out.push_str("variables.");
-                out.push_str(new);
+            if let Some(text) = with(name) {
+                out.push_str(&text);
                 rest = &rest[10 + name_len..];
                 continue;
             }
@@ -241,5 +262,35 @@ mod tests {
         assert_eq!(and(&["a || b".into(), "c".into()]), "(a || b) && c");
         assert_eq!(not("(a || b)"), "!(a || b)");
         assert_eq!(paren("(a) || (b)"), "((a) || (b))");
+    }
+}
+
+/// `e` as Kyverno's type checker sees a value that may be null: a selection path from a
+/// dynamic root (`object`, `oldObject`, `element`, a comprehension variable `x0`, `k`,
+/// `y`) is `dyn` already (`request` is typed: its `namespace` is a string); anything else (a `filter`/`map` result, a
+/// string function, a variable typed by its expression) is wrapped in `dyn(…)`, since the
+/// checker rejects comparing a typed list or string with `null` and a conditional whose
+/// branches are a typed value and `null`.
+pub(crate) fn nullable(e: &str) -> String {
+    static PATH: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(object|oldObject|element|x[0-9]*|k|y)(\.[A-Za-z_][A-Za-z0-9_]*|\[('[^'\[\]]*'|[0-9]+)\])*$",
+        )
+        .expect("regex")
+    });
+    let t = e.trim();
+    if t == "null" || PATH.is_match(t) {
+        e.to_owned()
+    } else {
+        format!("dyn({})", strip_paren(t))
+    }
+}
+
+/// `e` without one pair of parentheses around the whole of it.
+fn strip_paren(e: &str) -> &str {
+    if e.starts_with('(') && e.ends_with(')') && closes_at_end(e) {
+        &e[1..e.len() - 1]
+    } else {
+        e
     }
 }

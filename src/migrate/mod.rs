@@ -722,11 +722,19 @@ fn assemble(
         "matchConstraints".to_owned(),
         first.matching.constraints.clone(),
     );
+    // A match condition cannot read the policy's variables: their expressions are spelled
+    // out there.
+    let all_vars: Vec<(String, String)> = rules
+        .iter()
+        .flat_map(|r| r.variables.iter().cloned())
+        .collect();
     let mut conds: Vec<J> = Vec::new();
     for (i, c) in first.matching.conditions.iter().enumerate() {
+        let c = cel_text::inline_variables(c, &all_vars);
         conds.push(json!({"name": format!("match-{}", i + 1), "expression": c}));
     }
     if let Some(p) = &first.preconditions {
+        let p = cel_text::inline_variables(p, &all_vars);
         conds.push(json!({"name": "preconditions", "expression": p}));
     }
     if !conds.is_empty() {
@@ -1162,16 +1170,16 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
                     cel_text::quote(&format!(
                         "failed to add context entry for variable {vname} since it evaluated to nil"
                     )),
-                    e = cel_text::paren(&tr.expr)
+                    e = cel_text::nullable(&tr.expr)
                 ),
                 None if tr.guards.is_empty() => tr.expr,
                 None => {
                     let mut g = tr.guards.clone();
-                    g.push(format!("{} != null", cel_text::paren(&tr.expr)));
+                    let e = cel_text::nullable(&tr.expr);
+                    g.push(format!("{e} != null"));
                     format!(
-                        "{} ? {} : int({})",
+                        "{} ? {e} : int({})",
                         cel_text::and(&g),
-                        cel_text::paren(&tr.expr),
                         cel_text::quote(&format!(
                             "failed to add context entry for variable {vname} since it evaluated to nil"
                         ))

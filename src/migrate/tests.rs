@@ -1698,7 +1698,7 @@ fn api_call_get_and_list_become_resource_library_calls() {
     let call = vars[0]["expression"].as_str().unwrap_or_default();
     assert!(
         call.contains("resource.List('autoscaling/v1', 'horizontalpodautoscalers', ")
-            && call.contains("== '' ? int("),
+            && call.contains("== '' ? dyn(int("),
         "{call}"
     );
     assert!(
@@ -1772,4 +1772,45 @@ fn list_variables_take_membership_and_a_null_one_is_an_error() {
     let bare = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n";
     let with = format!("{bare}  volumes:\n  - name: a\n");
     assert_eq!(same_verdicts(&p, &[bare, &with]), ["error", "fail"]);
+}
+
+#[test]
+fn conversions_type_check_as_kubernetes_cel_does() {
+    // Kyverno v1.19.0's CLI compiles with Kubernetes' type checker: a string-typed key
+    // (`request.operation`) cannot be a comprehension's range, a typed list or string cannot
+    // be compared with null, literals must be homogeneous, and a match condition cannot read
+    // the policy's variables.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    context:\n    - name: names\n      variable:\n        jmesPath: \"request.object.data.keys(@)\"\n    preconditions:\n      all:\n      - key: \"{{ request.operation }}\"\n        operator: AnyIn\n        value: [CREATE]\n      - key: \"{{ length(names) }}\"\n        operator: GreaterThan\n        value: 0\n    validate:\n      message: m\n      deny: {}\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let conds = m.policies[0]["spec"]["matchConditions"].to_string();
+    assert!(conds.contains("dyn(request.operation).exists("), "{conds}");
+    assert!(!conds.contains("variables."), "{conds}");
+    assert_eq!(
+        jmes::literal(&serde_json::json!({"a": "x", "b": {"c": "d"}, "l": [1, 2]})),
+        "{'a': dyn('x'), 'b': dyn({'c': 'd'}), 'l': dyn([1, 2])}"
+    );
+    assert_eq!(
+        jmes::literal(&serde_json::json!([{"c": "d"}, {"e": "f"}])),
+        "[{'c': 'd'}, {'e': 'f'}]"
+    );
+    assert_eq!(cel_text::nullable("object.spec.x"), "object.spec.x");
+    assert_eq!(
+        cel_text::nullable("(a.filter(x, x))"),
+        "dyn(a.filter(x, x))"
+    );
+    assert_eq!(
+        cel_text::inline_variables(
+            "variables.b > 0",
+            &[
+                ("a".to_owned(), "object.x".to_owned()),
+                ("b".to_owned(), "size(variables.a)".to_owned())
+            ]
+        ),
+        "(size((object.x))) > 0"
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    load(&yaml);
 }
