@@ -294,3 +294,10 @@ fn strip_paren(e: &str) -> &str {
         e
     }
 }
+
+/// A CEL expression that fails when evaluated (`int` of a text that is no number), naming
+/// `why`. The text is joined with a value known only at run time: Kyverno's compiler folds
+/// constant subexpressions and would reject `int('…')` when the policy is loaded.
+pub(crate) fn runtime_error(why: &str) -> String {
+    format!("int({} + string(request.operation))", quote(why))
+}

@@ -1166,8 +1166,8 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
                 // where it is read (context entries load when first used, as CEL variables
                 // evaluate).
                 None if tr.guards.is_empty() && !tr.list && !tr.boolean => format!(
-                    "{e} != null ? {e} : int({})",
-                    cel_text::quote(&format!(
+                    "{e} != null ? {e} : {}",
+                    cel_text::runtime_error(&format!(
                         "failed to add context entry for variable {vname} since it evaluated to nil"
                     )),
                     e = cel_text::nullable(&tr.expr)
@@ -1178,9 +1178,9 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
                     let e = cel_text::nullable(&tr.expr);
                     g.push(format!("{e} != null"));
                     format!(
-                        "{} ? {e} : int({})",
+                        "{} ? {e} : {}",
                         cel_text::and(&g),
-                        cel_text::quote(&format!(
+                        cel_text::runtime_error(&format!(
                             "failed to add context entry for variable {vname} since it evaluated to nil"
                         ))
                     )

@@ -1811,6 +1811,13 @@ fn conversions_type_check_as_kubernetes_cel_does() {
         ),
         "(size((object.x))) > 0"
     );
+    // The variable read without a default errors where null, with a text that is no
+    // constant (Kyverno's compiler folds constants and would reject `int('…')` on load).
+    let vars = m.policies[0]["spec"]["variables"].to_string();
+    assert!(
+        vars.contains("int('failed to add context entry for variable names since it evaluated to nil' + string(request.operation))"),
+        "{vars}"
+    );
     let yaml = to_yaml(&m, "t.yaml", 1);
     load(&yaml);
 }
