@@ -1798,6 +1798,14 @@ fn conversions_type_check_as_kubernetes_cel_does() {
     );
     assert_eq!(cel_text::nullable("object.spec.x"), "object.spec.x");
     assert_eq!(
+        cel_text::nullable("object['a-b'].c[0]"),
+        "object['a-b'].c[0]"
+    );
+    assert_eq!(
+        cel_text::nullable("request.namespace"),
+        "dyn(request.namespace)"
+    );
+    assert_eq!(
         cel_text::nullable("(a.filter(x, x))"),
         "dyn(a.filter(x, x))"
     );
