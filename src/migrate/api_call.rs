@@ -135,8 +135,8 @@ pub(crate) fn convert(
             then
         } else {
             format!(
-                "{x} == '' ? int({}) : {then}",
-                quote(&format!("the apiCall path has an empty {what}"))
+                "{x} == '' ? dyn({}) : {then}",
+                super::cel_text::runtime_error(&format!("the apiCall path has an empty {what}"))
             )
         }
     };

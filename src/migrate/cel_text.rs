@@ -168,6 +168,28 @@ pub(crate) fn rename_variables(e: &str, renames: &[(String, String)]) -> String 
     if renames.is_empty() {
         return e.to_owned();
     }
+    replace_variables(e, &|name| {
+        renames
+            .iter()
+            .find(|(old, _)| old == name)
+            .map(|(_, new)| format!("variables.{new}"))
+    })
+}
+
+/// `e` with each reference `variables.NAME` of `vars` replaced by that variable's expression
+/// (in parentheses, its own references replaced too): what a match condition, which cannot
+/// read the policy's variables, must spell out.
+pub(crate) fn inline_variables(e: &str, vars: &[(String, String)]) -> String {
+    replace_variables(e, &|name| {
+        let i = vars.iter().position(|(n, _)| n == name)?;
+        // A variable reads only those defined before it.
+        Some(format!("({})", inline_variables(&vars[i].1, &vars[..i])))
+    })
+}
+
+/// `e` with each whole reference `variables.NAME` (outside string literals) for which
+/// `with` gives a text replaced by it.
+fn replace_variables(e: &str, with: &dyn Fn(&str) -> Option<String>) -> String {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = String::with_capacity(e.len());
     let mut quote: Option<char> = None;
@@ -190,9 +212,8 @@ pub(crate) fn rename_variables(e: &str, renames: &[(String, String)]) -> String 
                 .find(|c: char| !ident(c))
                 .unwrap_or(rest.len() - 10);
             let name = &rest[10..10 + name_len];
-            if let Some((_, new)) = renames.iter().find(|(old, _)| old == name) {
-                out.push_str("variables.");
-                out.push_str(new);
+            if let Some(text) = with(name) {
+                out.push_str(&text);
                 rest = &rest[10 + name_len..];
                 continue;
             }
@@ -201,6 +222,77 @@ pub(crate) fn rename_variables(e: &str, renames: &[(String, String)]) -> String 
         rest = &rest[c.len_utf8()..];
     }
     out
+}
+
+/// `e` as Kyverno's type checker sees a value that may be null: a selection path from a
+/// dynamic root (`object`, `oldObject`, `element`, a comprehension variable `x0`, `k`,
+/// `y`) is `dyn` already (`request` is typed: its `namespace` is a string); anything else (a `filter`/`map` result, a
+/// string function, a variable typed by its expression) is wrapped in `dyn(…)`, since the
+/// checker rejects comparing a typed list or string with `null` and a conditional whose
+/// branches are a typed value and `null`.
+pub(crate) fn nullable(e: &str) -> String {
+    let t = e.trim();
+    if t == "null" || dyn_path(t) {
+        e.to_owned()
+    } else {
+        format!("dyn({})", strip_paren(t))
+    }
+}
+
+/// `e` without one pair of parentheses around the whole of it.
+fn strip_paren(e: &str) -> &str {
+    if e.starts_with('(') && e.ends_with(')') && closes_at_end(e) {
+        &e[1..e.len() - 1]
+    } else {
+        e
+    }
+}
+
+/// Whether `e` is a selection path (`.field`, `[N]`, `['key']`) from a dynamic root.
+fn dyn_path(e: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let root_len = e.find(|c: char| !ident(c)).unwrap_or(e.len());
+    let root = &e[..root_len];
+    let numbered = root
+        .strip_prefix('x')
+        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+    if !(matches!(root, "object" | "oldObject" | "element" | "k" | "y") || numbered) {
+        return false;
+    }
+    let mut rest = &e[root_len..];
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let n = r.find(|c: char| !ident(c)).unwrap_or(r.len());
+            if n == 0 || r.starts_with(|c: char| c.is_ascii_digit()) {
+                return false;
+            }
+            rest = &r[n..];
+        } else if let Some(r) = rest.strip_prefix("['") {
+            let Some(n) = r.find(['\'', '[', ']', '\\']) else {
+                return false;
+            };
+            let Some(after) = r[n..].strip_prefix("']") else {
+                return false;
+            };
+            rest = after;
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let n = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+            let Some(after) = r[n..].strip_prefix(']').filter(|_| n > 0) else {
+                return false;
+            };
+            rest = after;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// A CEL expression that fails when evaluated (`int` of a text that is no number), naming
+/// `why`. The text is joined with a value known only at run time: Kyverno's compiler folds
+/// constant subexpressions and would reject `int('…')` when the policy is loaded.
+pub(crate) fn runtime_error(why: &str) -> String {
+    format!("int({} + string(request.operation))", quote(why))
 }
 
 #[cfg(test)]

@@ -120,11 +120,22 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
                 }
             };
             let e = &k.expr;
+            // Where only the run time knows the key's type, the list branch reads it as
+            // `dyn`: Kyverno type-checks the expression, and a key typed as a string
+            // (`request.operation`, a literal) cannot be the range of a comprehension.
+            let kd = if k.list || literal_key || k.nest.is_some() {
+                k.clone()
+            } else {
+                Tr {
+                    expr: format!("dyn({e})"),
+                    ..k.clone()
+                }
+            };
             let on_list = match lower.as_str() {
-                "anyin" => k.exists("k", &member("k")),
-                "allin" | "in" => k.all("k", &member("k")),
-                "anynotin" => k.exists("k", &not(&member("k"))),
-                "allnotin" => k.all("k", &not(&member("k"))),
+                "anyin" => kd.exists("k", &member("k")),
+                "allin" | "in" => kd.all("k", &member("k")),
+                "anynotin" => kd.exists("k", &not(&member("k"))),
+                "allnotin" => kd.all("k", &not(&member("k"))),
                 _ if k.guards.is_empty() && !e.contains('.') => String::new(),
                 _ => {
                     return Err(Blocked::new(

@@ -154,7 +154,7 @@ impl Tr {
         let nonempty = if self.list {
             format!("size({}) > 0", self.expr)
         } else {
-            format!("{} != null", self.expr)
+            format!("{} != null", super::cel_text::nullable(&self.expr))
         };
         and(&[and(&self.guards), nonempty])
     }
@@ -173,9 +173,14 @@ impl Tr {
         // difference shows.
         let mut guards = self.guards.clone();
         if default != "null" {
-            guards.push(format!("{} != null", self.expr));
+            guards.push(format!("{} != null", super::cel_text::nullable(&self.expr)));
         }
-        format!("({} ? {} : {default})", and(&guards), self.expr)
+        let then = if default == "null" {
+            super::cel_text::nullable(&self.expr)
+        } else {
+            self.expr.clone()
+        };
+        format!("({} ? {then} : {default})", and(&guards))
     }
 }
 
@@ -270,7 +275,10 @@ impl Translator {
         always_text: bool,
     ) -> Result<String, Blocked> {
         self.template_with(s, span, always_text, |x| {
-            format!("({x} == null ? 'null' : string({x}))")
+            format!(
+                "({} == null ? 'null' : string({x}))",
+                super::cel_text::nullable(x)
+            )
         })
     }
 
@@ -817,21 +825,47 @@ fn nonempty_string(ast: &Ast) -> bool {
 }
 
 pub(crate) fn literal(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => "null".to_owned(),
-        serde_json::Value::Bool(b) => b.to_string(),
-        serde_json::Value::Number(n) => n.to_string(),
-        serde_json::Value::String(s) => quote(s),
-        serde_json::Value::Array(a) => {
-            format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", "))
+    typed_literal(v).0
+}
+
+/// A JSON value as a CEL literal, and its CEL type. Kubernetes' CEL (which Kyverno's is)
+/// requires the elements of a list literal, and the values of a map literal, to have one
+/// type: where they do not, each is written `dyn(…)`.
+fn typed_literal(v: &serde_json::Value) -> (String, String) {
+    let join = |items: Vec<(String, String)>| -> (Vec<String>, String) {
+        let first = items.first().map(|(_, t)| t.clone());
+        if items.iter().all(|(_, t)| Some(t) == first.as_ref()) {
+            let ty = first.unwrap_or_else(|| "dyn".to_owned());
+            (items.into_iter().map(|(e, _)| e).collect(), ty)
+        } else {
+            let texts = items
+                .into_iter()
+                .map(|(e, _)| format!("dyn({e})"))
+                .collect();
+            (texts, "dyn".to_owned())
         }
-        serde_json::Value::Object(m) => format!(
-            "{{{}}}",
-            m.iter()
-                .map(|(k, v)| format!("{}: {}", quote(k), literal(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+    };
+    match v {
+        serde_json::Value::Null => ("null".to_owned(), "null".to_owned()),
+        serde_json::Value::Bool(b) => (b.to_string(), "bool".to_owned()),
+        serde_json::Value::Number(n) => {
+            let ty = if n.is_f64() { "double" } else { "int" };
+            (n.to_string(), ty.to_owned())
+        }
+        serde_json::Value::String(s) => (quote(s), "string".to_owned()),
+        serde_json::Value::Array(a) => {
+            let (texts, ty) = join(a.iter().map(typed_literal).collect());
+            (format!("[{}]", texts.join(", ")), format!("list({ty})"))
+        }
+        serde_json::Value::Object(m) => {
+            let (texts, ty) = join(m.values().map(typed_literal).collect());
+            let entries: Vec<String> = m
+                .keys()
+                .zip(texts)
+                .map(|(k, e)| format!("{}: {e}", quote(k)))
+                .collect();
+            (format!("{{{}}}", entries.join(", ")), format!("map({ty})"))
+        }
     }
 }
 

@@ -223,7 +223,17 @@ pub fn migrate_policy(policy: &Policy) -> Option<Migration> {
     let (mutating, validating): (Vec<RuleCel>, Vec<RuleCel>) =
         converted.into_iter().partition(|r| !r.mutations.is_empty());
     let mut groups = Vec::new();
-    if !validating.is_empty() {
+    if let Some(merged) = merge_validate_kinds(&validating, &autogen, spec, policy_action) {
+        out.notes.push(
+            "the validate rules match different kinds: one ValidatingPolicy for all of them, each rule's validations guarded by its kinds, conditions and preconditions".to_owned(),
+        );
+        if merged.autogen_off {
+            out.notes.push(
+                "the pod-controller copies the ClusterPolicy's autogen makes of its Pod rules are written out (each guarded by its kinds) and the ValidatingPolicy's own autogen is off".to_owned(),
+            );
+        }
+        groups.push(vec![merged]);
+    } else if !validating.is_empty() {
         groups.extend(group(validating, &mut out.notes));
     }
     if !mutating.is_empty() {
@@ -338,7 +348,18 @@ fn replication_controllers(p: &J) -> Option<J> {
 /// kind is taken, the constraints besides the resource rules (the namespace selector the
 /// copies keep) must be the first rule's, and a variable of a later rule that has another
 /// expression under the same name is renamed `NAME_N` in that rule.
+///
+/// With `validate` the rules are validate rules: each validation becomes `!(guard) || …`
+/// (guarded by its kinds, conditions and preconditions), several rules may match the very
+/// same kinds (one set of kinds applies to a resource, so the verdict is that of those
+/// rules together, as the ClusterPolicy's rules for it), and a variable with another
+/// expression is renamed as with `pod`. The policy's match condition leaves out
+/// preconditions that read variables (a match condition cannot read them).
 fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
+    merge_kinds(rules, pod, false)
+}
+
+fn merge_kinds(rules: &[RuleCel], pod: bool, validate: bool) -> Option<RuleCel> {
     let first = rules.first()?;
     let others = |r: &RuleCel| -> Option<serde_json::Map<String, J>> {
         let mut c = r.matching.constraints.as_object()?.clone();
@@ -351,6 +372,7 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
     let mut guards = Vec::new();
     let mut variables: Vec<(String, String)> = Vec::new();
     let mut mutations = Vec::new();
+    let mut validations = Vec::new();
     let mut kinds = Vec::new();
     let ops = |r: &RuleCel| -> Option<Vec<J>> {
         let rr = r.matching.constraints.get("resourceRules")?.as_array()?;
@@ -362,7 +384,12 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
     };
     let first_ops = ops(first)?;
     for r in rules {
-        if r.mutations.is_empty() || r.generate.is_some() || !r.validations.is_empty() {
+        let right_body = if validate {
+            r.mutations.is_empty() && !r.validations.is_empty()
+        } else {
+            !r.mutations.is_empty() && r.validations.is_empty()
+        };
+        if !right_body || r.generate.is_some() || r.autogen_off {
             return None;
         }
         let c = r.matching.constraints.as_object()?;
@@ -376,10 +403,16 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
             return None;
         }
         let o = ops(r)?;
-        if o.iter().any(|x| Some(x) != first_ops.first()) {
+        if o.iter().any(|x| Some(x) != first_ops.first()) || r.actions != first.actions {
             return None;
         }
         let mut kind_tests = Vec::new();
+        // A validate rule matching exactly the kinds of an earlier one shares its guard.
+        let repeated = validate
+            && rules
+                .iter()
+                .take_while(|o| !std::ptr::eq(*o, r))
+                .any(|o| o.matching.kinds == r.matching.kinds);
         for k in &r.matching.kinds {
             let parts: Vec<&str> = k.split('/').collect();
             let (test, bare) = match parts.as_slice() {
@@ -404,13 +437,15 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
             };
             if (bare == "Pod" && !pod)
                 || bare.contains(['*', '?', '.'])
-                || seen_kinds.iter().any(|s| s == bare)
+                || (!repeated && seen_kinds.iter().any(|s| s == bare))
             {
                 return None;
             }
-            seen_kinds.push(bare.to_owned());
             kind_tests.push(test);
-            kinds.push(k.clone());
+            if !repeated {
+                seen_kinds.push(bare.to_owned());
+                kinds.push(k.clone());
+            }
         }
         // A variable is renamed where another rule has it with another expression, or where
         // it reads a renamed one; repeated until nothing more is renamed.
@@ -427,7 +462,7 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
                 if *f == cel_text::rename_variables(e, &renames) {
                     continue;
                 }
-                if !pod {
+                if !pod && !validate {
                     return None;
                 }
                 let fresh = (1..).map(|i| format!("{n}_{i}")).find(|c| {
@@ -451,11 +486,31 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
                 variables.push((n, renamed(e)));
             }
         }
-        resource_rules.extend(c.get("resourceRules")?.as_array()?.iter().cloned());
+        if !repeated {
+            resource_rules.extend(c.get("resourceRules")?.as_array()?.iter().cloned());
+        }
         let mut parts = vec![cel_text::or(&kind_tests)];
         parts.extend(r.matching.conditions.iter().map(|e| renamed(e)));
-        parts.extend(r.preconditions.iter().map(|e| renamed(e)));
+        // What the policy's match condition may hold: no variables.
+        let mut matchable = parts.clone();
+        for p in r.preconditions.iter().map(|e| renamed(e)) {
+            if !p.contains("variables.") {
+                matchable.push(p.clone());
+            }
+            parts.push(p);
+        }
         let guard = cel_text::and(&parts);
+        for v in &r.validations {
+            let mut v = v.clone();
+            if let Some(e) = v.get("expression").and_then(J::as_str) {
+                let e = cel_text::or(&[cel_text::not(&guard), renamed(e)]);
+                v["expression"] = J::String(e);
+            }
+            if let Some(e) = v.get("messageExpression").and_then(J::as_str) {
+                v["messageExpression"] = J::String(renamed(e));
+            }
+            validations.push(v);
+        }
         for m in &r.mutations {
             let m = mutate::Mutation {
                 json_patch: m.json_patch,
@@ -471,7 +526,7 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
                 ),
             });
         }
-        guards.push(guard);
+        guards.push(cel_text::and(&matchable));
     }
     let mut constraints = first_others;
     constraints.insert("resourceRules".to_owned(), J::Array(resource_rules));
@@ -485,12 +540,49 @@ fn merge_mutate_kinds(rules: &[RuleCel], pod: bool) -> Option<RuleCel> {
         },
         preconditions: None,
         variables,
-        validations: Vec::new(),
+        validations,
         mutations,
         generate: None,
         actions: first.actions.clone(),
-        autogen_off: pod,
+        autogen_off: pod && seen_kinds.iter().any(|k| k == "Pod"),
     })
+}
+
+/// Validate rules that do not all share their matching as one rule over their kinds
+/// ([`merge_kinds`]), where the ClusterPolicy's autogen copies a Pod rule for pod
+/// controllers with those copies converted beside it (their paths rewritten as Kyverno's
+/// autogen rewrites them), so the policy needs no autogen of its own. `None` where the rules
+/// share their matching (grouped as usual), where a copy cannot be converted, or where the
+/// rules cannot be merged.
+fn merge_validate_kinds(
+    rules: &[RuleCel],
+    autogen: &PodAutogen,
+    spec: &Node,
+    policy_action: &str,
+) -> Option<RuleCel> {
+    let first = rules.first()?;
+    if rules.len() < 2
+        || rules
+            .iter()
+            .all(|r| r.matching == first.matching && r.actions == first.actions)
+    {
+        return None;
+    }
+    let nodes = spec.get("rules").and_then(Node::as_seq).unwrap_or(&[]);
+    let mut all = Vec::new();
+    for r in rules {
+        all.push(r.clone());
+        if !autogen.on() {
+            continue;
+        }
+        let node = nodes.iter().find(|n| rule_name(n) == r.name)?;
+        let name = rule_name(node);
+        for copy in crate::autogen::copies_of(autogen.rules, &name) {
+            // The copies' notes repeat the rule's.
+            all.push(validate_rule(&copy.raw, policy_action, &mut Vec::new()).ok()?);
+        }
+    }
+    merge_kinds(&all, true, true)
 }
 
 /// Rules that share matching and actions go into one policy; where their preconditions
@@ -630,11 +722,19 @@ fn assemble(
         "matchConstraints".to_owned(),
         first.matching.constraints.clone(),
     );
+    // A match condition cannot read the policy's variables: their expressions are spelled
+    // out there.
+    let all_vars: Vec<(String, String)> = rules
+        .iter()
+        .flat_map(|r| r.variables.iter().cloned())
+        .collect();
     let mut conds: Vec<J> = Vec::new();
     for (i, c) in first.matching.conditions.iter().enumerate() {
+        let c = cel_text::inline_variables(c, &all_vars);
         conds.push(json!({"name": format!("match-{}", i + 1), "expression": c}));
     }
     if let Some(p) = &first.preconditions {
+        let p = cel_text::inline_variables(p, &all_vars);
         conds.push(json!({"name": "preconditions", "expression": p}));
     }
     if !conds.is_empty() {
@@ -655,7 +755,7 @@ fn assemble(
     }
     if generating {
         // GeneratingPolicies have no autogen.
-    } else if (mutating && first.autogen_off)
+    } else if first.autogen_off
         || (!autogen.on() && cel_autogen_eligible(&first.matching.constraints))
     {
         // Kyverno's autogen makes no pod-controller rules of the ClusterPolicy (or they are
@@ -1066,21 +1166,21 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
                 // where it is read (context entries load when first used, as CEL variables
                 // evaluate).
                 None if tr.guards.is_empty() && !tr.list && !tr.boolean => format!(
-                    "{e} != null ? {e} : int({})",
-                    cel_text::quote(&format!(
+                    "{e} != null ? {e} : {}",
+                    cel_text::runtime_error(&format!(
                         "failed to add context entry for variable {vname} since it evaluated to nil"
                     )),
-                    e = cel_text::paren(&tr.expr)
+                    e = cel_text::nullable(&tr.expr)
                 ),
                 None if tr.guards.is_empty() => tr.expr,
                 None => {
                     let mut g = tr.guards.clone();
-                    g.push(format!("{} != null", cel_text::paren(&tr.expr)));
+                    let e = cel_text::nullable(&tr.expr);
+                    g.push(format!("{e} != null"));
                     format!(
-                        "{} ? {} : int({})",
+                        "{} ? {e} : {}",
                         cel_text::and(&g),
-                        cel_text::paren(&tr.expr),
-                        cel_text::quote(&format!(
+                        cel_text::runtime_error(&format!(
                             "failed to add context entry for variable {vname} since it evaluated to nil"
                         ))
                     )

@@ -1096,6 +1096,66 @@ fn mutate_skips_where_the_patch_changes_nothing() {
 }
 
 #[test]
+fn validate_rules_of_disjoint_kinds_become_one_policy() {
+    // A Pod rule (which the ClusterPolicy's autogen copies for controllers) and two
+    // ConfigMap rules: one ValidatingPolicy, each rule's validation guarded by its kinds,
+    // the controller copies written out and the policy's own autogen off.
+    let text = policy(
+        "  - name: pods\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: pods need app\n      pattern:\n        metadata:\n          labels:\n            app: \"?*\"\n  - name: cm-team\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    validate:\n      message: cm need team\n      pattern:\n        metadata:\n          labels:\n            team: \"?*\"\n  - name: cm-data\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    preconditions:\n      all:\n      - key: \"{{ request.object.metadata.labels.team || '' }}\"\n        operator: Equals\n        value: core\n    validate:\n      message: core cm need data\n      pattern:\n        data:\n          k: \"?*\"\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    assert_eq!(m.policies.len(), 1, "{:?}", m.policies);
+    let p = &m.policies[0];
+    assert_eq!(p["metadata"]["name"], "p");
+    assert_eq!(
+        p["spec"]["autogen"]["podControllers"]["controllers"],
+        json!([])
+    );
+    let kinds = p["spec"]["matchConstraints"]["resourceRules"].to_string();
+    for k in [
+        "pods",
+        "deployments",
+        "cronjobs",
+        "replicationcontrollers",
+        "configmaps",
+    ] {
+        assert!(kinds.contains(k), "{k} in {kinds}");
+    }
+    let pod = |labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n{labels}spec:\n  containers:\n  - name: c\n    image: x\n"
+        )
+    };
+    let deploy = |labels: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector: {{}}\n  template:\n    metadata:\n      name: t\n{labels}    spec:\n      containers:\n      - name: c\n        image: x\n"
+        )
+    };
+    let cm = |labels: &str, data: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n{labels}{data}")
+    };
+    let resources = [
+        pod("  labels:\n    app: x\n"),
+        pod(""),
+        deploy("      labels:\n        app: x\n"),
+        deploy(""),
+        cm("  labels:\n    team: dev\n", ""),
+        cm("  labels:\n    team: core\n", ""),
+        cm("  labels:\n    team: core\n", "data:\n  k: v\n"),
+        cm("", "data:\n  k: v\n"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n".to_owned(),
+    ];
+    let refs: Vec<&str> = resources.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&text, &refs),
+        [
+            "pass", "fail", "pass", "fail", "pass", "fail", "pass", "fail", "skip"
+        ]
+    );
+}
+
+#[test]
 fn mutate_rules_of_disjoint_kinds_become_one_policy() {
     let text = policy(
         "  - name: jobs\n    match:\n      any:\n      - resources:\n          kinds: [Job]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          template:\n            metadata:\n              labels:\n                keep: \"true\"\n  - name: cronjobs\n    match:\n      any:\n      - resources:\n          kinds: [CronJob]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          jobTemplate:\n            spec:\n              template:\n                metadata:\n                  labels:\n                    keep: \"true\"\n",
@@ -1638,7 +1698,7 @@ fn api_call_get_and_list_become_resource_library_calls() {
     let call = vars[0]["expression"].as_str().unwrap_or_default();
     assert!(
         call.contains("resource.List('autoscaling/v1', 'horizontalpodautoscalers', ")
-            && call.contains("== '' ? int("),
+            && call.contains("== '' ? dyn(int("),
         "{call}"
     );
     assert!(
@@ -1712,4 +1772,60 @@ fn list_variables_take_membership_and_a_null_one_is_an_error() {
     let bare = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: x\n";
     let with = format!("{bare}  volumes:\n  - name: a\n");
     assert_eq!(same_verdicts(&p, &[bare, &with]), ["error", "fail"]);
+}
+
+#[test]
+fn conversions_type_check_as_kubernetes_cel_does() {
+    // Kyverno v1.19.0's CLI compiles with Kubernetes' type checker: a string-typed key
+    // (`request.operation`) cannot be a comprehension's range, a typed list or string cannot
+    // be compared with null, literals must be homogeneous, and a match condition cannot read
+    // the policy's variables.
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n    context:\n    - name: names\n      variable:\n        jmesPath: \"request.object.data.keys(@)\"\n    preconditions:\n      all:\n      - key: \"{{ request.operation }}\"\n        operator: AnyIn\n        value: [CREATE]\n      - key: \"{{ length(names) }}\"\n        operator: GreaterThan\n        value: 0\n    validate:\n      message: m\n      deny: {}\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let conds = m.policies[0]["spec"]["matchConditions"].to_string();
+    assert!(conds.contains("dyn(request.operation).exists("), "{conds}");
+    assert!(!conds.contains("variables."), "{conds}");
+    assert_eq!(
+        jmes::literal(&serde_json::json!({"a": "x", "b": {"c": "d"}, "l": [1, 2]})),
+        "{'a': dyn('x'), 'b': dyn({'c': 'd'}), 'l': dyn([1, 2])}"
+    );
+    assert_eq!(
+        jmes::literal(&serde_json::json!([{"c": "d"}, {"e": "f"}])),
+        "[{'c': 'd'}, {'e': 'f'}]"
+    );
+    assert_eq!(cel_text::nullable("object.spec.x"), "object.spec.x");
+    assert_eq!(
+        cel_text::nullable("object['a-b'].c[0]"),
+        "object['a-b'].c[0]"
+    );
+    assert_eq!(
+        cel_text::nullable("request.namespace"),
+        "dyn(request.namespace)"
+    );
+    assert_eq!(
+        cel_text::nullable("(a.filter(x, x))"),
+        "dyn(a.filter(x, x))"
+    );
+    assert_eq!(
+        cel_text::inline_variables(
+            "variables.b > 0",
+            &[
+                ("a".to_owned(), "object.x".to_owned()),
+                ("b".to_owned(), "size(variables.a)".to_owned())
+            ]
+        ),
+        "(size((object.x))) > 0"
+    );
+    // The variable read without a default errors where null, with a text that is no
+    // constant (Kyverno's compiler folds constants and would reject `int('…')` on load).
+    let vars = m.policies[0]["spec"]["variables"].to_string();
+    assert!(
+        vars.contains("int('failed to add context entry for variable names since it evaluated to nil' + string(request.operation))"),
+        "{vars}"
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    load(&yaml);
 }
