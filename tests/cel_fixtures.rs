@@ -200,3 +200,39 @@ fn kubernetes_crd_formats() {
         assert!(text.contains(message), "{message}: {text}");
     }
 }
+
+/// Kubernetes' CEL `authorizer` library in ClusterPolicy `validate.cel` (testdata/cel-authorizer):
+/// offline every decision denies, `errored()` with `no service account provided` when the
+/// request has no user, and the builders refuse empty paths and resources and invalid service
+/// accounts. The rows and messages are the Kyverno v1.19.0 CLI's.
+#[test]
+fn kubernetes_authorizer_library() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", "testdata/cel-authorizer", "--format", "json"])
+        .output()
+        .expect("run kpol");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = json["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 16, "{json}");
+    assert!(rows.iter().all(|r| r["ok"] == true), "{json}");
+    let passed = rows.iter().filter(|r| r["actual"] == "pass").count();
+    assert_eq!(passed, 4, "{json}");
+    assert_eq!(out.status.code(), Some(0));
+
+    let detailed = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", "testdata/cel-authorizer", "--detailed-results"])
+        .output()
+        .expect("run kpol");
+    let text = String::from_utf8_lossy(&detailed.stdout);
+    for message in [
+        "no-user-allowed denied",
+        "service-account-allowed denied",
+        "Validation rule 'no-user-errored' passed.",
+        "resulted in error: Invalid service account namespace",
+        "resulted in error: Invalid service account name",
+        "resulted in error: path must not be empty",
+        "resulted in error: resource must not be empty",
+    ] {
+        assert!(text.contains(message), "{message}: {text}");
+    }
+}
