@@ -204,7 +204,8 @@ fn kubernetes_crd_formats() {
 /// Kubernetes' CEL `authorizer` library in ClusterPolicy `validate.cel` (testdata/cel-authorizer):
 /// offline every decision denies, `errored()` with `no service account provided` when the
 /// request has no user, and the builders refuse empty paths and resources and invalid service
-/// accounts. The rows and messages are the Kyverno v1.19.0 CLI's.
+/// accounts; a messageExpression does not see `authorizer`, preconditions do, and a third check
+/// in one expression exceeds its cost limit. The rows and messages are the Kyverno v1.19.0 CLI's.
 #[test]
 fn kubernetes_authorizer_library() {
     let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
@@ -213,10 +214,10 @@ fn kubernetes_authorizer_library() {
         .expect("run kpol");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = json["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 16, "{json}");
+    assert_eq!(rows.len(), 24, "{json}");
     assert!(rows.iter().all(|r| r["ok"] == true), "{json}");
     let passed = rows.iter().filter(|r| r["actual"] == "pass").count();
-    assert_eq!(passed, 4, "{json}");
+    assert_eq!(passed, 7, "{json}");
     assert_eq!(out.status.code(), Some(0));
 
     let detailed = Command::new(env!("CARGO_BIN_EXE_kpol"))
@@ -224,6 +225,7 @@ fn kubernetes_authorizer_library() {
         .output()
         .expect("run kpol");
     let text = String::from_utf8_lossy(&detailed.stdout);
+    assert!(!text.contains("checked: "), "{text}");
     for message in [
         "no-user-allowed denied",
         "service-account-allowed denied",
@@ -232,6 +234,9 @@ fn kubernetes_authorizer_library() {
         "resulted in error: Invalid service account name",
         "resulted in error: path must not be empty",
         "resulted in error: resource must not be empty",
+        "resulted in error: operation cancelled: actual cost limit exceeded",
+        "precondition ran",
+        "Validation rule 'three-variables' passed.",
     ] {
         assert!(text.contains(message), "{message}: {text}");
     }

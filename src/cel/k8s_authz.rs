@@ -12,6 +12,7 @@
 //! The builders check their arguments as Kubernetes does: `path must not be empty`,
 //! `resource must not be empty`, `Invalid service account name` / `namespace`.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use cel::extractors::This;
@@ -150,9 +151,44 @@ fn service_account(
     .value())
 }
 
+/// The checks one expression may make: Kubernetes charges each 350000 against an
+/// expression's limit of 1000000 (`PerCallLimit`), so a third exceeds it.
+const CHECKS_PER_EXPRESSION: u32 = 2;
+
+thread_local! {
+    static CHECKS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The checks of one expression evaluation: counted from zero while it lives, the outer
+/// count restored when it ends.
+pub struct Checks(u32);
+
+impl Checks {
+    pub fn enter() -> Self {
+        Self(CHECKS.with(|c| c.replace(0)))
+    }
+}
+
+impl Drop for Checks {
+    fn drop(&mut self) {
+        CHECKS.with(|c| c.set(self.0));
+    }
+}
+
 /// The CLI's answer to a check for `user`.
 fn check(This(this): This<Value>, _verb: Arc<String>) -> Result<Value, ExecutionError> {
     let (user, _) = check_of("check", &this)?;
+    let made = CHECKS.with(|c| {
+        let n = c.get().saturating_add(1);
+        c.set(n);
+        n
+    });
+    if made > CHECKS_PER_EXPRESSION {
+        return Err(plain(
+            "check",
+            "operation cancelled: actual cost limit exceeded",
+        ));
+    }
     let error = if user.is_empty() {
         "no service account provided".to_owned()
     } else {
@@ -189,3 +225,7 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
         decision_of("reason", &this).map(|_| Value::String(Arc::new(String::new())))
     });
 }
+
+#[cfg(test)]
+#[path = "k8s_authz_tests.rs"]
+mod tests;
