@@ -174,23 +174,15 @@ fn kubernetes_cel_libraries() {
 /// results and messages are those of the Kyverno v1.19.0 CLI (`kyverno test`).
 #[test]
 fn kubernetes_crd_formats() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["test", "testdata/cel-k8s-formats", "--format", "json"])
-        .output()
-        .expect("run kpol");
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let (json, code) = test_json("testdata/cel-k8s-formats");
     let rows = json["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 30, "{json}");
     assert!(rows.iter().all(|r| r["ok"] == true), "{json}");
     let failed = rows.iter().filter(|r| r["actual"] == "fail").count();
     assert_eq!(failed, 19, "{json}");
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(code, Some(0));
 
-    let detailed = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["test", "testdata/cel-k8s-formats", "--detailed-results"])
-        .output()
-        .expect("run kpol");
-    let text = String::from_utf8_lossy(&detailed.stdout);
+    let text = detailed("testdata/cel-k8s-formats");
     for message in [
         "does not match the UUID format",
         "invalid base64",
@@ -199,4 +191,56 @@ fn kubernetes_crd_formats() {
     ] {
         assert!(text.contains(message), "{message}: {text}");
     }
+}
+
+/// Kubernetes' CEL `authorizer` library in ClusterPolicy `validate.cel` (testdata/cel-authorizer):
+/// offline every decision denies, `errored()` with `no service account provided` when the
+/// request has no user, and the builders refuse empty paths and resources and invalid service
+/// accounts; a messageExpression does not see `authorizer`, preconditions do, and a third check
+/// in one expression exceeds its cost limit. The rows and messages are the Kyverno v1.19.0 CLI's.
+#[test]
+fn kubernetes_authorizer_library() {
+    let (json, code) = test_json("testdata/cel-authorizer");
+    let rows = json["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 24, "{json}");
+    assert!(rows.iter().all(|r| r["ok"] == true), "{json}");
+    let passed = rows.iter().filter(|r| r["actual"] == "pass").count();
+    assert_eq!(passed, 7, "{json}");
+    assert_eq!(code, Some(0));
+
+    let text = detailed("testdata/cel-authorizer");
+    assert!(!text.contains("checked: "), "{text}");
+    for message in [
+        "no-user-allowed denied",
+        "service-account-allowed denied",
+        "Validation rule 'no-user-errored' passed.",
+        "resulted in error: Invalid service account namespace",
+        "resulted in error: Invalid service account name",
+        "resulted in error: path must not be empty",
+        "resulted in error: resource must not be empty",
+        "resulted in error: operation cancelled: actual cost limit exceeded",
+        "precondition ran",
+        "Validation rule 'three-variables' passed.",
+    ] {
+        assert!(text.contains(message), "{message}: {text}");
+    }
+}
+
+/// `kpol test DIR --format json`: the report and the exit code.
+fn test_json(dir: &str) -> (serde_json::Value, Option<i32>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", dir, "--format", "json"])
+        .output()
+        .expect("run kpol");
+    let json = serde_json::from_slice(&out.stdout).expect("json");
+    (json, out.status.code())
+}
+
+/// `kpol test DIR --detailed-results`: its standard output.
+fn detailed(dir: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(["test", dir, "--detailed-results"])
+        .output()
+        .expect("run kpol");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -332,6 +332,7 @@ impl Activation {
         // The variables are looked up in this activation, borrowed, never copied.
         scope.set_variable_resolver(self);
         let _budget = budget::Scope::enter();
+        let _checks = super::k8s_authz::Checks::enter();
         Value::resolve(expr, &scope).map_err(|e| self.explain(e))
     }
 

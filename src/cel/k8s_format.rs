@@ -83,7 +83,7 @@ fn mask_trailing_dash(s: &str) -> String {
     }
 }
 
-fn dns1123_label(s: &str) -> Vec<String> {
+pub(super) fn dns1123_label(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > 63 {
         errs.push(max_len(63));
@@ -119,7 +119,7 @@ fn length_and_pattern(
     errs
 }
 
-fn dns1123_subdomain(s: &str) -> Vec<String> {
+pub(super) fn dns1123_subdomain(s: &str) -> Vec<String> {
     length_and_pattern(
         s,
         253,

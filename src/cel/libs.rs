@@ -70,6 +70,7 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     super::gzip::register(ctx);
     super::random::register(ctx);
     super::authz::register(ctx);
+    super::k8s_authz::register(ctx);
     super::jwt::register(ctx);
     for name in OFFLINE_UNSUPPORTED {
         let name: &'static str = name;

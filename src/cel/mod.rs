@@ -28,6 +28,7 @@ pub mod go_errors;
 pub mod gzip;
 pub mod image;
 pub mod jwt;
+pub mod k8s_authz;
 pub mod k8s_env;
 pub mod k8s_format;
 pub mod k8s_lists;

@@ -58,7 +58,16 @@ impl CelRule {
                     p
                 },
                 message: v.get("message").and_then(Node::as_str).map(str::to_owned),
-                message_expression: v.get("messageExpression").map(&mut program),
+                // Compiled without `authorizer` (Kyverno's `expressionOptionalVars`).
+                message_expression: v.get("messageExpression").map(|m| {
+                    let mut p = program(m);
+                    let without = crate::cel::k8s_env::Optional {
+                        authorizer: false,
+                        ..declared
+                    };
+                    crate::cel::k8s_env::in_kubernetes_env(&mut p, without);
+                    p
+                }),
             })
             .collect();
         let variables = seq("variables")

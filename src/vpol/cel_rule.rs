@@ -70,6 +70,12 @@ pub fn evaluate(
         }
     });
     act.bind("namespaceObject", ns);
+    // Kubernetes' `authorizer`, for the request's user (the CLI's offline answers).
+    let username = request
+        .user_info
+        .as_ref()
+        .map_or("", |u| u.username.as_str());
+    act.set("authorizer", crate::cel::k8s_authz::authorizer(username));
     let Some((param_kind, param_ref)) = &rule.params else {
         let (status, message) = validate(rule_name, rule_message, rule, &mut act);
         return (status, message, None);
