@@ -4,7 +4,7 @@
 //! arguments and files, and renders what the engine returns.
 
 pub(crate) mod autogen;
-pub mod base;
+pub(crate) mod base;
 pub mod cel;
 pub mod cluster;
 pub mod conditions;
@@ -44,3 +44,9 @@ pub mod variables;
 pub(crate) mod verify_images;
 pub mod vpol;
 pub mod yaml;
+
+// The public surface: the `pub` modules above, and these few items of crate-private modules
+// that the binary, tests, benches and fuzz targets use (docs/ARCHITECTURE.md).
+
+/// Kyverno's `*`/`?` wildcard match of a name (`ruleNames`, `policyName`).
+pub use base::wildcard::matches as wildcard_matches;
