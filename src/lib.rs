@@ -7,7 +7,7 @@ pub(crate) mod autogen;
 pub(crate) mod base;
 pub mod cel;
 pub mod cluster;
-pub mod conditions;
+pub(crate) mod conditions;
 pub mod defaults;
 pub mod diagnostic;
 pub(crate) mod dpol;
@@ -50,3 +50,5 @@ pub mod yaml;
 
 /// Kyverno's `*`/`?` wildcard match of a name (`ruleNames`, `policyName`).
 pub use base::wildcard::matches as wildcard_matches;
+/// One deny/precondition condition evaluated in a variable context (`kpol explain`).
+pub use conditions::evaluate_condition;

@@ -450,7 +450,7 @@ pub fn condition_block(
                 "{indent}    value:    {}  =>  {value_now}",
                 shown(value)
             );
-            let verdict = match kpol::conditions::evaluate_condition(cond, &mut ctx) {
+            let verdict = match kpol::evaluate_condition(cond, &mut ctx) {
                 Ok((true, _)) => "holds".to_owned(),
                 Ok((false, _)) => "does not hold".to_owned(),
                 Err(e) => format!("error: {}", e.message),
