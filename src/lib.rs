@@ -39,7 +39,7 @@ pub mod suppress;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod testfile;
-pub mod validate;
+pub(crate) mod validate;
 pub mod variables;
 pub(crate) mod verify_images;
 pub mod vpol;
@@ -52,3 +52,5 @@ pub mod yaml;
 pub use base::wildcard::matches as wildcard_matches;
 /// One deny/precondition condition evaluated in a variable context (`kpol explain`).
 pub use conditions::evaluate_condition;
+/// The variable context a rule is evaluated in (`kpol explain`).
+pub use validate::explain_context;

@@ -126,7 +126,7 @@ fn substituted(
     let Some(rule) = rule else {
         return Ok(p.clone());
     };
-    let mut ctx = kpol::validate::explain_context(policy, rule, resource, cx.request)?;
+    let mut ctx = kpol::explain_context(policy, rule, resource, cx.request)?;
     kpol::variables::substitute_at(p, &mut ctx, "").map_err(|e| e.message)
 }
 
@@ -392,7 +392,7 @@ pub fn condition_block(
     indent: &str,
 ) -> String {
     let mut out = String::new();
-    let mut ctx = match kpol::validate::explain_context(policy, rule, resource, cx.request) {
+    let mut ctx = match kpol::explain_context(policy, rule, resource, cx.request) {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(out, "{indent}the rule's context could not be built: {e}");
