@@ -25,7 +25,7 @@ pub mod migrate;
 pub mod mpol;
 pub mod mutate;
 pub(crate) mod number;
-pub mod pattern;
+pub(crate) mod pattern;
 pub mod payload;
 pub(crate) mod pipeline;
 pub mod policy;
@@ -52,5 +52,7 @@ pub mod yaml;
 pub use base::wildcard::matches as wildcard_matches;
 /// One deny/precondition condition evaluated in a variable context (`kpol explain`).
 pub use conditions::evaluate_condition;
+/// A `pattern` / `anyPattern` checked against a resource (`kpol explain`, the fuzz targets).
+pub use pattern::{PatternVerdict, validate_any_pattern, validate_pattern};
 /// The variable context a rule is evaluated in (`kpol explain`).
 pub use validate::explain_context;

@@ -184,7 +184,7 @@ fn any_pattern(
                 continue;
             }
         };
-        let v = kpol::pattern::validate_pattern(name, None, &resource.root, &p);
+        let v = kpol::validate_pattern(name, None, &resource.root, &p);
         match (v.status, &v.path) {
             (Status::Fail, Some(path)) => {
                 out.push_str(&compare(&policy.source, &p, path, resource, "    "));
