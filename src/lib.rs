@@ -22,7 +22,7 @@ pub mod manifest;
 pub(crate) mod mapol;
 pub(crate) mod matching;
 pub mod migrate;
-pub mod mpol;
+pub(crate) mod mpol;
 pub mod mutate;
 pub(crate) mod number;
 pub(crate) mod pattern;
@@ -52,6 +52,9 @@ pub mod yaml;
 pub use base::wildcard::matches as wildcard_matches;
 /// One deny/precondition condition evaluated in a variable context (`kpol explain`).
 pub use conditions::evaluate_condition;
+/// Whether a MutatingPolicy mutates existing resources, and whether it selects a target
+/// (`kpol test`'s mutate-existing rows).
+pub use mpol::{mutates_existing, selects_target};
 /// A `pattern` / `anyPattern` checked against a resource (`kpol explain`, the fuzz targets).
 pub use pattern::{PatternVerdict, validate_any_pattern, validate_pattern};
 /// The variable context a rule is evaluated in (`kpol explain`).
