@@ -17,7 +17,7 @@ pub mod generate;
 pub(crate) mod gpol;
 pub(crate) mod ivpol;
 pub mod jmespath;
-pub mod kinds;
+pub(crate) mod kinds;
 pub mod manifest;
 pub(crate) mod mapol;
 pub(crate) mod matching;
@@ -52,6 +52,9 @@ pub mod yaml;
 pub use base::wildcard::matches as wildcard_matches;
 /// One deny/precondition condition evaluated in a variable context (`kpol explain`).
 pub use conditions::evaluate_condition;
+/// Policy documents loaded with the table of every kind kpol knows (`kinds`), alone or with
+/// the admission bindings of the run's other policy files.
+pub use kinds::{load_policies, load_policies_bound};
 /// Whether a MutatingPolicy mutates existing resources, and whether it selects a target
 /// (`kpol test`'s mutate-existing rows).
 pub use mpol::{mutates_existing, selects_target};
