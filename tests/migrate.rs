@@ -42,7 +42,7 @@ fn every_converted_library_policy_loads_cleanly() {
             continue;
         };
         let original = Arc::new(SourceFile::new(f.display().to_string(), text.clone()));
-        let loaded = kpol::kinds::load_policies(&original, docs);
+        let loaded = kpol::load_policies(&original, docs);
         for m in migrate_loaded(&loaded) {
             seen += 1;
             if m.policies.is_empty() {
@@ -59,7 +59,7 @@ fn every_converted_library_policy_loads_cleanly() {
                     continue;
                 }
             };
-            let loaded = kpol::kinds::load_policies(&source, out);
+            let loaded = kpol::load_policies(&source, out);
             for d in &loaded.diagnostics {
                 problems.push(format!("{name}: {}\n{yaml}", d.message));
             }

@@ -12,6 +12,6 @@ fuzz_target!(|data: &[u8]| {
     let (Some(pattern), Some(resource)) = (it.next(), it.next()) else {
         return;
     };
-    let _ = kpol::pattern::validate_pattern("r", Some("m"), &resource, &pattern);
-    let _ = kpol::pattern::validate_any_pattern("r", None, &resource, &[pattern.clone(), resource.clone()]);
+    let _ = kpol::validate_pattern("r", Some("m"), &resource, &pattern);
+    let _ = kpol::validate_any_pattern("r", None, &resource, &[pattern.clone(), resource.clone()]);
 });

@@ -26,15 +26,10 @@ pub fn prepare<'r>(
     if !on {
         return (Cow::Borrowed(resource), Vec::new());
     }
-    let create = request.operation == kpol::request::Operation::Create;
-    let plan = defaults::plan_for(resource, create);
-    if plan.is_empty() {
-        return (Cow::Borrowed(resource), Vec::new());
+    match defaults::defaulted(engine, request, resource) {
+        None => (Cow::Borrowed(resource), Vec::new()),
+        Some((defaulted, changed)) => (Cow::Owned(defaulted), changed),
     }
-    let all: Vec<&defaults::Default> = plan.iter().collect();
-    let defaulted = defaults::apply(resource, &all);
-    let changed = defaults::changed(engine, request, resource, &defaulted, &plan);
-    (Cow::Owned(defaulted), changed)
 }
 
 /// Notes on the findings of one resource whose result the defaults changed: the labels in

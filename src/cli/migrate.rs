@@ -79,7 +79,7 @@ pub fn run(args: MigrateArgs) -> u8 {
             }
         };
         // Read as Kyverno reads it (policy validation, autogen), then converted.
-        let loaded = kpol::kinds::load_policies(&source, docs);
+        let loaded = kpol::load_policies(&source, docs);
         let mut out = String::new();
         let mut per_policy = Vec::new();
         for m in migrate_loaded(&loaded) {

@@ -45,7 +45,7 @@ pub fn load(
         let source = Arc::new(SourceFile::new(cname.clone(), yaml.clone()));
         match parse_documents(yaml, Limits::default()) {
             Ok(docs) => {
-                let loaded = kpol::kinds::load_policies(&source, docs);
+                let loaded = kpol::load_policies(&source, docs);
                 for d in &loaded.diagnostics {
                     problems.push(format!("{cname}: {}", d.message));
                 }

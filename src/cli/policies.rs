@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use kpol::diagnostic::{Code, Diagnostic, Location};
 use kpol::exception::PolicyException;
-use kpol::kinds::load_policies_bound;
+use kpol::load_policies_bound;
 use kpol::policy::Policy;
 use kpol::source::{SourceFile, Span};
 use kpol::yaml::parse_documents;

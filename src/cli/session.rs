@@ -276,7 +276,7 @@ fn unknown_policies(
                     Some(known)
                         if !rules
                             .iter()
-                            .any(|r| known.iter().any(|k| kpol::base::wildcard::matches(r, k))) =>
+                            .any(|r| known.iter().any(|k| kpol::wildcard_matches(r, k))) =>
                     {
                         format!(
                             "no rule of policy {name} matches ruleNames [{}]",

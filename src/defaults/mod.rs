@@ -6,7 +6,7 @@
 //! kpol's own table, written from Kubernetes v1.34 (`pkg/apis/*/v1/defaults.go`,
 //! `plugin/pkg/admission/*`), one module per API group. Only a field that is absent is filled;
 //! a field written in the manifest is never changed. Defaults are first planned against the
-//! resource as written (a list of [`Default`]s, each named by its path and value), then applied
+//! resource as written (a list of `Default`s, each named by its path and value), then applied
 //! to a copy: a subset of them can be applied alone, which is how `kpol check` tells which
 //! defaults changed a verdict.
 //!
@@ -19,22 +19,43 @@ mod core;
 mod storage;
 mod verdict;
 
-pub use verdict::{Change, changed};
+pub use verdict::Change;
+pub(crate) use verdict::changed;
 
+use crate::engine::Engine;
+use crate::request::{Operation, Request};
 use crate::resource::Resource;
+
+/// `resource` as the API server hands it to Kyverno for `request` (the Pod admission plugins
+/// on CREATE only), and the results of `engine` that the defaults changed; `None` when the
+/// table defaults nothing on it.
+pub fn defaulted(
+    engine: &Engine,
+    request: &Request,
+    resource: &Resource,
+) -> Option<(Resource, Vec<Change>)> {
+    let plan = plan_for(resource, request.operation == Operation::Create);
+    if plan.is_empty() {
+        return None;
+    }
+    let all: Vec<&Default> = plan.iter().collect();
+    let defaulted = apply(resource, &all);
+    let changed = changed(engine, request, resource, &defaulted, &plan);
+    Some((defaulted, changed))
+}
 use crate::source::Span;
 use crate::yaml::{Map, Node, Value};
 
 /// One step of a path into the tree.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Seg {
+pub(crate) enum Seg {
     Key(String),
     Index(usize),
 }
 
 /// One change to the tree.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Edit {
+pub(crate) enum Edit {
     /// Sets the key at the end of the path when it is absent or null (a null decodes to Go's
     /// zero value, which defaulting fills); its parent map exists.
     Set(Vec<Seg>, Node),
@@ -46,7 +67,7 @@ pub enum Edit {
 
 /// One default, as the output names it, and the edits it makes.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Default {
+pub(crate) struct Default {
     /// `spec.containers[0].imagePullPolicy=Always`.
     pub label: String,
     pub edits: Vec<Edit>,
@@ -54,13 +75,14 @@ pub struct Default {
 
 /// The defaults the API server would apply to `resource` on CREATE; empty for a kind it does
 /// not default (custom resources, kinds not in the table).
-pub fn plan(resource: &Resource) -> Vec<Default> {
+#[cfg(test)]
+pub(crate) fn plan(resource: &Resource) -> Vec<Default> {
     plan_for(resource, true)
 }
 
 /// [`plan`] for a request that creates the resource (`create`) or not: the Pod admission
 /// plugins act on CREATE only; defaulting on every decode.
-pub fn plan_for(resource: &Resource, create: bool) -> Vec<Default> {
+pub(crate) fn plan_for(resource: &Resource, create: bool) -> Vec<Default> {
     let mut p = Planner {
         out: Vec::new(),
         create,
@@ -102,7 +124,7 @@ pub fn plan_for(resource: &Resource, create: bool) -> Vec<Default> {
 }
 
 /// `resource` with `defaults` applied, normalised as resources are.
-pub fn apply(resource: &Resource, defaults: &[&Default]) -> Resource {
+pub(crate) fn apply(resource: &Resource, defaults: &[&Default]) -> Resource {
     let mut root = resource.root.clone();
     for d in defaults {
         for e in &d.edits {

@@ -126,7 +126,7 @@ fn substituted(
     let Some(rule) = rule else {
         return Ok(p.clone());
     };
-    let mut ctx = kpol::validate::explain_context(policy, rule, resource, cx.request)?;
+    let mut ctx = kpol::explain_context(policy, rule, resource, cx.request)?;
     kpol::variables::substitute_at(p, &mut ctx, "").map_err(|e| e.message)
 }
 
@@ -184,7 +184,7 @@ fn any_pattern(
                 continue;
             }
         };
-        let v = kpol::pattern::validate_pattern(name, None, &resource.root, &p);
+        let v = kpol::validate_pattern(name, None, &resource.root, &p);
         match (v.status, &v.path) {
             (Status::Fail, Some(path)) => {
                 out.push_str(&compare(&policy.source, &p, path, resource, "    "));
@@ -392,7 +392,7 @@ pub fn condition_block(
     indent: &str,
 ) -> String {
     let mut out = String::new();
-    let mut ctx = match kpol::validate::explain_context(policy, rule, resource, cx.request) {
+    let mut ctx = match kpol::explain_context(policy, rule, resource, cx.request) {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(out, "{indent}the rule's context could not be built: {e}");
@@ -450,7 +450,7 @@ pub fn condition_block(
                 "{indent}    value:    {}  =>  {value_now}",
                 shown(value)
             );
-            let verdict = match kpol::conditions::evaluate_condition(cond, &mut ctx) {
+            let verdict = match kpol::evaluate_condition(cond, &mut ctx) {
                 Ok((true, _)) => "holds".to_owned(),
                 Ok((false, _)) => "does not hold".to_owned(),
                 Err(e) => format!("error: {}", e.message),

@@ -826,7 +826,7 @@ fn mpol_targets(
 ) -> Result<Vec<Response>, String> {
     let policies = engine.policies();
     let existing: Vec<usize> = (0..policies.len())
-        .filter(|&i| kpol::mpol::mutates_existing(&policies[i]))
+        .filter(|&i| kpol::mutates_existing(&policies[i]))
         .collect();
     if inputs.targets.is_empty() || existing.is_empty() {
         return Ok(Vec::new());
@@ -838,7 +838,7 @@ fn mpol_targets(
             for &i in &existing {
                 let p = &policies[i];
                 let request = request_for(ops[i]);
-                if !kpol::mpol::selects_target(p, &current, trigger, &request)
+                if !kpol::selects_target(p, &current, trigger, &request)
                     .map_err(|e| format!("failed to discover CEL targets: {e}"))?
                 {
                     continue;

@@ -2,7 +2,7 @@
 //! (rows `Invalid Policy`, match.md §1.4) and policies of kinds kpol does not evaluate.
 
 use kpol::diagnostic::Code;
-use kpol::kinds::load_policies_bound;
+use kpol::load_policies_bound;
 use kpol::policy::Policy;
 use kpol::source::Source;
 use kpol::yaml::{Document, Node};
