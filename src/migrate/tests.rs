@@ -232,8 +232,81 @@ fn numbers_ranges_and_durations() {
         pattern::string_pattern("a | b", "v").as_deref(),
         Ok("(string(v) == 'a | b') || ((string(v) == 'a') || (string(v) == 'b'))")
     );
-    // Quantities with suffixes need a CEL library kpol's CEL lacks: refused, never guessed.
-    assert!(pattern::string_pattern("<=2Gi", "v").is_err());
+    // Quantities with suffixes: CEL's quantity library, exact; a missing value is 0.
+    assert_eq!(
+        pattern::string_pattern("<=2Gi", "v").as_deref(),
+        Ok(
+            "(v == null ? true : (type(v) == string || type(v) == int || type(v) == double) ? (isQuantity(string(v)) ? quantity(string(v)).compareTo(quantity('2Gi')) <= 0 : false) : false)"
+        )
+    );
+    // A range mixing `0` (also a Go duration, which Kyverno tries first) with a quantity.
+    assert!(pattern::string_pattern("0-2Gi", "v").is_err());
+}
+
+/// A pod whose one container has `memory` (a YAML scalar, written as is) under limits, or
+/// no limits at all for `None`.
+fn pod_memory(memory: Option<&str>) -> String {
+    let limits = memory.map_or(String::new(), |m| {
+        format!("    resources:\n      limits:\n        memory: {m}\n")
+    });
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: nginx:1.2\n{limits}"
+    )
+}
+
+#[test]
+fn quantity_comparisons_keep_the_cluster_policys_verdicts() {
+    let pods: Vec<String> = [
+        Some("1Gi"),
+        Some("2Gi"),
+        Some("2049Mi"),
+        Some("\"2048Mi\""),
+        Some("3000000000"),
+        Some("2147483648"),
+        Some("1.5"),
+        Some("500m"),
+        Some("lots"),
+        Some("true"),
+        Some("null"),
+        None,
+    ]
+    .iter()
+    .map(|m| pod_memory(*m))
+    .collect();
+    let pods: Vec<&str> = pods.iter().map(String::as_str).collect();
+    let rule = |p: &str| {
+        pattern_rule(&format!(
+            "        spec:\n          containers:\n          - =(resources):\n              =(limits):\n                =(memory): \"{p}\"\n"
+        ))
+    };
+    // Expected verdicts: the ClusterPolicy's under kpol's engine (Kyverno v1.19.0's
+    // `validateString`), which the converted policy must give too.
+    let f = "fail";
+    let p = "pass";
+    assert_eq!(
+        same_verdicts(&rule("<=2Gi"), &pods),
+        [p, p, f, p, f, p, p, p, f, f, p, p]
+    );
+    assert_eq!(
+        same_verdicts(&rule(">1Gi"), &pods),
+        [f, p, p, p, p, p, f, f, f, f, f, p]
+    );
+    assert_eq!(
+        same_verdicts(&rule("!2Gi"), &pods),
+        [p, f, p, f, p, f, p, p, p, p, p, p]
+    );
+    assert_eq!(
+        same_verdicts(&rule("2Gi"), &pods),
+        [f, p, f, p, f, p, f, f, f, f, f, p]
+    );
+    assert_eq!(
+        same_verdicts(&rule("512Mi-2Gi"), &pods),
+        [p, p, f, p, f, p, f, f, f, f, f, p]
+    );
+    assert_eq!(
+        same_verdicts(&rule("1Ki!-2Gi"), &pods),
+        [f, f, p, f, p, f, p, p, f, f, p, p]
+    );
 }
 
 #[test]
@@ -477,13 +550,13 @@ fn refusals_point_at_the_construct() {
     let at = src.line_col(u.span.start);
     assert_eq!((at.line, at.column), (16, 7));
 
-    let quantity = migrate(&pattern_rule(
-        "        spec:\n          containers:\n          - resources:\n              limits:\n                memory: \"<=2Gi\"\n",
+    let range = migrate(&pattern_rule(
+        "        spec:\n          containers:\n          - resources:\n              limits:\n                memory: \"0-2Gi\"\n",
     ));
     assert!(
-        quantity.unconverted[0].reason.contains("quantity"),
+        range.unconverted[0].reason.contains("duration"),
         "{:?}",
-        quantity.unconverted
+        range.unconverted
     );
     let pss = migrate(&policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      podSecurity:\n        level: baseline\n        version: latest\n",
