@@ -181,6 +181,30 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
             // A digit string counts only against a count (`length()`): any other key could
             // be a quantity or a duration, which Kyverno would compare as such.
             let counted = k.expr.starts_with("size(") || k.expr.ends_with(".sum()");
+            // A literal quantity that neither Go's duration nor its float parsers read
+            // (`1Gi`, `500m` is a duration): Kyverno compares only a string key that parses
+            // as a quantity (`Quantity.Cmp`); any other key meets no operator.
+            let quantity_literal = match &value.value {
+                Value::Str(t)
+                    if !is_template(value)
+                        && crate::base::quantity::nanos(t).is_some()
+                        && crate::base::duration::parse(t).is_none()
+                        && crate::pattern::go_parse_float(t).is_none() =>
+                {
+                    Some(t)
+                }
+                _ => None,
+            };
+            if let Some(q) = quantity_literal
+                && !k.list
+            {
+                let e = &k.expr;
+                let body = format!(
+                    "type({e}) == string && isQuantity({e}) && quantity({e}).compareTo(quantity({})) {cmp} 0",
+                    quote(q)
+                );
+                return Ok(and(&[and(&k.guards), body]));
+            }
             if !(number(value) || number(key) || (counted && numeric(value))) {
                 return Err(Blocked::new(
                     op_span,

@@ -1902,3 +1902,30 @@ fn conversions_type_check_as_kubernetes_cel_does() {
     let yaml = to_yaml(&m, "t.yaml", 1);
     load(&yaml);
 }
+
+#[test]
+fn deny_quantity_comparisons_keep_the_cluster_policys_verdicts() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.annotations.mem }}\"\n            operator: GreaterThan\n            value: 2Gi\n          - key: \"{{ request.object.metadata.annotations.low }}\"\n            operator: LessThanOrEquals\n            value: 100Mi\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(
+        e.contains("quantity(object.metadata.annotations.mem).compareTo(quantity('2Gi')) > 0"),
+        "{e}"
+    );
+    let pods: Vec<String> = ["1Gi", "2049Mi", "2048Mi", "lots", "5m", "3e9", "1.2.3"]
+        .iter()
+        .map(|m| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    mem: \"{m}\"\n    low: \"{m}\"\nspec:\n  containers:\n  - name: c\n    image: nginx:1.2\n"
+            )
+        })
+        .collect();
+    let pods: Vec<&str> = pods.iter().map(String::as_str).collect();
+    // The Kyverno v1.19.0 CLI's verdicts on these pods (`5m` is 5 milli as a quantity: at
+    // most 100Mi; `3e9` is more than 2Gi; text and versions meet no quantity operator).
+    assert_eq!(
+        same_verdicts(&text, &pods),
+        ["pass", "fail", "pass", "pass", "fail", "fail", "pass"]
+    );
+}
