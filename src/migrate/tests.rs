@@ -283,30 +283,17 @@ fn quantity_comparisons_keep_the_cluster_policys_verdicts() {
     // `validateString`), which the converted policy must give too.
     let f = "fail";
     let p = "pass";
-    assert_eq!(
-        same_verdicts(&rule("<=2Gi"), &pods),
-        [p, p, f, p, f, p, p, p, f, f, p, p]
-    );
-    assert_eq!(
-        same_verdicts(&rule(">1Gi"), &pods),
-        [f, p, p, p, p, p, f, f, f, f, f, p]
-    );
-    assert_eq!(
-        same_verdicts(&rule("!2Gi"), &pods),
-        [p, f, p, f, p, f, p, p, p, p, p, p]
-    );
-    assert_eq!(
-        same_verdicts(&rule("2Gi"), &pods),
-        [f, p, f, p, f, p, f, f, f, f, f, p]
-    );
-    assert_eq!(
-        same_verdicts(&rule("512Mi-2Gi"), &pods),
-        [p, p, f, p, f, p, f, f, f, f, f, p]
-    );
-    assert_eq!(
-        same_verdicts(&rule("1Ki!-2Gi"), &pods),
-        [f, f, p, f, p, f, p, p, f, f, p, p]
-    );
+    let expected: [(&str, [&str; 12]); 6] = [
+        ("<=2Gi", [p, p, f, p, f, p, p, p, f, f, p, p]),
+        (">1Gi", [f, p, p, p, p, p, f, f, f, f, f, p]),
+        ("!2Gi", [p, f, p, f, p, f, p, p, p, p, p, p]),
+        ("2Gi", [f, p, f, p, f, p, f, f, f, f, f, p]),
+        ("512Mi-2Gi", [p, p, f, p, f, p, f, f, f, f, f, p]),
+        ("1Ki!-2Gi", [f, f, p, f, p, f, p, p, f, f, p, p]),
+    ];
+    for (pattern, verdicts) in expected {
+        assert_eq!(same_verdicts(&rule(pattern), &pods), verdicts, "{pattern}");
+    }
 }
 
 #[test]
