@@ -205,6 +205,38 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
                 );
                 return Ok(and(&[and(&k.guards), body]));
             }
+            // A literal Go duration that is neither a quantity nor a float (`8h`, `90s`):
+            // Kyverno reads a string key as a duration, else as a float of seconds
+            // (truncated), and a number key as seconds; any other key meets no operator.
+            let duration_literal = match &value.value {
+                Value::Str(t)
+                    if !is_template(value)
+                        && crate::base::duration::parse(t).is_some()
+                        && crate::base::quantity::nanos(t).is_none()
+                        && crate::pattern::go_parse_float(t).is_none() =>
+                {
+                    Some(t)
+                }
+                _ => None,
+            };
+            if let Some(d) = duration_literal
+                && !k.list
+            {
+                let e = &k.expr;
+                let go_duration =
+                    r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
+                let go_float = r"^[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$";
+                let seconds = |n: &str| format!("duration(string(int({n})) + 's')");
+                let body = format!(
+                    "(type({e}) == string ? ({e}.matches({}) ? duration({e}) {cmp} duration({d}) : {e}.matches({}) && {} {cmp} duration({d})) : (type({e}) == int || type({e}) == double) && {} {cmp} duration({d}))",
+                    quote(go_duration),
+                    quote(go_float),
+                    seconds(&format!("double({e})")),
+                    seconds(&format!("double({e})")),
+                    d = quote(d),
+                );
+                return Ok(and(&[and(&k.guards), body]));
+            }
             if !(number(value) || number(key) || (counted && numeric(value))) {
                 return Err(Blocked::new(
                     op_span,

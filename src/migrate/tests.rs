@@ -1916,3 +1916,29 @@ fn deny_quantity_comparisons_keep_the_cluster_policys_verdicts() {
         ["pass", "fail", "pass", "pass", "fail", "fail", "pass"]
     );
 }
+
+#[test]
+fn deny_duration_comparisons_keep_the_cluster_policys_verdicts() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.annotations.mem }}\"\n            operator: GreaterThan\n            value: 8h\n          - key: \"{{ request.object.metadata.annotations.low }}\"\n            operator: LessThanOrEquals\n            value: 90s\n",
+    );
+    let pods: Vec<String> = [
+        "\"1h\"", "\"9h\"", "\"8h\"", "lots", "\"5m\"", "\"3e4\"", "1.2.3", "\"0\"", "\"100\"",
+        "100", "100.7", "\"28801\"", "\"1h30m\"", "\"-1h\"",
+    ]
+    .iter()
+    .map(|m| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    mem: {m}\n    low: {m}\nspec:\n  containers:\n  - name: c\n    image: nginx:1.2\n"
+        )
+    })
+    .collect();
+    let pods: Vec<&str> = pods.iter().map(String::as_str).collect();
+    // The Kyverno v1.19.0 CLI's verdicts on these pods: a duration string is a duration, a
+    // float string (`3e4`, `28801`) or number seconds, other text meets no operator.
+    let (f, p) = ("fail", "pass");
+    assert_eq!(
+        same_verdicts(&text, &pods),
+        [p, f, p, p, p, f, p, f, p, p, p, f, p, f]
+    );
+}
