@@ -241,7 +241,7 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
                 return Err(Blocked::new(
                     op_span,
                     format!(
-                        "`{op}` on values that may be quantities or durations needs CEL's quantity library (kpol's CEL has none)"
+                        "`{op}` on values that Kyverno may read as quantities, durations or numbers (a digit string, `5m`, a template) is not translated"
                     ),
                 ));
             }
