@@ -603,7 +603,7 @@ fn counts_against_digit_strings() {
         "length(request.object.spec.containers)",
         "request.object.spec.priority",
     );
-    assert!(migrate(&other).unconverted[0].reason.contains("quantity"));
+    assert!(migrate(&other).unconverted[0].reason.contains("quantities"));
 }
 
 #[test]
