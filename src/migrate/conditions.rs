@@ -181,11 +181,50 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
             // A digit string counts only against a count (`length()`): any other key could
             // be a quantity or a duration, which Kyverno would compare as such.
             let counted = k.expr.starts_with("size(") || k.expr.ends_with(".sum()");
+            // A literal string that Go's float parser does not read, as a quantity and as a
+            // Go duration: Kyverno's comparison of a key with it is translated when it is
+            // exactly one of the two.
+            let literal = match &value.value {
+                Value::Str(t)
+                    if !is_template(value) && crate::pattern::go_parse_float(t).is_none() =>
+                {
+                    let quantity = crate::base::quantity::nanos(t).is_some();
+                    let duration = crate::base::duration::parse(t).is_some();
+                    Some((t, quantity, duration)).filter(|_| quantity != duration && !k.list)
+                }
+                _ => None,
+            };
+            let e = &k.expr;
+            if let Some((q, true, _)) = literal {
+                // `1Gi`: Kyverno compares only a string key that parses as a quantity
+                // (`Quantity.Cmp`); any other key meets no operator.
+                let body = format!(
+                    "type({e}) == string && isQuantity({e}) && quantity({e}).compareTo(quantity({})) {cmp} 0",
+                    quote(q)
+                );
+                return Ok(and(&[and(&k.guards), body]));
+            }
+            if let Some((d, _, true)) = literal {
+                // `8h`, `90s`: Kyverno reads a string key as a duration, else as a float of
+                // seconds (truncated), and a number key as seconds; any other key meets no
+                // operator.
+                let go_duration =
+                    r"^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
+                let go_float = r"^[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$";
+                let seconds = format!("duration(string(int(double({e}))) + 's')");
+                let body = format!(
+                    "(type({e}) == string ? ({e}.matches({}) ? duration({e}) {cmp} duration({d}) : {e}.matches({}) && {seconds} {cmp} duration({d})) : (type({e}) == int || type({e}) == double) && {seconds} {cmp} duration({d}))",
+                    quote(go_duration),
+                    quote(go_float),
+                    d = quote(d),
+                );
+                return Ok(and(&[and(&k.guards), body]));
+            }
             if !(number(value) || number(key) || (counted && numeric(value))) {
                 return Err(Blocked::new(
                     op_span,
                     format!(
-                        "`{op}` on values that may be quantities or durations needs CEL's quantity library (kpol's CEL has none)"
+                        "`{op}` on values that Kyverno may read as quantities, durations or numbers (a digit string, `5m`, a template) is not translated"
                     ),
                 ));
             }

@@ -372,10 +372,39 @@ fn term(t: &str, v: &str) -> Result<String, String> {
             Some(i) => (t[..i].trim(), t[i + sep.len()..].trim()),
             None => return Err(format!("the range `{t}` does not parse")),
         };
-        let (Operand::Number(lo), Operand::Number(hi)) = (operand(lo), operand(hi)) else {
-            return Err(format!(
-                "the range `{t}` compares quantities or durations, which need CEL's quantity library (kpol's CEL has none)"
-            ));
+        let (lo, hi) = match (operand(lo), operand(hi)) {
+            (Operand::Number(lo), Operand::Number(hi)) => (lo, hi),
+            (
+                a @ (Operand::Number(_) | Operand::Quantity),
+                b @ (Operand::Number(_) | Operand::Quantity),
+            ) => {
+                // A quantity endpoint: both read as quantities (a number is one too), unless
+                // a number also reads as a Go duration (`0`), which Kyverno tries first.
+                let as_quantity = |o: &Operand, text: &str, bound: Op| match o {
+                    Operand::Number(n) if crate::base::duration::parse(n).is_some() => {
+                        Err(format!(
+                            "the range `{t}` mixes a quantity with `{n}`, which Kyverno also reads as a duration"
+                        ))
+                    }
+                    _ => Ok(quantity_test(text, bound, v)),
+                };
+                return Ok(if op == Op::InRange {
+                    and(&[
+                        as_quantity(&a, lo, Op::MoreEqual)?,
+                        as_quantity(&b, hi, Op::LessEqual)?,
+                    ])
+                } else {
+                    or(&[
+                        as_quantity(&a, lo, Op::Less)?,
+                        as_quantity(&b, hi, Op::More)?,
+                    ])
+                });
+            }
+            _ => {
+                return Err(format!(
+                    "the range `{t}` compares durations, which kpol does not translate in a range"
+                ));
+            }
         };
         let n = number(v, &lo, &hi);
         return Ok(if op == Op::InRange {
@@ -405,14 +434,50 @@ fn term(t: &str, v: &str) -> Result<String, String> {
             "duration(string({v})) {cmp} duration({})",
             quote(text)
         )),
-        (Operand::Quantity, _) => Err(format!(
-            "`{t}` compares Kubernetes quantities, which need CEL's quantity library (kpol's CEL has none)"
-        )),
+        (Operand::Quantity, _) => Ok(quantity_test(text, op, v)),
         (Operand::Text, Op::Equal) => Ok(wildcard_test(&format!("string({v})"), text)),
         (Operand::Text, Op::NotEqual) => Ok(not(&wildcard_test(&format!("string({v})"), text))),
         // An ordering against text never holds (Kyverno's compareString).
         (Operand::Text, _) => Ok("false".to_owned()),
     }
+}
+
+/// `v` against the quantity `text` under `op`, as Kyverno's `validateString` reads it: a
+/// missing value is `0`; a string, integer or decimal that parses as a quantity is compared
+/// with `Quantity.Cmp` (CEL's `compareTo`, exact); anything else falls to the string
+/// comparison, where an ordering never holds and equality with the quantity's own text
+/// cannot (that text would have parsed). There `!` holds for strings, numbers and booleans,
+/// not for maps and lists (Kyverno's `compareString` refuses them before negating).
+/// Decimals: Kyverno reads a float's `%f` text (six places), CEL's `string` its shortest
+/// text; they differ only for a value with a seventh decimal place.
+fn quantity_test(text: &str, op: Op, v: &str) -> String {
+    let cmp = match op {
+        Op::More => ">",
+        Op::Less => "<",
+        Op::MoreEqual => ">=",
+        Op::LessEqual => "<=",
+        Op::NotEqual => "!=",
+        Op::Equal | Op::InRange | Op::NotInRange => "==",
+    };
+    let p = crate::base::quantity::nanos(text).unwrap_or(0);
+    let at_zero = match op {
+        Op::More => 0 > p,
+        Op::Less => 0 < p,
+        Op::MoreEqual => 0 >= p,
+        Op::LessEqual => 0 <= p,
+        Op::NotEqual => 0 != p,
+        Op::Equal | Op::InRange | Op::NotInRange => 0 == p,
+    };
+    let not_quantity = op == Op::NotEqual;
+    let other = if op == Op::NotEqual {
+        format!("type({v}) == bool")
+    } else {
+        "false".to_owned()
+    };
+    format!(
+        "({v} == null ? {at_zero} : (type({v}) == string || type({v}) == int || type({v}) == double) ? (isQuantity(string({v})) ? quantity(string({v})).compareTo(quantity({})) {cmp} 0 : {not_quantity}) : {other})",
+        quote(text)
+    )
 }
 
 /// `v` as a number of the operands' kind: `int(v)` for integers, `double(v)` otherwise.

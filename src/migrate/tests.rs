@@ -232,8 +232,68 @@ fn numbers_ranges_and_durations() {
         pattern::string_pattern("a | b", "v").as_deref(),
         Ok("(string(v) == 'a | b') || ((string(v) == 'a') || (string(v) == 'b'))")
     );
-    // Quantities with suffixes need a CEL library kpol's CEL lacks: refused, never guessed.
-    assert!(pattern::string_pattern("<=2Gi", "v").is_err());
+    // Quantities with suffixes: CEL's quantity library, exact; a missing value is 0.
+    assert_eq!(
+        pattern::string_pattern("<=2Gi", "v").as_deref(),
+        Ok(
+            "(v == null ? true : (type(v) == string || type(v) == int || type(v) == double) ? (isQuantity(string(v)) ? quantity(string(v)).compareTo(quantity('2Gi')) <= 0 : false) : false)"
+        )
+    );
+    // A range mixing `0` (also a Go duration, which Kyverno tries first) with a quantity.
+    assert!(pattern::string_pattern("0-2Gi", "v").is_err());
+}
+
+/// A pod whose one container has `memory` (a YAML scalar, written as is) under limits, or
+/// no limits at all for `None`.
+fn pod_memory(memory: Option<&str>) -> String {
+    let limits = memory.map_or(String::new(), |m| {
+        format!("    resources:\n      limits:\n        memory: {m}\n")
+    });
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: nginx:1.2\n{limits}"
+    )
+}
+
+#[test]
+fn quantity_comparisons_keep_the_cluster_policys_verdicts() {
+    let pods: Vec<String> = [
+        Some("1Gi"),
+        Some("2Gi"),
+        Some("2049Mi"),
+        Some("\"2048Mi\""),
+        Some("3000000000"),
+        Some("2147483648"),
+        Some("1.5"),
+        Some("500m"),
+        Some("lots"),
+        Some("true"),
+        Some("null"),
+        None,
+    ]
+    .iter()
+    .map(|m| pod_memory(*m))
+    .collect();
+    let pods: Vec<&str> = pods.iter().map(String::as_str).collect();
+    let rule = |p: &str| {
+        pattern_rule(&format!(
+            "        spec:\n          containers:\n          - =(resources):\n              =(limits):\n                =(memory): \"{p}\"\n"
+        ))
+    };
+    // Expected verdicts: the ClusterPolicy's under kpol's engine (Kyverno v1.19.0's
+    // `validateString`), which the converted policy must give too.
+    let f = "fail";
+    let p = "pass";
+    let expected: [(&str, [&str; 12]); 6] = [
+        ("<=2Gi", [p, p, f, p, f, p, p, p, f, f, p, p]),
+        (">1Gi", [f, p, p, p, p, p, f, f, f, f, f, p]),
+        ("!2Gi", [p, f, p, f, p, f, p, p, p, p, p, p]),
+        ("2Gi", [f, p, f, p, f, p, f, f, f, f, f, p]),
+        ("512Mi-2Gi", [p, p, f, p, f, p, f, f, f, f, f, p]),
+        ("1Ki!-2Gi", [f, f, p, f, p, f, p, p, f, f, p, p]),
+    ];
+    for (pattern, verdicts) in expected {
+        assert_eq!(same_verdicts(&rule(pattern), &pods), verdicts, "{pattern}");
+    }
 }
 
 #[test]
@@ -477,13 +537,13 @@ fn refusals_point_at_the_construct() {
     let at = src.line_col(u.span.start);
     assert_eq!((at.line, at.column), (16, 7));
 
-    let quantity = migrate(&pattern_rule(
-        "        spec:\n          containers:\n          - resources:\n              limits:\n                memory: \"<=2Gi\"\n",
+    let range = migrate(&pattern_rule(
+        "        spec:\n          containers:\n          - resources:\n              limits:\n                memory: \"0-2Gi\"\n",
     ));
     assert!(
-        quantity.unconverted[0].reason.contains("quantity"),
+        range.unconverted[0].reason.contains("duration"),
         "{:?}",
-        quantity.unconverted
+        range.unconverted
     );
     let pss = migrate(&policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      podSecurity:\n        level: baseline\n        version: latest\n",
@@ -543,7 +603,7 @@ fn counts_against_digit_strings() {
         "length(request.object.spec.containers)",
         "request.object.spec.priority",
     );
-    assert!(migrate(&other).unconverted[0].reason.contains("quantity"));
+    assert!(migrate(&other).unconverted[0].reason.contains("quantities"));
 }
 
 #[test]
@@ -1828,4 +1888,57 @@ fn conversions_type_check_as_kubernetes_cel_does() {
     );
     let yaml = to_yaml(&m, "t.yaml", 1);
     load(&yaml);
+}
+
+#[test]
+fn deny_quantity_comparisons_keep_the_cluster_policys_verdicts() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.annotations.mem }}\"\n            operator: GreaterThan\n            value: 2Gi\n          - key: \"{{ request.object.metadata.annotations.low }}\"\n            operator: LessThanOrEquals\n            value: 100Mi\n",
+    );
+    let e = only_expression(&migrate(&text));
+    assert!(
+        e.contains("quantity(object.metadata.annotations.mem).compareTo(quantity('2Gi')) > 0"),
+        "{e}"
+    );
+    let pods: Vec<String> = ["1Gi", "2049Mi", "2048Mi", "lots", "5m", "3e9", "1.2.3"]
+        .iter()
+        .map(|m| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    mem: \"{m}\"\n    low: \"{m}\"\nspec:\n  containers:\n  - name: c\n    image: nginx:1.2\n"
+            )
+        })
+        .collect();
+    let pods: Vec<&str> = pods.iter().map(String::as_str).collect();
+    // The Kyverno v1.19.0 CLI's verdicts on these pods (`5m` is 5 milli as a quantity: at
+    // most 100Mi; `3e9` is more than 2Gi; text and versions meet no quantity operator).
+    assert_eq!(
+        same_verdicts(&text, &pods),
+        ["pass", "fail", "pass", "pass", "fail", "fail", "pass"]
+    );
+}
+
+#[test]
+fn deny_duration_comparisons_keep_the_cluster_policys_verdicts() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.annotations.mem }}\"\n            operator: GreaterThan\n            value: 8h\n          - key: \"{{ request.object.metadata.annotations.low }}\"\n            operator: LessThanOrEquals\n            value: 90s\n",
+    );
+    let pods: Vec<String> = [
+        "\"1h\"", "\"9h\"", "\"8h\"", "lots", "\"5m\"", "\"3e4\"", "1.2.3", "\"0\"", "\"100\"",
+        "100", "100.7", "\"28801\"", "\"1h30m\"", "\"-1h\"",
+    ]
+    .iter()
+    .map(|m| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    mem: {m}\n    low: {m}\nspec:\n  containers:\n  - name: c\n    image: nginx:1.2\n"
+        )
+    })
+    .collect();
+    let pods: Vec<&str> = pods.iter().map(String::as_str).collect();
+    // The Kyverno v1.19.0 CLI's verdicts on these pods: a duration string is a duration, a
+    // float string (`3e4`, `28801`) or number seconds, other text meets no operator.
+    let (f, p) = ("fail", "pass");
+    assert_eq!(
+        same_verdicts(&text, &pods),
+        [p, f, p, p, p, f, p, f, p, p, p, f, p, f]
+    );
 }

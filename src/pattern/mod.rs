@@ -27,7 +27,7 @@ pub(crate) use anchor::{AnchorKind, parse_anchor, unsupported_in_validate};
 pub(crate) use reference::{has_references, substitute_references};
 // Pieces the condition operators (validate.md §8) reuse; not all are used here yet.
 #[allow(unused_imports)]
-pub(crate) use scalar::{Op, operator_of, scalar_match, wildcard_match};
+pub(crate) use scalar::{Op, go_parse_float, operator_of, scalar_match, wildcard_match};
 
 pub(crate) use plan::Plan;
 

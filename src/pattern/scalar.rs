@@ -113,7 +113,7 @@ fn go_f64_to_i64(f: f64) -> i64 {
 }
 
 /// Go `strconv.ParseFloat(s, 64)` for the decimal forms; out-of-range is an error in Go.
-fn go_parse_float(s: &str) -> Option<f64> {
+pub(crate) fn go_parse_float(s: &str) -> Option<f64> {
     let f: f64 = s.parse().ok()?;
     if f.is_infinite() {
         let lower = s.trim_start_matches(['+', '-']).to_ascii_lowercase();
