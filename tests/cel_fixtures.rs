@@ -118,11 +118,7 @@ fn cel_exception_in_kpol_check() {
 /// ClusterPolicy `validate.cel` rule. The rows and messages are the Kyverno v1.19.0 CLI's.
 #[test]
 fn kubernetes_cel_libraries() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["test", "testdata/cel-k8s-libs", "--format", "json"])
-        .output()
-        .expect("run kpol");
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let (json, code) = test_json("testdata/cel-k8s-libs");
     let rows = json["rows"].as_array().expect("rows");
     let actual: Vec<(&str, &str)> = rows
         .iter()
@@ -150,13 +146,9 @@ fn kubernetes_cel_libraries() {
     let got: Vec<(String, &str)> = actual.iter().map(|(n, r)| ((*n).to_owned(), *r)).collect();
     assert_eq!(got, want);
     assert!(rows.iter().all(|r| r["ok"] == true), "{json}");
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(code, Some(0));
 
-    let detailed = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["test", "testdata/cel-k8s-libs", "--detailed-results"])
-        .output()
-        .expect("run kpol");
-    let text = String::from_utf8_lossy(&detailed.stdout);
+    let text = detailed("testdata/cel-k8s-libs");
     for message in [
         "memory must be under 1Gi",
         "address must be in 10.0.0.0/8",
