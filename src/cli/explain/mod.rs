@@ -185,11 +185,7 @@ fn explain(args: ExplainArgs) -> Result<(String, u8), String> {
         ));
     }
     let engine = &session.engine;
-    let cel = request
-        .offline
-        .cluster
-        .clone()
-        .map(|c| Arc::new(kpol::cel::context::CelContext::with_cluster(c)));
+    let cel = super::check::cel_data(&request, None);
     kpol::cel::context::with_context(cel, || {
         let cx = Cx {
             engine,
