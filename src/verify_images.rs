@@ -169,20 +169,6 @@ fn flag(entry: &Node, key: &str) -> bool {
     )
 }
 
-/// `ImageInfo.String()` of a parsed image, with whether it has a digest.
-fn display(registry: &str, path: &str, tag: &str, digest: &str) -> (String, bool) {
-    let path = if registry.is_empty() {
-        path.to_owned()
-    } else {
-        format!("{registry}/{path}")
-    };
-    if digest.is_empty() {
-        (format!("{path}:{tag}"), false)
-    } else {
-        (format!("{path}@{digest}"), true)
-    }
-}
-
 /// The resource's images as `ImageInfo.String()`, with whether each has a digest: the
 /// rule's `imageExtractors` for the resource's kind when it has some, else the containers.
 fn images(rule: &Rule, resource: &Resource) -> Result<Vec<(String, bool)>, String> {
@@ -202,8 +188,9 @@ fn images(rule: &Rule, resource: &Resource) -> Result<Vec<(String, bool)>, Strin
             continue;
         };
         for (_, info) in entries.iter() {
+            // `reference` is the entry's `ImageInfo.String()` (crate::base::image).
             let s = |k: &str| info.get(k).and_then(Node::as_str).unwrap_or("");
-            out.push(display(s("registry"), s("path"), s("tag"), s("digest")));
+            out.push((s("reference").to_owned(), !s("digest").is_empty()));
         }
     }
     Ok(out)
@@ -315,7 +302,7 @@ impl Found<'_> {
         };
         let info = crate::base::image::parse(&value)
             .map_err(|e| format!("invalid image '{value}' ({e})"))?;
-        out.push(display(&info.registry, &info.path, &info.tag, &info.digest));
+        out.push((info.normalized(), !info.digest.is_empty()));
         Ok(())
     }
 }
