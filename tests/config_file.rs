@@ -108,6 +108,7 @@ fn values_file_from_the_config_feeds_variables() {
         d.join("policy.yaml"),
         "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: owned}\nspec:\n  \
          validationFailureAction: Enforce\n  rules:\n  - name: team\n    match: {any: [{resources: {kinds: [ConfigMap]}}]}\n    \
+         context: [{name: team, apiCall: {urlPath: /api/v1/namespaces/shop, jmesPath: metadata.labels.team}}]\n    \
          validate:\n      message: wrong team\n      deny:\n        conditions:\n          any:\n          \
          - {key: \"{{ request.object.metadata.labels.team }}\", operator: NotEquals, value: \"{{ team }}\"}\n",
     )

@@ -302,7 +302,7 @@ fn fixture_broken_test_is_reported_and_the_rest_still_runs() {
     assert_eq!(code, 2, "{stderr}");
     let files = json["files"].as_array().expect("files");
     let names: Vec<&str> = files.iter().filter_map(|f| f["file"].as_str()).collect();
-    assert_eq!(names.len(), 17);
+    assert_eq!(names.len(), 18);
     assert!(names[0].ends_with("broken/kyverno-test.yaml"), "{names:?}");
     let reason = files[0]["reason"].as_str().unwrap_or_default();
     assert!(
@@ -332,7 +332,7 @@ fn fixture_output_is_identical_for_any_thread_count() {
     assert_eq!(a.status.code(), b.status.code());
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(
-        text.contains("\nTest Summary: 87 tests passed and 7 tests failed\n"),
+        text.contains("\nTest Summary: 94 tests passed and 7 tests failed\n"),
         "{text}"
     );
 }
@@ -627,6 +627,59 @@ fn fixture_vpol_unmatched_rows() {
             excluded.clone(),
             excluded
         ]
+    );
+}
+
+// Kyverno's variable checks at policy load (testdata/test/undeclared-variables, every row and
+// message checked with the Kyverno v1.19.0 CLI): a variable no context entry declares, one in
+// `match`, one declared only by a nested foreach's context, a whole configMap entry, and a
+// `target.` variable in a mutate target's context make the policy invalid, so its rows are
+// Skip / Invalid Policy; a declared variable and a user variable in a foreground rule do not.
+#[test]
+fn undeclared_variables_make_rows_invalid_policy() {
+    let (code, json, stderr) = kpol_test(&[&fixture("undeclared-variables"), "--detailed-results"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows = common::rows_of(&json);
+    let got: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .map(|r| (r.policy.as_str(), r.actual.as_str(), r.reason.as_str()))
+        .collect();
+    let invalid = |p| (p, "invalid policy", "");
+    assert_eq!(
+        got,
+        [
+            invalid("undeclared"),
+            ("declared", "fail", ""),
+            invalid("in-match"),
+            invalid("nested-foreach-context"),
+            invalid("configmap-whole"),
+            ("user-in-foreground", "fail", ""),
+            invalid("target-in-context"),
+        ]
+    );
+    let message = |p: &str| {
+        rows.iter()
+            .find(|r| r.policy == p)
+            .map(|r| r.message.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        message("in-match"),
+        "policy contains invalid variables: rule \"name\" should not have variables in match section"
+    );
+    assert!(
+        message("configmap-whole").ends_with(
+            "variable cm must match regex \"request\\.|element|elementIndex|@|images|images\\.|image\\.|([a-z_0-9]+\\()[^{}]\" or patterns [cm.data cm.metadata cm.data.* cm.metadata.*]"
+        ),
+        "{}",
+        message("configmap-whole")
+    );
+    assert!(
+        message("target-in-context").starts_with(
+            "policy contains invalid variables: invalid variables defined at mutate.targets[0]: variable target.metadata.name"
+        ),
+        "{}",
+        message("target-in-context")
     );
 }
 

@@ -32,6 +32,12 @@ spec:
         any:
           - resources:
               kinds: [ConfigMap]
+      # Declared for Kyverno's policy validation; offline its value comes from values.
+      context:
+        - name: team
+          apiCall:
+            urlPath: /api/v1/namespaces/platform
+            jmesPath: metadata.labels.team
       mutate:
         patchStrategicMerge:
           metadata:
@@ -50,6 +56,11 @@ spec:
         any:
           - resources:
               kinds: [Namespace]
+      context:
+        - name: pods
+          apiCall:
+            urlPath: /api/v1/namespaces/platform
+            jmesPath: metadata.labels.pods
       generate:
         apiVersion: v1
         kind: ResourceQuota

@@ -187,7 +187,7 @@ spec:
     fn quoted_and_folded_strings_map_exactly() {
         let text = POLICY
             .replace("LIST", "element")
-            .replace("KEY", "x")
+            .replace("KEY", "element.x")
             .replace(
                 "message: 'ok {{ request.object.metadata.name }}'",
                 "message: \"\\t\\\"ok\\\" {{ a.b ]\n        }}\"",

@@ -7,6 +7,7 @@
 mod conditions;
 mod filters;
 mod rules;
+mod variables;
 
 use std::collections::BTreeMap;
 
@@ -209,6 +210,8 @@ pub fn check_rules(
             check_user_variables(ctx, errs);
         }
     }
+    // hasInvalidVariables: every variable is one the rule can have.
+    variables::check(ctx, errs);
     // Rule.Validate on the rules as written (items 6, 8, 9, 10, 12, 13, 19).
     for &(i, r) in rules {
         filters::check_match_exclude(ctx, r, i, errs);

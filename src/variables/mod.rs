@@ -24,10 +24,10 @@ mod pointer;
 mod substitute;
 
 pub use context::Context;
-pub(crate) use substitute::variable_regex;
 pub use substitute::{
     expressions, has_variables, substitute, substitute_at, substitute_cow, substitute_str,
 };
+pub(crate) use substitute::{mock_scan, variable_regex};
 
 use std::fmt;
 

@@ -224,6 +224,58 @@ pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, Va
     Ok(value::string(unescape_masked(&text, &mask)))
 }
 
+/// Kyverno's policy-validation pass over one string (`hasInvalidVariables`, which substitutes
+/// against a mock context): each variable's expression, shallow marker dropped, goes to
+/// `check`; an accepted one reads as null, so a string that is one variable ends there and any
+/// other is spliced with `null` and scanned again (unless the variable was shallow), exactly as
+/// the real substitution rescans. `{{@}}` always stands for a `request.object` path, which
+/// every mock context accepts. The first refusal is returned.
+pub(crate) fn mock_scan<E>(s: &str, check: &mut dyn FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+    let (Some(re), Some(init)) = (VARIABLE.as_ref(), VARIABLE_INIT.as_ref()) else {
+        return Ok(());
+    };
+    if !opens_variable(s) {
+        return Ok(());
+    }
+    let mut text = s.to_owned();
+    let mut vars = find_all(re, &text);
+    for _ in 0..MAX_PASSES {
+        if vars.is_empty() {
+            break;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        let mut shallow = false;
+        for m in &vars {
+            let cut = if init.is_match(&text[m.clone()]) {
+                0
+            } else {
+                text[m.clone()].chars().next().map_or(0, char::len_utf8)
+            };
+            let v = m.start + cut..m.end;
+            let (expr, is_shallow) = strip_braces(&text[v.clone()]);
+            shallow = is_shallow;
+            if expr != "@" {
+                check(&expr)?;
+            }
+            if text.len() == v.len() {
+                return Ok(());
+            }
+            out.push_str(&text[last..v.start]);
+            out.push_str("null");
+            last = v.end;
+        }
+        out.push_str(&text[last..]);
+        text = out;
+        vars = if shallow {
+            Vec::new()
+        } else {
+            find_all(re, &text)
+        };
+    }
+    Ok(())
+}
+
 /// `\{{` → `{{` where the policy wrote it (a value's text is kept as it is).
 fn unescape_masked(text: &str, mask: &str) -> String {
     if text == mask {

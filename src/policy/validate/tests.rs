@@ -323,7 +323,7 @@ fn condition_checks() {
     );
     // Templated and listed operations are fine; a number is not.
     for (value, ok) in [
-        ("\"{{ op }}\"", true),
+        ("\"{{ request.object.metadata.labels.op }}\"", true),
         ("[CREATE, UPDATE]", true),
         ("3", false),
     ] {
@@ -498,5 +498,86 @@ fn verify_images_mutate_digest_needs_enforce() {
         invalid(&pol("", enforce, &vi("      failureAction: Audit\n")))
             .0
             .contains("for \u{2018}Audit\u{2019} failure action")
+    );
+}
+
+/// hasInvalidVariables: a rule reads only what Kyverno's mock context knows.
+#[test]
+fn undeclared_variables_make_the_policy_invalid() {
+    let deny = |ctx: &str, msg: &str| {
+        format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n{ctx}    validate:\n      message: \"{msg}\"\n      deny: {{}}\n"
+        )
+    };
+    // Not declared anywhere: the policy is invalid, at the string.
+    let (r, l, c) = invalid(&pol("", "", &deny("", "{{ team }}")));
+    assert_eq!(
+        r,
+        "policy contains invalid variables: variable substitution failed for rule r: variable team must match regex \"request\\.|element|elementIndex|@|images|images\\.|image\\.|([a-z_0-9]+\\()[^{}]\" or patterns []"
+    );
+    assert_eq!((l, c), (13, 16));
+    // Declared by a context entry (NAME*), or allowed by the regex: valid.
+    let ctx = "    context:\n    - name: team\n      variable: {value: a}\n    - name: cm\n      configMap: {name: x, namespace: y}\n";
+    for msg in [
+        "{{ team }}",
+        "{{ team.lead }}",
+        "{{ cm.data.k }}",
+        "{{ \\\"cm\\\".data.k }}",
+        "{{ request.object.metadata.name }}",
+        "{{ to_upper('x') }}",
+        "{{ request.object.metadata.{{ team }} }}",
+        "\\\\{{ not.a.variable }}",
+    ] {
+        assert_eq!(
+            load(&pol("", "", &deny(ctx, msg))).policies.len(),
+            1,
+            "{msg}"
+        );
+    }
+    // A configMap entry declares .data and .metadata only; a nested variable is read after
+    // its inner one became null.
+    for msg in ["{{ cm }}", "{{ unknown.{{ team }} }}"] {
+        assert!(
+            invalid(&pol("", "", &deny(ctx, msg)))
+                .0
+                .contains("must match regex"),
+            "{msg}"
+        );
+    }
+    // serviceAccountName is allowed outside background mode only (there it is refused anyway).
+    let sa = deny("", "{{ serviceAccountName }}");
+    assert_eq!(
+        load(&pol("", "  background: false\n", &sa)).policies.len(),
+        1
+    );
+    // `target.` is for a rule with mutate targets, and only where a target is read: not in
+    // the rule's context.
+    let targets = |ctx: &str| {
+        format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n{ctx}    mutate:\n      targets:\n      - {{apiVersion: v1, kind: ConfigMap, name: x, namespace: y}}\n      patchStrategicMerge:\n        metadata: {{labels: {{a: \"{{{{ target.metadata.name }}}}\"}}}}\n"
+        )
+    };
+    assert_eq!(load(&pol("", "", &targets(""))).policies.len(), 1);
+    let in_context = targets(
+        "    context:\n    - name: o\n      variable: {value: \"{{ target.metadata.name }}\"}\n",
+    );
+    assert!(
+        invalid(&pol("", "", &in_context))
+            .0
+            .starts_with("policy contains invalid variables: invalid variables defined at mutate.targets[0]: variable target.metadata.name must match regex")
+    );
+    assert!(
+        invalid(&pol("", "", &deny("", "{{ target.metadata.name }}")))
+            .0
+            .contains("must match regex")
+    );
+    // Variables are refused outright in match blocks.
+    let in_match = RULE.replace(
+        "kinds: [Pod]",
+        "kinds: [Pod]\n          names: [\"{{ request.object.x }}\"]",
+    );
+    assert_eq!(
+        invalid(&pol("", "", &in_match)).0,
+        "policy contains invalid variables: rule \"r\" should not have variables in match section"
     );
 }
