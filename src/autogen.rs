@@ -15,7 +15,7 @@ pub use rewrite::{Target, update_fields};
 use crate::base::gvk::contains_kind;
 use crate::matching::Schema;
 use crate::matching::{ResourceDescription, ResourceFilter};
-pub use crate::policy::{AutogenRules, CONTROLLERS_ANNOTATION};
+pub(crate) use crate::policy::{AutogenRules, CONTROLLERS_ANNOTATION};
 use crate::policy::{Rule, RuleBody, RuleCompiler, build_rule};
 use crate::yaml::{Map, Node, Value};
 

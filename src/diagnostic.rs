@@ -52,7 +52,8 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: &'static [Code] = &[
+    #[cfg(test)]
+    pub(crate) const ALL: &'static [Code] = &[
         Code::Io,
         Code::Encoding,
         Code::Yaml,

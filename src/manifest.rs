@@ -63,7 +63,7 @@ pub fn read_manifests(source: &Source, limits: Limits) -> Manifests {
 }
 
 /// Lists within Lists that are expanded; a List deeper than this is an error.
-pub const MAX_LIST_NESTING: usize = 32;
+pub(crate) const MAX_LIST_NESTING: usize = 32;
 
 /// Puts `node` into `out`, or, for a `kind: List` (`items` a sequence or null), its items,
 /// each expanded the same way (kubectl flattens nested Lists), each keeping its own spans.

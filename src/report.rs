@@ -27,7 +27,7 @@ impl FailureAction {
     /// The action of a CEL policy's `validationActions` (a ValidatingPolicy's, or a
     /// ValidatingAdmissionPolicyBinding's): `Deny` enforces, else `Warn` warns, else Audit.
     /// Kyverno defaults an empty list to `[Deny]`.
-    pub fn from_validation_actions<'a>(actions: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn from_validation_actions<'a>(actions: impl IntoIterator<Item = &'a str>) -> Self {
         let mut seen = None;
         for a in actions {
             match a {
@@ -42,7 +42,7 @@ impl FailureAction {
     }
 
     /// The stronger of two actions: Enforce, then Warn, then Audit.
-    pub fn stronger(self, other: Self) -> Self {
+    pub(crate) fn stronger(self, other: Self) -> Self {
         let rank = |a: Self| match a {
             Self::Audit => 0,
             Self::Warn => 1,

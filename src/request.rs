@@ -85,7 +85,7 @@ pub struct Request {
 /// What a rule's `kinds` are checked against (Kyverno's `PolicyContext.ResourceKind`): the
 /// top-level group, version and kind, and the subresource (empty for none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MatchKind<'a> {
+pub(crate) struct MatchKind<'a> {
     pub group: &'a str,
     pub version: &'a str,
     pub kind: &'a str,
@@ -97,7 +97,7 @@ impl Request {
     /// cluster mode, for a kind the values' `subresources` map, the mapping's parent kind and
     /// subresource, as the Kyverno v1.19 CLI matches it (`policy_processor.go`). The resource
     /// itself (its `request.object`, its row key) is unchanged.
-    pub fn match_kind<'a>(&'a self, resource: &'a Resource) -> MatchKind<'a> {
+    pub(crate) fn match_kind<'a>(&'a self, resource: &'a Resource) -> MatchKind<'a> {
         self.mapped_kind(resource).unwrap_or_else(|| {
             let (group, version) = resource.group_version();
             MatchKind {
@@ -110,7 +110,7 @@ impl Request {
     }
 
     /// [`Request::match_kind`] when a `subresources` mapping gives it; `None` otherwise.
-    pub fn mapped_kind<'a>(&'a self, resource: &'a Resource) -> Option<MatchKind<'a>> {
+    pub(crate) fn mapped_kind<'a>(&'a self, resource: &'a Resource) -> Option<MatchKind<'a>> {
         if self.values.subresources.is_empty() || self.offline.cluster.is_some() {
             return None;
         }
@@ -131,7 +131,10 @@ impl Request {
     /// as the Kyverno v1.19 CLI reads them (`processor/policy_processor.go`). The CEL kinds
     /// read only the values file, as upstream. A Namespace resource itself is matched on its
     /// own labels elsewhere (`namespace` is its empty one here).
-    pub fn classic_namespace_labels(&self, namespace: &str) -> Cow<'_, BTreeMap<String, String>> {
+    pub(crate) fn classic_namespace_labels(
+        &self,
+        namespace: &str,
+    ) -> Cow<'_, BTreeMap<String, String>> {
         static EMPTY: BTreeMap<String, String> = BTreeMap::new();
         let given = self.namespace_labels.get(namespace);
         if given.is_some_and(|l| !l.is_empty()) || namespace.is_empty() {
@@ -149,7 +152,7 @@ impl Request {
     }
 
     /// The operation the matcher sees: CONNECT only changes variables (match.md §5.7).
-    pub fn match_operation(&self) -> Operation {
+    pub(crate) fn match_operation(&self) -> Operation {
         match self.operation {
             Operation::Connect => Operation::Create,
             op => op,
@@ -161,7 +164,7 @@ impl Request {
     /// the policy's for this resource) deep-merged over it, as the Kyverno CLI merges
     /// variables into its JSON context and reads `request.oldObject` back. Borrowed when no
     /// value changes it.
-    pub fn old_for<'a>(&'a self, policy: &str, resource: &'a Resource) -> Cow<'a, Resource> {
+    pub(crate) fn old_for<'a>(&'a self, policy: &str, resource: &'a Resource) -> Cow<'a, Resource> {
         let base = self.old_object.as_deref().unwrap_or(resource);
         let keys: Vec<&(String, Node)> = self
             .values
@@ -214,7 +217,7 @@ fn merge_at(node: &mut Node, path: &[&str], v: &Node) {
 /// The user Kyverno matches an old object with (`matchResource` of the validate handlers):
 /// one no rule names, so that a rule matching on subjects or roles does not match the old
 /// object (the requester of the change need not be the one who created it).
-pub fn old_object_matcher() -> UserInfo {
+pub(crate) fn old_object_matcher() -> UserInfo {
     UserInfo {
         username: "kyverno:kyverno-invalid-controller".to_owned(),
         groups: vec!["kyverno:invalidgroup".to_owned()],

@@ -64,7 +64,7 @@ impl Resource {
 
     /// [`Resource::from_document`] for a document read with [`READING`], whose values are
     /// normalised already.
-    pub fn from_parsed(
+    pub(crate) fn from_parsed(
         root: Node,
         source: Option<Source>,
         doc_index: usize,
@@ -177,7 +177,7 @@ fn group_of(api_version: &str) -> &str {
 
 /// The cluster-scoped built-in kinds the Kyverno CLI knows (match.md §6); only the group is
 /// compared.
-pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
+pub(crate) fn is_cluster_scoped(group: &str, kind: &str) -> bool {
     const KINDS: &[(&str, &str)] = &[
         ("", "ComponentStatus"),
         ("", "Namespace"),
@@ -252,7 +252,7 @@ fn normalise(node: &mut Node) {
 /// Go's `interface{}` makes them, and a null `labels`/`annotations`/... as an empty map.
 /// [`normalise`] applies it to a whole tree; manifests are read with it
 /// ([`crate::yaml::parse_reading`]), so that a parsed resource is not walked again.
-pub const READING: Reading = Reading {
+pub(crate) const READING: Reading = Reading {
     ints_as_floats: true,
     empty_map_for_null: &[
         "annotations",

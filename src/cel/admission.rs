@@ -14,15 +14,15 @@ use crate::request::{Operation, Request};
 use crate::resource::Resource;
 
 /// The key of the resource itself in a [`ResourceValues`].
-pub const OBJECT: &str = "object";
+pub(crate) const OBJECT: &str = "object";
 /// The key of the previous revision a request carries (`kpol check --old`).
-pub const OLD_OBJECT: &str = "oldObject";
+pub(crate) const OLD_OBJECT: &str = "oldObject";
 
 /// Binds `object`, `oldObject` and `request` for an admission request with `op`, each taken
 /// from (or built once into) `values`. `with_objects`: Kyverno's request also carries
 /// `object`/`oldObject` (§4.2). For one resource the request depends on `op` and
 /// `with_objects` alone, so it is shared under a key per combination.
-pub fn bind_admission(
+pub(crate) fn bind_admission(
     act: &mut Activation,
     resource: &Resource,
     request: &Request,
@@ -81,7 +81,7 @@ pub fn bind_admission(
 }
 
 /// The admission request as CEL sees it; empty optional fields are absent (§4.2).
-pub fn request_value(
+pub(crate) fn request_value(
     resource: &Resource,
     request: &Request,
     op: Operation,

@@ -25,7 +25,7 @@ use cel::{Context, ExecutionError, Value};
 
 /// One Envoy header (`envoy.config.core.v3.HeaderValueOption`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Header {
+pub(crate) struct Header {
     pub key: String,
     pub value: String,
     pub keep_empty_value: bool,
@@ -33,7 +33,7 @@ pub struct Header {
 
 /// What a rule's expression may build, as kyverno-authz's types name them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// `http.CheckResponseOk`.
     HttpOk,
     /// `http.CheckResponseDenied`.
@@ -57,7 +57,7 @@ pub enum Answer {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EnvoyOk {
+pub(crate) struct EnvoyOk {
     pub headers: Vec<Header>,
     pub headers_to_remove: Vec<String>,
     pub response_headers_to_add: Vec<Header>,
@@ -66,7 +66,7 @@ pub struct EnvoyOk {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EnvoyDenied {
+pub(crate) struct EnvoyDenied {
     /// The HTTP status code (`envoy.type.v3.StatusCode`).
     pub code: i64,
     pub body: String,
@@ -74,7 +74,7 @@ pub struct EnvoyDenied {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EnvoyResponse {
+pub(crate) struct EnvoyResponse {
     /// The gRPC status: 0 (OK) for an allowed answer, 7 (PERMISSION_DENIED) for a denied one.
     pub status: i32,
     pub message: String,
@@ -334,7 +334,7 @@ fn lookup(function: &str, this: &Value, field: &str, key: &str) -> Result<Value,
 /// Go's `textproto.CanonicalMIMEHeaderKey`: the first letter and every letter after a hyphen
 /// upper case, the rest lower case; a key with a byte that is not a token character (a
 /// space, a colon, …) is returned unchanged.
-pub fn canonical_mime_key(key: &str) -> String {
+pub(crate) fn canonical_mime_key(key: &str) -> String {
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if !key.bytes().all(token) {
         return key.to_owned();

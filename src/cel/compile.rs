@@ -7,12 +7,11 @@ use cel::common::ast::{CallExpr, Expr};
 
 use crate::diagnostic::{Code, Diagnostic, Location};
 use crate::source::{LineCol, SourceFile, Span};
-use crate::yaml::Node;
 
 /// The function every comprehension's range goes through (see [`super::budget`]).
-pub const BUDGET: &str = "__kpolBudget__";
+pub(crate) const BUDGET: &str = "__kpolBudget__";
 /// The function every `+` goes through: what it builds is charged ([`super::eval`]).
-pub const SIZE: &str = "__kpolSize__";
+pub(crate) const SIZE: &str = "__kpolSize__";
 
 /// One compiled expression.
 #[derive(Debug)]
@@ -67,7 +66,8 @@ pub fn compile(text: &str, span: Span) -> (Program, Option<SyntaxError>) {
 }
 
 /// Compiles the string node `node` (a non-string is compiled as its YAML text, which fails).
-pub fn compile_node(node: &Node) -> (Program, Option<SyntaxError>) {
+#[cfg(test)]
+pub(crate) fn compile_node(node: &crate::yaml::Node) -> (Program, Option<SyntaxError>) {
     let text = node.as_str().unwrap_or("");
     compile(text, node.span)
 }
@@ -76,7 +76,7 @@ pub fn compile_node(node: &Node) -> (Program, Option<SyntaxError>) {
 /// of stack a level in a debug build; a 2 MiB worker stack overflowed between 40 and 100
 /// levels). cel-go refuses expressions nested beyond 250 levels (`maxRecursionDepth`); the
 /// policies of the Kyverno library stay below 20.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 /// Longest operator/selector chain, summed over open brackets (weighted: the parser recurses
 /// several rules deep per bracket), accepted before parsing at all.
 const MAX_CHAIN: usize = 1000;
@@ -447,7 +447,12 @@ fn instrument(e: &mut IdedExpr, next_id: &mut u64) {
 /// expression's own line and column (in characters), as a byte of `text`, mapped to the byte of the file that
 /// wrote it ([`crate::yaml::position_in_scalar`]); the start of the node where the two do
 /// not line up.
-pub fn error_position(source: &SourceFile, span: Span, text: &str, e: &SyntaxError) -> LineCol {
+pub(crate) fn error_position(
+    source: &SourceFile,
+    span: Span,
+    text: &str,
+    e: &SyntaxError,
+) -> LineCol {
     let line_start: usize = text
         .split_inclusive('\n')
         .take(e.line.saturating_sub(1))
@@ -464,7 +469,7 @@ pub fn error_position(source: &SourceFile, span: Span, text: &str, e: &SyntaxErr
 }
 
 /// The diagnostic for a syntax error in the expression written at `span` in `source`.
-pub fn syntax_diagnostic(
+pub(crate) fn syntax_diagnostic(
     source: &SourceFile,
     span: Span,
     what: &str,

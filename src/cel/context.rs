@@ -54,11 +54,11 @@ thread_local! {
 /// (`kyverno/sdk:extensions/cel/libs/resource/lib.go` `namespacedEnv`): `resource.Get(apiVersion,
 /// resource, name)` and `resource.List(apiVersion, resource[, labels])` read the policy's own
 /// namespace, and the forms that take a namespace do not exist there.
-pub struct PolicyNamespace(Option<String>);
+pub(crate) struct PolicyNamespace(Option<String>);
 
 impl PolicyNamespace {
     /// Sets `namespace` (`None`: a cluster-wide policy) until the guard drops.
-    pub fn enter(namespace: Option<&str>) -> Self {
+    pub(crate) fn enter(namespace: Option<&str>) -> Self {
         let namespace = namespace.map(str::to_owned);
         Self(POLICY_NAMESPACE.with(|c| c.replace(namespace)))
     }
@@ -95,7 +95,7 @@ fn current() -> Option<Arc<CelContext>> {
 
 /// The resource name (plural) of a kind: in cluster mode as the virtual cluster's CRDs name
 /// it (the CLI's REST mapper learns them), else the discovery-style guess.
-pub fn resource_name(group: &str, kind: &str) -> String {
+pub(crate) fn resource_name(group: &str, kind: &str) -> String {
     current()
         .filter(|c| c.all_namespaces)
         .and_then(|c| {
@@ -179,7 +179,7 @@ impl CelContext {
     /// under `""`), marshalled to JSON (`image`, `resolvedImage`, `registry` and `repository`
     /// always present, the others only when set) and read back, so every number is a double.
     /// A later entry for the same image replaces an earlier one.
-    pub fn add_image(&mut self, data: &ImageData) {
+    pub(crate) fn add_image(&mut self, data: &ImageData) {
         let mut fields: Vec<(&str, Value)> = Vec::new();
         for (key, v) in &data.strings {
             let always = matches!(*key, "image" | "resolvedImage" | "registry" | "repository");
@@ -279,7 +279,7 @@ type Handler = fn(&CelContext, &str, &[Value]) -> Result<Value, ExecutionError>;
 /// The value `resource.ToGVR` returns: opaque in CEL (Kyverno declares it as the opaque type
 /// `schema.GroupVersionResource`), only passed on to `resource.Get` / `resource.List`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GvrValue(pub Gvr);
+pub(crate) struct GvrValue(pub Gvr);
 
 impl cel::objects::Opaque for GvrValue {
     fn runtime_type_name(&self) -> &str {
@@ -427,7 +427,7 @@ fn global_get(cx: &CelContext, f: &str, a: &[Value]) -> Result<Value, ExecutionE
 }
 
 /// The library calls served from context data, by name.
-pub const SERVED: &[(&str, Handler)] = &[
+pub(crate) const SERVED: &[(&str, Handler)] = &[
     ("http.Get", http_call),
     ("http.get", http_call),
     ("http.Post", http_call),

@@ -12,7 +12,7 @@ use cel::objects::{Key, Map};
 use crate::yaml::{Node, Value as Y};
 
 /// A YAML node as a CEL value.
-pub fn to_cel(node: &Node) -> Value {
+pub(crate) fn to_cel(node: &Node) -> Value {
     match &node.value {
         Y::Null => Value::Null,
         Y::Bool(b) => Value::Bool(*b),
@@ -31,7 +31,7 @@ pub fn to_cel(node: &Node) -> Value {
 }
 
 /// A map value from `(key, value)` pairs.
-pub fn map_of<I, K>(entries: I) -> Value
+pub(crate) fn map_of<I, K>(entries: I) -> Value
 where
     I: IntoIterator<Item = (K, Value)>,
     K: Into<String>,
@@ -54,7 +54,7 @@ pub fn strings<'a>(items: impl IntoIterator<Item = &'a str>) -> Value {
 }
 
 /// A CEL value back as a YAML node (map keys as strings), for results such as params lists.
-pub fn to_node(value: &Value) -> Node {
+pub(crate) fn to_node(value: &Value) -> Node {
     Node::synthetic(match value {
         Value::Null => Y::Null,
         Value::Bool(b) => Y::Bool(*b),

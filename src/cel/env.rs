@@ -13,9 +13,9 @@ use cel::{Context, Env};
 
 /// What `x.orValue(y)` is rewritten to (`kyverno/kyverno:pkg/cel/compiler/env.go`: cel-go 0.28
 /// made a non-optional receiver an error; Kyverno keeps the old behaviour).
-pub const OR_VALUE_COMPAT: &str = "__orValueCompat__";
+pub(crate) const OR_VALUE_COMPAT: &str = "__orValueCompat__";
 /// What `lists.range(n)` is rewritten to: the same, with `n` capped (evaluation stays bounded).
-pub const BOUNDED_RANGE: &str = "__kpolRange__";
+pub(crate) const BOUNDED_RANGE: &str = "__kpolRange__";
 
 type Extension = fn(&mut Env) -> Result<(), cel::DeclarationError>;
 
@@ -23,7 +23,7 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(build_env()));
 
 /// The root context: the environment plus kpol's functions. Built once; evaluations bind their
 /// variables in an inner scope of it.
-pub static ROOT: LazyLock<Context<'static, 'static>> = LazyLock::new(|| {
+pub(crate) static ROOT: LazyLock<Context<'static, 'static>> = LazyLock::new(|| {
     let mut ctx = Context::with_env(Arc::clone(&ENV));
     super::libs::register(&mut ctx);
     ctx

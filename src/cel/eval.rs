@@ -20,7 +20,7 @@ use crate::base::budget;
 /// Work units one comprehension iteration costs: an iteration of the interpreter costs about
 /// ten JMESPath nodes, so one rule evaluation runs at most 1,000,000 iterations (the
 /// per-expression cap kpol had before the shared budget).
-pub const ITERATION_COST: u64 = 10;
+pub(crate) const ITERATION_COST: u64 = 10;
 
 /// A function the interpreter calls with its arguments as they are, borrowed where they live
 /// (the crate's `FunctionContext` form): nothing is converted to a `cel::Value` and back.
@@ -111,13 +111,13 @@ impl Shared {
     /// A YAML node converted straight into the interpreter's values: the same values as
     /// `Shared::new(to_cel(node))`, without the `cel::Value` tree in between (perf: that tree
     /// was built, cloned map by map and dropped for every resource a CEL policy read).
-    pub fn of_node(node: &crate::yaml::Node) -> Self {
+    pub(crate) fn of_node(node: &crate::yaml::Node) -> Self {
         Shared(Arc::from(node_val(node)))
     }
 
     /// The map `value` with `extra` entries added (replacing entries of the same key), each
     /// converted once; a `value` that is not a map is converted as it is.
-    pub fn map_with(value: Value, extra: Vec<(&'static str, Box<dyn Val>)>) -> Self {
+    pub(crate) fn map_with(value: Value, extra: Vec<(&'static str, Box<dyn Val>)>) -> Self {
         let Value::Map(m) = value else {
             return Self::new(value);
         };
@@ -137,7 +137,7 @@ impl Shared {
 
 /// A YAML node as the interpreter's value ([`super::convert::to_cel`]'s types: `Int` stays
 /// `int`, `Float` `double`, map keys strings).
-pub fn node_val(node: &crate::yaml::Node) -> Box<dyn Val> {
+pub(crate) fn node_val(node: &crate::yaml::Node) -> Box<dyn Val> {
     use crate::yaml::Value as Y;
     match &node.value {
         Y::Null => Box::new(CelNull),
@@ -211,13 +211,13 @@ impl ResourceValues {
 
     /// The binding `key` names, converted straight from `node` the first time it is asked
     /// for ([`Shared::of_node`]); `node` must be what `key` names for this resource.
-    pub fn shared_node(&self, key: &'static str, node: &crate::yaml::Node) -> Shared {
+    pub(crate) fn shared_node(&self, key: &'static str, node: &crate::yaml::Node) -> Shared {
         self.shared_with(key, || Shared::of_node(node))
     }
 
     /// The binding `key` names, built with `build` the first time it is asked for (a
     /// `cel::Value` of the same key built already is converted instead).
-    pub fn shared_with(&self, key: &'static str, build: impl FnOnce() -> Shared) -> Shared {
+    pub(crate) fn shared_with(&self, key: &'static str, build: impl FnOnce() -> Shared) -> Shared {
         let existing = self
             .built
             .borrow()
@@ -240,7 +240,7 @@ impl ResourceValues {
 
 /// The top-level variables of one evaluation, and the `variables` computed from them.
 #[derive(Clone, Debug, Default)]
-pub struct Activation {
+pub(crate) struct Activation {
     vars: Vec<(&'static str, Shared)>,
     /// `variables`, once [`Activation::bind_variables`] has computed them: the interpreter's
     /// own map, each result converted once and added in place. perf: rebuilding and
@@ -292,7 +292,7 @@ impl Activation {
 
     /// [`Activation::bind_variables`] in Kubernetes' composition environment (validate.cel,
     /// ValidatingAdmissionPolicy), whose failed variables' errors k8s words its own way.
-    pub fn bind_composited_variables<'a>(
+    pub(crate) fn bind_composited_variables<'a>(
         &mut self,
         defs: impl IntoIterator<Item = (&'a str, &'a Program)>,
     ) {
@@ -302,7 +302,10 @@ impl Activation {
 
     /// Computes `variables` from `(name, program)` pairs in order; each sees those before it
     /// (a later variable of the same name replaces an earlier one).
-    pub fn bind_variables<'a>(&mut self, defs: impl IntoIterator<Item = (&'a str, &'a Program)>) {
+    pub(crate) fn bind_variables<'a>(
+        &mut self,
+        defs: impl IntoIterator<Item = (&'a str, &'a Program)>,
+    ) {
         self.vars.retain(|(n, _)| *n != "variables");
         self.variables = Some(CelMap::default());
         for (name, program) in defs {
@@ -337,7 +340,7 @@ impl Activation {
     }
 
     /// Evaluates a program that must produce a bool.
-    pub fn eval_bool(&self, program: &Program) -> Result<bool, String> {
+    pub(crate) fn eval_bool(&self, program: &Program) -> Result<bool, String> {
         match self.eval(program)? {
             Value::Bool(b) => Ok(b),
             other => Err(format!(

@@ -68,7 +68,7 @@ pub fn recorded() -> usize {
 /// `GenerateResources(namespace, objects)` of the fake provider: records `objects` (JSON
 /// objects) in `namespace`. An error when no recorder is installed or an `items` entry is not
 /// an object.
-pub fn generate_resources(namespace: &str, objects: Vec<Json>) -> Result<(), String> {
+pub(crate) fn generate_resources(namespace: &str, objects: Vec<Json>) -> Result<(), String> {
     let mut out = Vec::new();
     for object in objects {
         match object.get("items").and_then(Json::as_array) {
@@ -128,7 +128,7 @@ fn with_namespace(mut object: Json, namespace: &str) -> Json {
 
 /// A CEL value as a `structpb.Value` holds it: numbers as doubles, maps with string keys
 /// (sorted: Kyverno prints generated objects with sorted keys), timestamps in RFC 3339. Other values are an error.
-pub fn to_struct_json(v: &Value) -> Result<Json, String> {
+pub(crate) fn to_struct_json(v: &Value) -> Result<Json, String> {
     Ok(match v {
         Value::Null => Json::Null,
         Value::Bool(b) => Json::Bool(*b),

@@ -50,7 +50,7 @@ fn go_value(v: &Value) -> String {
 
 /// Where `text` is not valid JSON, the error Go's `encoding/json` gives for it (its scanner's
 /// first complaint); `None` for valid JSON.
-pub fn json_syntax_error(text: &str) -> Option<String> {
+pub(crate) fn json_syntax_error(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let mut i = 0;
     skip_space(b, &mut i);

@@ -43,7 +43,7 @@ fn decode_value(token: Arc<String>, key: Value) -> Result<Value, ExecutionError>
 }
 
 /// A decoded token as CEL sees it (`jwt.Token`): `{Claims, Valid}`; `now` in Unix seconds.
-pub fn decode(token: &str, key: &[u8], now: i64) -> Result<Value, String> {
+pub(crate) fn decode(token: &str, key: &[u8], now: i64) -> Result<Value, String> {
     let mut parts = token.split('.');
     let (Some(h), Some(p), Some(s), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())

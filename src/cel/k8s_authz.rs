@@ -164,7 +164,7 @@ thread_local! {
 pub struct Checks(u32);
 
 impl Checks {
-    pub fn enter() -> Self {
+    pub(crate) fn enter() -> Self {
         Self(CHECKS.with(|c| c.replace(0)))
     }
 }

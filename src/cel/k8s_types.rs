@@ -20,7 +20,7 @@ use crate::base::quantity::{Format, Quantity};
 
 /// A Kubernetes quantity value; equal when their values are (`1Gi == 1024Mi`).
 #[derive(Clone, Copy, Debug)]
-pub struct CelQuantity(pub Quantity);
+pub(crate) struct CelQuantity(pub Quantity);
 
 impl PartialEq for CelQuantity {
     fn eq(&self, other: &Self) -> bool {
@@ -37,7 +37,7 @@ impl Opaque for CelQuantity {
 
 /// An IP address value (no zone, not IPv4-mapped).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CelIp(pub IpAddr);
+pub(crate) struct CelIp(pub IpAddr);
 
 impl Opaque for CelIp {
     fn runtime_type_name(&self) -> &str {
@@ -47,7 +47,7 @@ impl Opaque for CelIp {
 
 /// A CIDR value: the address as written and the prefix length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CelCidr {
+pub(crate) struct CelCidr {
     pub addr: IpAddr,
     pub bits: u8,
 }
@@ -60,7 +60,7 @@ impl Opaque for CelCidr {
 
 /// A URL as Go's `url.ParseRequestURI` splits it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CelUrl {
+pub(crate) struct CelUrl {
     scheme: String,
     host: String,
     path: String,
@@ -75,7 +75,7 @@ impl Opaque for CelUrl {
 
 /// A semantic version (blang/semver); build metadata does not take part in comparisons.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CelSemver {
+pub(crate) struct CelSemver {
     major: u64,
     minor: u64,
     patch: u64,

@@ -16,12 +16,12 @@ use cel::{Context, ExecutionError, Value};
 use super::env::{BOUNDED_RANGE, OR_VALUE_COMPAT};
 
 /// The largest `lists.range(n)` kpol builds.
-pub const MAX_RANGE: i64 = 100_000;
+pub(crate) const MAX_RANGE: i64 = 100_000;
 
 /// The Kyverno library calls that read a cluster, a registry or the network (cel.md §4.6);
 /// those a test's context file or mocks can serve (`resource.Get/List`, `http.Get/Post`,
 /// `globalContext.Get`) are in [`super::context`].
-pub const OFFLINE_UNSUPPORTED: &[&str] = &[
+pub(crate) const OFFLINE_UNSUPPORTED: &[&str] = &[
     "resource.Post",
     "resource.post",
     "http.Client",
@@ -35,7 +35,7 @@ pub const OFFLINE_UNSUPPORTED: &[&str] = &[
 ];
 
 /// The error an offline-unsupported call evaluates to.
-pub fn unsupported_offline(function: &str) -> ExecutionError {
+pub(crate) fn unsupported_offline(function: &str) -> ExecutionError {
     // The function is named in the message: errors are shown without the crate's prefix.
     ExecutionError::function_error(
         function,

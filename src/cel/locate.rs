@@ -12,7 +12,7 @@ use crate::yaml::Node;
 
 /// The first chain of field selections on `object` that `expr` writes, outermost field last
 /// (`object.spec.containers` → `["spec", "containers"]`); `None` when it reads none.
-pub fn first_object_path(expr: &IdedExpr) -> Option<Vec<&str>> {
+pub(crate) fn first_object_path(expr: &IdedExpr) -> Option<Vec<&str>> {
     // Depth-first, receiver and arguments in the order they are written; explicit stack so
     // that a deeply nested expression cannot exhaust the thread's stack.
     let mut stack = vec![expr];
@@ -76,7 +76,7 @@ fn object_chain(e: &IdedExpr) -> Option<Vec<&str>> {
 
 /// The place in `root` a failure of `expr` points at (see the module doc); `None` when the
 /// expression reads no field of `object` that the resource has.
-pub fn failure_span(expr: &IdedExpr, root: &Node) -> Option<Span> {
+pub(crate) fn failure_span(expr: &IdedExpr, root: &Node) -> Option<Span> {
     let path = first_object_path(expr)?;
     let (span, depth) = root.locate(&path);
     (depth > 0).then_some(span)

@@ -19,31 +19,32 @@ pub mod admission;
 pub mod authz;
 pub mod compile;
 pub mod context;
-pub mod convert;
+pub(crate) mod convert;
 pub mod data;
 pub mod env;
 pub mod eval;
 pub mod generator;
-pub mod go_errors;
-pub mod gzip;
+pub(crate) mod go_errors;
+pub(crate) mod gzip;
 pub mod image;
-pub mod jwt;
-pub mod k8s_authz;
-pub mod k8s_env;
-pub mod k8s_format;
-pub mod k8s_lists;
-pub mod k8s_types;
+pub(crate) mod jwt;
+pub(crate) mod k8s_authz;
+pub(crate) mod k8s_env;
+pub(crate) mod k8s_format;
+pub(crate) mod k8s_lists;
+pub(crate) mod k8s_types;
 pub mod libs;
 pub mod locate;
 pub mod objects;
 pub mod random;
-pub mod regex_ext;
+pub(crate) mod regex_ext;
 pub mod time;
-pub mod transform;
-pub mod two_var;
+pub(crate) mod transform;
+pub(crate) mod two_var;
 
-pub use compile::{Program, SyntaxError, compile, compile_node, syntax_diagnostic};
-pub use eval::{Activation, ResourceValues, Shared};
+pub use compile::compile;
+pub(crate) use compile::{Program, SyntaxError, syntax_diagnostic};
+pub(crate) use eval::{Activation, ResourceValues, Shared};
 
 /// Compiles `expr`, which must be valid, and evaluates it with no variables (for tests).
 #[cfg(test)]

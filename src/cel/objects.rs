@@ -20,12 +20,12 @@ use cel::{IdedExpr, Value};
 use crate::yaml::{Node, Value as Y};
 
 /// The function a lowered literal calls: `__kpolObject__(typeName, {fields})`.
-pub const OBJECT: &str = "__kpolObject__";
+pub(crate) const OBJECT: &str = "__kpolObject__";
 /// The key a lowered literal keeps its type name under. Never written out as data.
-pub const TYPE_KEY: &str = "__kpolObjectType__";
+pub(crate) const TYPE_KEY: &str = "__kpolObjectType__";
 
 /// Rewrites every struct literal of `expr` into a call of [`OBJECT`] (see the module doc).
-pub fn lower_struct_literals(expr: &mut IdedExpr) {
+pub(crate) fn lower_struct_literals(expr: &mut IdedExpr) {
     // Fresh ids above those compiling hands out (crate::cel::compile::instrument).
     let mut next_id = u64::MAX / 4 * 3;
     let mut stack = vec![expr];
@@ -119,7 +119,7 @@ pub(super) fn object(
 }
 
 /// The type name of an object literal's value; `None` for any other value.
-pub fn type_name(value: &Value) -> Option<&str> {
+pub(crate) fn type_name(value: &Value) -> Option<&str> {
     match value {
         Value::Map(m) => match m.map.get(&Key::String(Arc::new(TYPE_KEY.to_owned()))) {
             Some(Value::String(s)) => Some(s.as_str()),
@@ -131,7 +131,7 @@ pub fn type_name(value: &Value) -> Option<&str> {
 
 /// Kubernetes' check of an object literal: every literal nested in `value` is named after its
 /// field path from `value`'s own name. Every mismatch is reported, joined by newlines.
-pub fn check_type_names(value: &Value) -> Result<(), String> {
+pub(crate) fn check_type_names(value: &Value) -> Result<(), String> {
     let Some(root) = type_name(value) else {
         return Ok(());
     };
@@ -170,7 +170,7 @@ pub fn check_type_names(value: &Value) -> Result<(), String> {
 }
 
 /// A CEL result as a YAML node, object literals as the maps of their fields (keys sorted).
-pub fn to_plain_node(value: &Value) -> Node {
+pub(crate) fn to_plain_node(value: &Value) -> Node {
     Node::synthetic(match value {
         Value::List(l) => Y::Seq(l.iter().map(to_plain_node).collect()),
         Value::Map(m) => {

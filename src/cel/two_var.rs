@@ -18,9 +18,9 @@ use cel::parser::{Macro, MacroExprHelper};
 use cel::{Context, ExecutionError, IdedExpr, ParseError, Value};
 
 /// The function a two-variable range is rewritten to.
-pub const PAIRS: &str = "__kpolPairs__";
+pub(crate) const PAIRS: &str = "__kpolPairs__";
 /// The function `transformMap`/`transformMapEntry` insert with.
-pub const MAP_INSERT: &str = "__kpolMapInsert__";
+pub(crate) const MAP_INSERT: &str = "__kpolMapInsert__";
 
 const PAIR: &str = "@kpol_pair";
 const RESULT: &str = "@result";
@@ -36,7 +36,7 @@ enum Kind {
 }
 
 /// The macros, one per name and arity.
-pub fn macros() -> Vec<Macro> {
+pub(crate) fn macros() -> Vec<Macro> {
     let mut out = Vec::new();
     for (name, kind, arities) in [
         ("all", Kind::All, &[3][..]),

@@ -4,9 +4,9 @@
 //! order: each group's preferred version first.
 
 /// `(group, version, kind, resource, namespaced)`.
-pub type BuiltinKind = (&'static str, &'static str, &'static str, &'static str, bool);
+pub(crate) type BuiltinKind = (&'static str, &'static str, &'static str, &'static str, bool);
 
-pub const BUILTIN_KINDS: &[BuiltinKind] = &[
+pub(crate) const BUILTIN_KINDS: &[BuiltinKind] = &[
     ("", "v1", "Binding", "bindings", true),
     ("", "v1", "ComponentStatus", "componentstatuses", false),
     ("", "v1", "ConfigMap", "configmaps", true),

@@ -31,7 +31,7 @@ impl ApiCalls {
     }
 
     /// Reads the `apiCallResponses` list. `Err` names the entry and what is wrong with it.
-    pub fn from_list(list: &[Node]) -> Result<Self, String> {
+    pub(crate) fn from_list(list: &[Node]) -> Result<Self, String> {
         let mut index = BTreeMap::new();
         for (i, e) in list.iter().enumerate() {
             let s = |k: &str| e.get(k).and_then(Node::as_str).unwrap_or("").trim();
@@ -157,7 +157,7 @@ pub struct GlobalSource {
 impl GlobalSource {
     /// Reads and checks one entry; `resource_files` are the paths the caller must read and
     /// append to `resources`.
-    pub fn from_node(e: &Node) -> Result<(Self, Vec<String>), String> {
+    pub(crate) fn from_node(e: &Node) -> Result<(Self, Vec<String>), String> {
         let s = |k: &str| {
             e.get(k)
                 .and_then(Node::as_str)

@@ -10,7 +10,7 @@
 //! cluster (only in `clusterResources` mode, as the CLI allows API calls only then), the
 //! test's `apiCallResponses` mocks and its `globalContextEntries` ([`mocks`]).
 
-pub mod builtin;
+pub(crate) mod builtin;
 pub mod mocks;
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::yaml::{Map, Node, Value};
 
 /// `(group, version, resource)`, as `schema.GroupVersionResource`.
-pub type Gvr = (String, String, String);
+pub(crate) type Gvr = (String, String, String);
 
 /// What a rule's context entries and CEL library calls are served from offline.
 #[derive(Clone, Debug, Default)]
@@ -46,7 +46,7 @@ impl Offline {
 
 /// A custom kind as its CRD declares it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CustomKind {
+pub(crate) struct CustomKind {
     pub group: String,
     pub version: String,
     pub kind: String,
@@ -67,7 +67,7 @@ pub struct Cluster {
 }
 
 /// `schema.ParseGroupVersion`: `""` → empty, `v1` → core, `g/v` → group and version.
-pub fn parse_group_version(api_version: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_group_version(api_version: &str) -> Result<(String, String), String> {
     match api_version.split('/').collect::<Vec<_>>().as_slice() {
         [""] => Ok((String::new(), String::new())),
         [v] => Ok((String::new(), (*v).to_owned())),
@@ -85,7 +85,7 @@ fn api_version_of(group: &str, version: &str) -> String {
 }
 
 /// `GroupResource.String()`: `resource.group`, or `resource` for the core group.
-pub fn group_resource(gvr: &Gvr) -> String {
+pub(crate) fn group_resource(gvr: &Gvr) -> String {
     if gvr.0.is_empty() {
         gvr.2.clone()
     } else {
@@ -95,7 +95,7 @@ pub fn group_resource(gvr: &Gvr) -> String {
 
 /// apimachinery's `UnsafeGuessKindToResource`: the lowercased kind, `s` → `ses`, `y` → `ies`,
 /// else `+s` (`Goose` → `gooses`, `Gateway` → `gatewaies`).
-pub fn guessed_resource(kind: &str) -> String {
+pub(crate) fn guessed_resource(kind: &str) -> String {
     let lower = kind.to_lowercase();
     if lower.ends_with('s') {
         format!("{lower}es")
@@ -195,12 +195,12 @@ impl Cluster {
 
     /// The `openAPIV3Schema` a CRD declares for `api_version` and `kind` (the first CRD read
     /// wins).
-    pub fn crd_schema(&self, api_version: &str, kind: &str) -> Option<&Node> {
+    pub(crate) fn crd_schema(&self, api_version: &str, kind: &str) -> Option<&Node> {
         self.schemas.get(&(api_version.to_owned(), kind.to_owned()))
     }
 
     /// The custom kinds the CRDs taught, in the order read.
-    pub fn custom_kinds(&self) -> &[CustomKind] {
+    pub(crate) fn custom_kinds(&self) -> &[CustomKind] {
         &self.crds
     }
 
@@ -234,7 +234,7 @@ impl Cluster {
 
     /// The kind a GVR serves: known from a CRD or an object, else the singular guess
     /// (`inferKindFromResourceName`).
-    pub fn kind_of(&self, gvr: &Gvr) -> String {
+    pub(crate) fn kind_of(&self, gvr: &Gvr) -> String {
         if let Some(k) = self.kinds.get(gvr) {
             return k.clone();
         }
@@ -306,7 +306,7 @@ impl Cluster {
     /// and `/apis/<group>/<version>/…`, namespaced (`namespaces/<ns>/<resource>[/<name>]`)
     /// or not; a path without a name lists (`<Kind>List` with `items`), one with a name gets
     /// the object. A query string is not part of the path and is ignored.
-    pub fn raw_get(&self, path: &str) -> Result<Node, String> {
+    pub(crate) fn raw_get(&self, path: &str) -> Result<Node, String> {
         let path = path.split('?').next().unwrap_or("");
         let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         let (group, version, rest): (&str, &str, &[&str]) = match parts.as_slice() {
@@ -375,7 +375,7 @@ impl Cluster {
     /// The GVR the CLI's fake discovery finds for `kind` (`fakeDiscoveryClient.FindResources`):
     /// the resource named `lowercase(kind) + "s"`, whatever the group and version asked (the
     /// first in GVR order when several groups serve it); `None` is its `not found`.
-    pub fn find_resource(&self, kind: &str) -> Option<Gvr> {
+    pub(crate) fn find_resource(&self, kind: &str) -> Option<Gvr> {
         let wanted = format!("{}s", kind.to_lowercase());
         // The guessed resource a CRD kind's objects are stored under is not discovered
         // (discovery serves the CRD's plural): kept as before the storage followed the guess.
@@ -430,7 +430,7 @@ impl Cluster {
     }
 
     /// A ConfigMap, as the CLI's ConfigMap resolver reads it.
-    pub fn config_map(&self, namespace: &str, name: &str) -> Result<&Node, String> {
+    pub(crate) fn config_map(&self, namespace: &str, name: &str) -> Result<&Node, String> {
         let gvr: Gvr = (String::new(), "v1".to_owned(), "configmaps".to_owned());
         self.get(&gvr, namespace, name)
             .ok_or_else(|| format!("configmaps \"{name}\" not found"))

@@ -40,7 +40,7 @@ pub fn deployment(p: &mut Planner, root: &Node) {
     template(p, root);
 }
 
-pub fn stateful_set(p: &mut Planner, root: &Node) {
+pub(crate) fn stateful_set(p: &mut Planner, root: &Node) {
     let spec = [k("spec")];
     if get(root, &spec).and_then(Node::as_map).is_none() {
         return;
@@ -87,7 +87,7 @@ pub fn stateful_set(p: &mut Planner, root: &Node) {
     template(p, root);
 }
 
-pub fn daemon_set(p: &mut Planner, root: &Node) {
+pub(crate) fn daemon_set(p: &mut Planner, root: &Node) {
     let spec = [k("spec")];
     if get(root, &spec).and_then(Node::as_map).is_none() {
         return;
@@ -124,7 +124,7 @@ pub fn daemon_set(p: &mut Planner, root: &Node) {
     template(p, root);
 }
 
-pub fn replica_set(p: &mut Planner, root: &Node) {
+pub(crate) fn replica_set(p: &mut Planner, root: &Node) {
     p.set_if_absent(root, &[k("spec")], "replicas", Value::Int(1));
     template(p, root);
 }

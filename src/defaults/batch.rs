@@ -27,7 +27,7 @@ pub fn job(p: &mut Planner, root: &Node) {
     p.pod_template(root, &[k("spec"), k("template")], Owner::JobTemplate);
 }
 
-pub fn cron_job(p: &mut Planner, root: &Node) {
+pub(crate) fn cron_job(p: &mut Planner, root: &Node) {
     let spec = [k("spec")];
     if get(root, &spec).and_then(Node::as_map).is_none() {
         return;

@@ -7,7 +7,7 @@
 use super::{Edit, Node, Owner, Planner, Seg, Value, at, get, items, k, map, s, str_at};
 
 /// `imagePullPolicy` of an image: `Always` for tag `latest` or no tag and no digest.
-pub fn pull_policy(image: &str) -> &'static str {
+pub(crate) fn pull_policy(image: &str) -> &'static str {
     // The last path component holds the tag (a registry's host may have a port).
     let (rest, digest) = match image.split_once('@') {
         Some((r, _)) => (r, true),
@@ -76,7 +76,7 @@ pub fn pod(p: &mut Planner, root: &Node) {
 }
 
 /// The pod spec at `spec` (a Pod's, or a template's).
-pub fn pod_spec(p: &mut Planner, root: &Node, spec: &[Seg], owner: Owner) {
+pub(crate) fn pod_spec(p: &mut Planner, root: &Node, spec: &[Seg], owner: Owner) {
     if !matches!(get(root, spec).map(|n| &n.value), Some(Value::Map(_))) {
         return;
     }
@@ -173,10 +173,10 @@ fn container(p: &mut Planner, root: &Node, c: &[Seg], host_network: bool) {
 }
 
 /// Where the ServiceAccount plugin mounts the token.
-pub const TOKEN_MOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+pub(crate) const TOKEN_MOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 /// The projected volume's name; the API server adds five random characters, kpol writes
 /// fixed ones (`x` is among the characters it draws from).
-pub const TOKEN_VOLUME: &str = "kube-api-access-xxxxx";
+pub(crate) const TOKEN_VOLUME: &str = "kube-api-access-xxxxx";
 
 /// The ServiceAccount admission plugin on Pod CREATE: the `default` account, and its token
 /// as a projected volume mounted in every container unless `automountServiceAccountToken`
@@ -363,11 +363,11 @@ pub fn service(p: &mut Planner, root: &Node) {
     }
 }
 
-pub fn pvc(p: &mut Planner, root: &Node) {
+pub(crate) fn pvc(p: &mut Planner, root: &Node) {
     p.set_if_absent(root, &[k("spec")], "volumeMode", s("Filesystem"));
 }
 
-pub fn pv(p: &mut Planner, root: &Node) {
+pub(crate) fn pv(p: &mut Planner, root: &Node) {
     p.set_if_absent(
         root,
         &[k("spec")],
@@ -377,7 +377,7 @@ pub fn pv(p: &mut Planner, root: &Node) {
     p.set_if_absent(root, &[k("spec")], "volumeMode", s("Filesystem"));
 }
 
-pub fn replication_controller(p: &mut Planner, root: &Node) {
+pub(crate) fn replication_controller(p: &mut Planner, root: &Node) {
     p.set_if_absent(root, &[k("spec")], "replicas", Value::Int(1));
     p.pod_template(root, &[k("spec"), k("template")], Owner::Template);
 }

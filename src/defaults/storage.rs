@@ -2,7 +2,7 @@
 
 use super::{Node, Planner, s};
 
-pub fn storage_class(p: &mut Planner, root: &Node) {
+pub(crate) fn storage_class(p: &mut Planner, root: &Node) {
     // StorageClass has no `spec`: its fields are top-level.
     p.set_if_absent(root, &[], "reclaimPolicy", s("Delete"));
     p.set_if_absent(root, &[], "volumeBindingMode", s("Immediate"));

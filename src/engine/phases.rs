@@ -49,7 +49,7 @@ use Phase::{
 };
 
 /// Every command's phases, in order.
-pub const TABLE: &[(Command, &[Phase])] = &[
+pub(crate) const TABLE: &[(Command, &[Phase])] = &[
     (
         Command::Check,
         &[MutateRules, CelMutations, Validate, Delete],

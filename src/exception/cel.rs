@@ -16,7 +16,7 @@ use crate::source::{SourceFile, Span};
 use crate::yaml::Node;
 
 /// The label whose integer value picks the exception whose `reportResult` decides.
-pub const PRIORITY_LABEL: &str = "polex.kyverno.io/priority";
+pub(crate) const PRIORITY_LABEL: &str = "polex.kyverno.io/priority";
 /// The rule name of a response given by an exception.
 pub const RULE: &str = "exception";
 /// How the message of a response given by an exception starts (skip, pass); the exception
@@ -45,12 +45,12 @@ pub struct CelException {
 
 impl CelException {
     /// Whether a `policyRefs` entry names the policy (name and kind exactly).
-    pub fn refers_to(&self, kind: &str, name: &str) -> bool {
+    pub(crate) fn refers_to(&self, kind: &str, name: &str) -> bool {
         self.policy_refs.iter().any(|(n, k)| n == name && k == kind)
     }
 
     /// A full exemption: neither `images` nor `allowedValues`.
-    pub fn is_full(&self) -> bool {
+    pub(crate) fn is_full(&self) -> bool {
         self.images.is_empty() && self.allowed_values.is_empty()
     }
 }

@@ -21,7 +21,7 @@ mod step;
 use std::sync::Arc;
 
 pub use load::{Loaded, load_documents};
-pub use step::{CelRefs, Decided, cel_step};
+pub(crate) use step::{CelRefs, Decided, cel_step};
 
 use crate::base::wildcard;
 use crate::cel::Program;
@@ -218,7 +218,7 @@ pub fn apply(
 /// What every `policies.kyverno.io` exception decides, whatever its `policyRefs`: the Kyverno
 /// CLI compiles all of a run's CEL exceptions into each GeneratingPolicy (cel.md §11.2.5,
 /// `processor/policy_processor.go`). A match condition that fails to evaluate is the outcome.
-pub fn apply_every_cel(
+pub(crate) fn apply_every_cel(
     exceptions: &[PolicyException],
     eval: &mut dyn FnMut(&Program) -> Result<bool, String>,
 ) -> Outcome {
@@ -259,12 +259,12 @@ fn skipped(rule: &str, message: String, applied: &[&PolicyException]) -> RuleRes
 }
 
 /// The prefix of Kyverno's skip message (no space before the first name, as upstream).
-pub const SKIP_PREFIX: &str = "rule is skipped due to policy exceptions";
+pub(crate) const SKIP_PREFIX: &str = "rule is skipped due to policy exceptions";
 /// The prefix for a podSecurity rule skipped by an exception without `podSecurity`.
-pub const SKIP_PREFIX_PSS: &str = "rule is skipped due to policy exception ";
+pub(crate) const SKIP_PREFIX_PSS: &str = "rule is skipped due to policy exception ";
 
 /// `rule is skipped due to policy exceptions<ns>/<name>[, <ns>/<name>...]` (exceptions.md §6.1).
-pub fn skip_message(applied: &[&PolicyException]) -> String {
+pub(crate) fn skip_message(applied: &[&PolicyException]) -> String {
     let names: Vec<String> = applied.iter().map(|e| e.qualified_name()).collect();
     format!("{SKIP_PREFIX}{}", names.join(", "))
 }

@@ -13,7 +13,7 @@ use crate::request::Request;
 use crate::resource::Resource;
 
 /// The CEL exceptions the step asks.
-pub enum CelRefs<'a> {
+pub(crate) enum CelRefs<'a> {
     /// Those whose `policyRefs` name the policy (`kind` as written, e.g. `ValidatingPolicy`);
     /// with `ignore_failures` (`failurePolicy: Ignore`) one whose match conditions fail to
     /// evaluate does not match.
@@ -27,7 +27,7 @@ pub enum CelRefs<'a> {
 }
 
 /// What the step decided.
-pub enum Decided {
+pub(crate) enum Decided {
     /// The policy goes on, with `exceptions` bound.
     GoOn,
     /// An exemption's response (rule `exception`, skip or pass).
@@ -38,7 +38,7 @@ pub enum Decided {
 
 /// Runs the exception step in `act` (the admission values bound, `variables` not yet);
 /// when the policy goes on, `exceptions` is bound in `act`.
-pub fn cel_step(
+pub(crate) fn cel_step(
     act: &mut Activation,
     exceptions: &[PolicyException],
     refs: CelRefs<'_>,

@@ -90,7 +90,7 @@ pub(super) fn tag_source(obj: &mut Value, source: &Resource) {
 
 /// `FixupGenerateLabels`: `generate.kyverno.io/*` labels dropped, managed-by set to kyverno
 /// (on the generated resource and on the expected one alike).
-pub fn fixup_for_compare(obj: &mut Value) {
+pub(crate) fn fixup_for_compare(obj: &mut Value) {
     let Some(labels) = labels_mut(obj) else {
         return;
     };
@@ -101,7 +101,7 @@ pub fn fixup_for_compare(obj: &mut Value) {
 }
 
 /// `Tidy`: null values, empty maps and empty lists removed, recursively.
-pub fn tidy(v: &Value) -> Option<Value> {
+pub(crate) fn tidy(v: &Value) -> Option<Value> {
     match v {
         Value::Null => None,
         Value::Object(m) => {

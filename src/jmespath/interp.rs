@@ -37,7 +37,7 @@ fn lenient<'a>(r: Result<Val<'a>, Error>) -> Result<Val<'a>, Error> {
 /// searches this way an expression that does not [`expose`](super::Expr::exposes) those
 /// maps: they are never seen whole (listed, printed, compared), only looked up field by field.
 #[derive(Clone, Copy)]
-pub struct Lent<'a> {
+pub(crate) struct Lent<'a> {
     /// The map node `fields` belong to (compared by address).
     pub parent: Option<&'a Node>,
     pub fields: [(&'static str, Option<&'a Node>); 2],
@@ -47,7 +47,7 @@ pub struct Lent<'a> {
 }
 
 impl<'a> Lent<'a> {
-    pub const NONE: Lent<'static> = Lent {
+    pub(crate) const NONE: Lent<'static> = Lent {
         parent: None,
         fields: [("", None), ("", None)],
         root: None,

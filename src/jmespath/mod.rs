@@ -32,7 +32,7 @@ use std::fmt;
 
 use crate::yaml::Node;
 
-pub use interp::Lent;
+pub(crate) use interp::Lent;
 
 /// Longest expression accepted (hostile input guard; real policies stay far below).
 const MAX_EXPR_LEN: usize = 64 * 1024;
@@ -75,7 +75,8 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl Error {
-    pub fn is_not_found(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound(_))
     }
 
@@ -210,20 +211,24 @@ impl Expr {
 
     /// [`Expr::search`] with fields lent to one map node of `data` (see [`Lent`]); only
     /// sound when the expression does not [`expose`](Expr::exposes) that map.
-    pub fn search_lent<'a>(&self, data: &'a Node, lent: &Lent<'a>) -> Result<Cow<'a, Node>, Error> {
+    pub(crate) fn search_lent<'a>(
+        &self,
+        data: &'a Node,
+        lent: &Lent<'a>,
+    ) -> Result<Cow<'a, Node>, Error> {
         let _budget = crate::base::budget::Scope::enter();
         interp::eval_in(&self.ir, data, 0, lent)
     }
 
     /// The fields of a plain `a.b.c` path (no index, function or projection), in order.
-    pub fn field_chain(&self) -> Option<Vec<&str>> {
+    pub(crate) fn field_chain(&self) -> Option<Vec<&str>> {
         let mut out = Vec::new();
         self.ir.field_chain(&mut out).then_some(out)
     }
 
     /// Whether searching a document may yield the document itself or its field `key` whole
     /// (returned, listed, printed, compared) rather than only look fields up in them.
-    pub fn exposes(&self, key: &str) -> bool {
+    pub(crate) fn exposes(&self, key: &str) -> bool {
         if key == "request" {
             return self.exposes_request;
         }

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Time {
+pub(crate) struct Time {
     pub unix: i64,
     pub nanos: u32,
     /// Offset east of UTC, seconds.
@@ -46,7 +46,7 @@ fn days_in_month(y: i64, m: u32) -> u32 {
 }
 
 /// Wall-clock fields in the time's own offset.
-pub struct Civil {
+pub(crate) struct Civil {
     pub year: i64,
     pub month: u32,
     pub day: u32,
@@ -70,7 +70,7 @@ impl Time {
     }
 
     /// Go `time.Parse(time.RFC3339, s)` (fractional seconds accepted).
-    pub fn parse_rfc3339(s: &str) -> Result<Time, String> {
+    pub(crate) fn parse_rfc3339(s: &str) -> Result<Time, String> {
         let err =
             || format!("parsing time {s:?} as \"2006-01-02T15:04:05Z07:00\": cannot parse {s:?}");
         let b = s.as_bytes();
@@ -140,7 +140,7 @@ impl Time {
         })
     }
 
-    pub fn civil(&self) -> Civil {
+    pub(crate) fn civil(&self) -> Civil {
         let local = self.unix + i64::from(self.offset);
         let days = local.div_euclid(86_400);
         let secs = local.rem_euclid(86_400) as u32;
@@ -157,7 +157,7 @@ impl Time {
     }
 
     /// `Format(time.RFC3339)`: no fractional seconds; `Z` for a zero offset.
-    pub fn format_rfc3339(&self) -> String {
+    pub(crate) fn format_rfc3339(&self) -> String {
         let c = self.civil();
         let zone = if self.offset == 0 {
             "Z".to_owned()
@@ -205,11 +205,11 @@ impl Time {
         Time::from_nanos(self.total_nanos() - r, self.offset)
     }
 
-    pub fn cmp_instant(&self, other: &Time) -> Ordering {
+    pub(crate) fn cmp_instant(&self, other: &Time) -> Ordering {
         self.total_nanos().cmp(&other.total_nanos())
     }
 
-    pub fn from_unix_utc(secs: i64) -> Time {
+    pub(crate) fn from_unix_utc(secs: i64) -> Time {
         Time {
             unix: secs,
             nanos: 0,

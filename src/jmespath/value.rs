@@ -41,7 +41,7 @@ pub fn map(entries: Vec<(String, Node)>) -> Node {
 }
 
 /// go-jmespath `isFalse`: null, false, "", [] and {} are false; numbers (even 0) are true.
-pub fn is_false(v: &Node) -> bool {
+pub(crate) fn is_false(v: &Node) -> bool {
     match &v.value {
         Value::Null => true,
         Value::Bool(b) => !b,
@@ -54,7 +54,7 @@ pub fn is_false(v: &Node) -> bool {
 
 /// `reflect.DeepEqual` on decoded JSON: maps compare as sets of entries, `Int(1)` differs
 /// from `Float(1.0)`, NaN differs from itself.
-pub fn deep_equal(a: &Node, b: &Node) -> bool {
+pub(crate) fn deep_equal(a: &Node, b: &Node) -> bool {
     match (&a.value, &b.value) {
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
@@ -75,7 +75,7 @@ pub fn deep_equal(a: &Node, b: &Node) -> bool {
 
 /// Go `fmt.Sprint(v)` of a decoded JSON value: floats as `%v` (`1e+06`), null as `<nil>`,
 /// lists as `[a b]`, maps as `map[k:v]` with sorted keys.
-pub fn go_sprint(v: &Node) -> String {
+pub(crate) fn go_sprint(v: &Node) -> String {
     let mut out = String::new();
     sprint_into(v, &mut out);
     out
@@ -119,7 +119,7 @@ fn sprint_into(v: &Node, out: &mut String) {
 
 /// `encoding/json.Marshal` output: compact, map keys sorted (Go maps), floats in Go's JSON
 /// form, HTML-sensitive characters escaped as Go does (`<`, `>`, `&` → `\u003c` ...).
-pub fn to_json_string(v: &Node) -> String {
+pub(crate) fn to_json_string(v: &Node) -> String {
     let mut out = String::new();
     json_into(v, &mut out);
     out
@@ -213,7 +213,7 @@ pub fn json_round_trip(v: &Node) -> Node {
 
 /// Go `strconv.ParseFloat(s, 64)`: decimal or `inf`/`infinity`/`nan` in any case; an
 /// out-of-range value is an error (`None`), not an infinity.
-pub fn parse_go_float(s: &str) -> Option<f64> {
+pub(crate) fn parse_go_float(s: &str) -> Option<f64> {
     let body = s.strip_prefix(['+', '-']).unwrap_or(s);
     let special = matches!(
         body.to_ascii_lowercase().as_str(),

@@ -914,7 +914,7 @@ fn decode_any(pem: &str) -> Result<Decoded, String> {
 }
 
 /// The JMESPath `x509_decode` result.
-pub fn decode(pem: &str) -> Result<Node, String> {
+pub(crate) fn decode(pem: &str) -> Result<Node, String> {
     Ok(match decode_any(pem)? {
         Decoded::Certificate(mut e) => {
             e.retain(|(k, _)| k != CEL_SERIAL);
@@ -967,7 +967,7 @@ const CEL_FIELDS: &[&str] = &[
 /// The CEL `x509.decode` result: for a certificate, only the fields of Kyverno's CEL output
 /// struct (no `Subject`, `Version` or `SignatureAlgorithm`; `SerialNumber` as an int64); a
 /// request is encoded whole, as in the JMESPath function.
-pub fn decode_for_cel(pem: &str) -> Result<Node, String> {
+pub(crate) fn decode_for_cel(pem: &str) -> Result<Node, String> {
     Ok(match decode_any(pem)? {
         Decoded::Certificate(e) => {
             let mut out = Vec::new();

@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-pub use crate::vpol::autogen::{Target, copies, eligible};
+pub(crate) use crate::vpol::autogen::eligible;
+pub use crate::vpol::autogen::{Target, copies};
 
 static SPEC: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"\b(object|oldObject|Object)\.spec").ok());

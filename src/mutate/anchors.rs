@@ -9,7 +9,7 @@ use crate::yaml::{Map, Node, Value};
 
 /// The anchor a PSM key carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Anchor {
+pub(crate) enum Anchor {
     /// `(k)`
     Condition,
     /// `<(k)`
@@ -21,7 +21,7 @@ pub enum Anchor {
 }
 
 /// Parses `^([+<=X^])?\((.+)\)$` after trimming spaces.
-pub fn parse_anchor(key: &str) -> Option<(Anchor, &str)> {
+pub(crate) fn parse_anchor(key: &str) -> Option<(Anchor, &str)> {
     let key = key.trim();
     let (kind, rest) = match key.as_bytes().first()? {
         b'+' => (Anchor::AddIfAbsent, &key[1..]),
@@ -42,14 +42,14 @@ fn is_condition(key: &str) -> bool {
 
 /// Why the overlay is discarded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Discard {
+pub(crate) enum Discard {
     Condition,
     Global,
 }
 
 /// Preprocesses the overlay in place against the resource; `Err` means the whole patch is
 /// discarded (the rule then skips with `no patches applied`).
-pub fn preprocess(overlay: &mut Node, resource: &Node) -> Result<(), Discard> {
+pub(crate) fn preprocess(overlay: &mut Node, resource: &Node) -> Result<(), Discard> {
     walk(overlay, Some(resource))?;
     if let Value::Map(m) = &mut overlay.value {
         let keys: Vec<String> = m.keys().map(str::to_owned).collect();

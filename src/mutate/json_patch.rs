@@ -79,13 +79,13 @@ pub struct Options {
 
 impl Options {
     /// Kyverno's `patchesJson6902` (mutate.md §5).
-    pub const KYVERNO: Options = Options {
+    pub(crate) const KYVERNO: Options = Options {
         ensure_path_on_add: true,
         allow_missing_on_remove: true,
     };
     /// Kubernetes' JSONPatch mutations (`gopkg.in/evanphx/json-patch.v4` defaults, as
     /// `apiserver/pkg/admission/plugin/policy/mutating/patch/json_patch.go` applies them).
-    pub const KUBERNETES: Options = Options {
+    pub(crate) const KUBERNETES: Options = Options {
         ensure_path_on_add: false,
         allow_missing_on_remove: false,
     };
@@ -97,7 +97,7 @@ pub fn apply(doc: &mut Node, ops: &[Op]) -> Result<(), String> {
 }
 
 /// Applies the operations in order.
-pub fn apply_with(doc: &mut Node, ops: &[Op], options: Options) -> Result<(), String> {
+pub(crate) fn apply_with(doc: &mut Node, ops: &[Op], options: Options) -> Result<(), String> {
     for op in ops {
         let value = || {
             op.value

@@ -72,7 +72,7 @@ pub fn merge(
 
 /// Whether merging `overlay` into `dest` certainly gives `dest` back unchanged: the overlay
 /// is maps only (no list, scalar, null or `$patch`), each over a map `dest` has.
-pub fn is_noop(dest: &Node, overlay: &Node) -> bool {
+pub(crate) fn is_noop(dest: &Node, overlay: &Node) -> bool {
     let (Value::Map(dm), Value::Map(om)) = (&dest.value, &overlay.value) else {
         return false;
     };
@@ -227,7 +227,7 @@ fn merge_lists(
 }
 
 /// JSON equality: numbers by value (`1` = `1.0`), maps by key set, lists in order.
-pub fn value_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn value_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
             as_f64(a) == as_f64(b)

@@ -9,9 +9,9 @@ pub mod compare;
 pub mod edit;
 mod existing;
 mod foreach;
-pub mod json_patch;
+pub(crate) mod json_patch;
 pub mod merge;
-pub mod merge_keys;
+pub(crate) mod merge_keys;
 pub mod render;
 pub mod udiff;
 
@@ -60,7 +60,7 @@ impl Mutation {
 }
 
 /// Whether a rule of `policies` applied its patch (a mutate rule passes when it did).
-pub fn any_rule_passed(policies: &[PolicyMutation]) -> bool {
+pub(crate) fn any_rule_passed(policies: &[PolicyMutation]) -> bool {
     policies
         .iter()
         .flat_map(|p| &p.response.rules)
@@ -75,7 +75,7 @@ pub fn mutate(resource: &Resource, policies: &[Policy], request: &Request) -> Mu
 
 /// [`mutate`] with PolicyExceptions: a rule an exception covers is skipped
 /// (`rule is skipped due to policy exceptions…`, looked up after preconditions).
-pub fn mutate_with_exceptions(
+pub(crate) fn mutate_with_exceptions(
     resource: &Resource,
     policies: &[Policy],
     exceptions: &[PolicyException],
@@ -489,7 +489,7 @@ pub(crate) enum Patch {
 
 /// Why a rule failed.
 #[derive(Debug)]
-pub enum RuleError {
+pub(crate) enum RuleError {
     Vars(VarError),
     Patch(String),
     /// Any other error, with its full message.
@@ -520,7 +520,8 @@ pub(crate) fn apply_patch(
 
 /// Preprocesses the overlay against `doc` and merges it in (mutate.md §4.1). A failed
 /// condition leaves `doc` as it is.
-pub fn strategic_merge(
+#[cfg(test)]
+pub(crate) fn strategic_merge(
     doc: &Node,
     overlay: &Node,
     api_version: &str,

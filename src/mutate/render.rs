@@ -69,7 +69,7 @@ pub fn flow(v: &Value) -> String {
 }
 
 /// One-line YAML flow rendering: strings plain where they read back unchanged.
-pub fn flow_yaml(v: &Value) -> String {
+pub(crate) fn flow_yaml(v: &Value) -> String {
     flow_styled(v, false)
 }
 
@@ -105,13 +105,13 @@ fn json_string(s: &str) -> String {
 }
 
 /// Whether a value renders as an indented block (a non-empty collection).
-pub fn is_block(v: &Value) -> bool {
+pub(crate) fn is_block(v: &Value) -> bool {
     matches!(v, Value::Seq(i) if !i.is_empty()) || matches!(v, Value::Map(m) if !m.is_empty())
 }
 
 /// The value of a `key:` entry: ` scalar` on the key's line, or a newline and a block indented
 /// by `indent`.
-pub fn entry_value(v: &Value, indent: usize) -> String {
+pub(crate) fn entry_value(v: &Value, indent: usize) -> String {
     if is_block(v) {
         format!("\n{}", block(v, indent))
     } else {

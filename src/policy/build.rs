@@ -12,7 +12,7 @@ use crate::yaml::{Node, Value};
 
 /// Builds one rule from its document. `path` is `spec.rules[i]`. Every field is read, so
 /// that each independent problem of the rule is reported (in field order).
-pub fn build_rule(
+pub(crate) fn build_rule(
     raw: &Node,
     path: &str,
     schema: Schema,
@@ -233,7 +233,7 @@ fn classify(key: &str, n: &Node, path: &str) -> FieldResult<ValidateCheck> {
 }
 
 /// `spec` fields read with their defaults (match.md §1.2).
-pub struct SpecFields {
+pub(crate) struct SpecFields {
     pub validation_failure_action: FailureAction,
     pub background: bool,
     pub admission: bool,
@@ -244,7 +244,7 @@ pub struct SpecFields {
 
 /// Reads `spec`'s fields; each one that is not what it must be is pushed to `errs` and its
 /// default stands in.
-pub fn read_spec(
+pub(crate) fn read_spec(
     spec: &crate::yaml::Map,
     spec_node: &Node,
     errs: &mut Vec<FieldError>,

@@ -97,7 +97,7 @@ impl CelRule {
 
     /// Compiles the rule's `celPreconditions` (a list of `{name, expression}`). A syntax
     /// error stays in the program and fails the rule when evaluated, as before.
-    pub fn set_preconditions(&mut self, node: Option<&Node>) {
+    pub(crate) fn set_preconditions(&mut self, node: Option<&Node>) {
         self.preconditions = node
             .and_then(Node::as_seq)
             .unwrap_or(&[])

@@ -12,7 +12,7 @@ use crate::yaml::Node;
 
 /// The annotation that chooses the autogen controllers of a policy (match.md §8.2): data the
 /// envelope reads (its policy validation) as well as autogen.
-pub const CONTROLLERS_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
+pub(crate) const CONTROLLERS_ANNOTATION: &str = "pod-policies.kyverno.io/autogen-controllers";
 
 /// A validate check as the evaluator compiled it at load (pattern walk plans, `foreach`
 /// entries, a `podSecurity` body read): `policy` keeps it beside the check and never looks
@@ -34,7 +34,7 @@ pub struct AutogenRules {
 /// `ComputeRules(policy, kind)`: (the rules as written, the policy's annotations, the
 /// controller kind, the schema, the compiler the generated rules are built with) → the rules,
 /// `None` when nothing is generated.
-pub type AutogenForKind =
+pub(crate) type AutogenForKind =
     fn(&[Rule], &BTreeMap<String, String>, &str, Schema, &RuleCompiler) -> Option<Vec<Rule>>;
 
 /// The evaluator side of building rules. Every entry is a plain function of the kinds layer.

@@ -75,13 +75,13 @@ const UNSUPPORTED_KINDS: &[&str] = &[
 /// rules.
 #[derive(Clone, Copy)]
 pub struct Kinds {
-    pub loaders: &'static [KindLoader],
+    pub(crate) loaders: &'static [KindLoader],
     pub rules: RuleCompiler,
 }
 
 /// A loader for one policy kind whose body a module above `policy` owns (the table is
 /// `crate::kinds::LOADERS`).
-pub struct KindLoader {
+pub(crate) struct KindLoader {
     /// The API group (`""` for the core group).
     pub group: &'static str,
     /// The version; `None`: any version of the group.
@@ -95,11 +95,15 @@ pub struct KindLoader {
 
 /// A kind's loader: (file, document, the file's VAP bindings, diagnostics) → the policy, or
 /// the document given back.
-pub type LoadFn = fn(&Source, Node, &[Node], &mut Vec<Diagnostic>) -> Result<Policy, Node>;
+pub(crate) type LoadFn = fn(&Source, Node, &[Node], &mut Vec<Diagnostic>) -> Result<Policy, Node>;
 
 /// Loads the policy documents of one file: ClusterPolicy / Policy (their rules built with
 /// `kinds.rules`) and PolicyException here, the kinds of `kinds.loaders` through them.
-pub fn load_policies_with(source: &Source, docs: Vec<Document>, kinds: &Kinds) -> LoadedPolicies {
+pub(crate) fn load_policies_with(
+    source: &Source,
+    docs: Vec<Document>,
+    kinds: &Kinds,
+) -> LoadedPolicies {
     load_policies_bound(source, docs, kinds, &[])
 }
 

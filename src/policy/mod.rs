@@ -14,16 +14,14 @@ mod overrides;
 pub mod schema;
 mod validate;
 
-pub use build::build_rule;
+pub(crate) use build::build_rule;
 pub use cel_rule::{CelRule, Validation as CelValidation};
-pub use compiler::{AutogenRules, CONTROLLERS_ANNOTATION, CompiledCheck, RuleCompiler};
+pub(crate) use compiler::{AutogenRules, CONTROLLERS_ANNOTATION, CompiledCheck, RuleCompiler};
 pub(crate) use envelope::{Envelope, Opened};
 pub use load::{
-    InvalidPolicy, KindLoader, Kinds, LoadedPolicies, UnsupportedPolicy, admission_bindings,
-    load_policies_bound, load_policies_with,
+    InvalidPolicy, LoadedPolicies, UnsupportedPolicy, admission_bindings, load_policies_bound,
 };
-pub use model::{
-    Autogen, CelBody, Policy, PolicyBody, PolicyKind, Rule, RuleBody, RuleSet, Validate,
-    ValidateCheck,
-};
-pub use overrides::Overrides;
+pub(crate) use load::{KindLoader, Kinds, load_policies_with};
+pub(crate) use model::CelBody;
+pub use model::{Policy, PolicyBody, PolicyKind, Rule, RuleBody, Validate, ValidateCheck};
+pub(crate) use overrides::Overrides;

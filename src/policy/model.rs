@@ -171,7 +171,7 @@ impl Rule {
     /// Whether a rule selects every resource of this apiVersion and kind, or none, when that
     /// depends on them alone: its `match` filters constrain only `kinds`
     /// ([`ResourceFilter::only_kinds`](crate::matching::ResourceFilter::only_kinds)) and there is nothing to exclude. `None` otherwise.
-    pub fn selects_kind(&self, api_version: &str, kind: &str) -> Option<bool> {
+    pub(crate) fn selects_kind(&self, api_version: &str, kind: &str) -> Option<bool> {
         let block = &self.match_;
         if self.exclude.as_ref().is_some_and(|e| !e.is_empty())
             || !block.deciding().iter().all(ResourceFilter::only_kinds)
@@ -258,7 +258,7 @@ impl Policy {
     }
 
     /// `spec.applyRules: One` ([`RuleSet::apply_one`]).
-    pub fn apply_one(&self) -> bool {
+    pub(crate) fn apply_one(&self) -> bool {
         self.rule_set().is_some_and(|set| set.apply_one)
     }
 
@@ -297,7 +297,7 @@ impl Policy {
 
     /// Where `kind`'s rule list is kept, for [`Policy::validate_rules_in`]; `None` for a kind
     /// outside the autogen controllers.
-    pub fn kind_slot(&self, kind: &str) -> Option<usize> {
+    pub(crate) fn kind_slot(&self, kind: &str) -> Option<usize> {
         self.rule_set()?
             .autogen
             .by_kind
@@ -306,7 +306,7 @@ impl Policy {
     }
 
     /// [`Policy::validate_rules`] with the kind's slot found already.
-    pub fn validate_rules_in(&self, slot: Option<usize>, kind: &str) -> &[Rule] {
+    pub(crate) fn validate_rules_in(&self, slot: Option<usize>, kind: &str) -> &[Rule] {
         let Some(set) = self.rule_set() else {
             return &[];
         };

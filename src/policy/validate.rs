@@ -32,7 +32,7 @@ impl Invalid {
 }
 
 /// What the checks need to know about the policy document.
-pub struct PolicyCtx<'a> {
+pub(crate) struct PolicyCtx<'a> {
     pub kind: PolicyKind,
     pub name: &'a str,
     /// `metadata.namespace` as written.
@@ -56,7 +56,7 @@ impl PolicyCtx<'_> {
 /// Checks on the document, before rules are compiled; each failure is pushed to `errs`.
 /// Returns the indices of the rules without exactly one type (not compiled: their type error
 /// says it all).
-pub fn check_document(ctx: &PolicyCtx, errs: &mut Vec<Invalid>) -> Vec<usize> {
+pub(crate) fn check_document(ctx: &PolicyCtx, errs: &mut Vec<Invalid>) -> Vec<usize> {
     // 1. A ClusterPolicy has no namespace.
     if ctx.kind == PolicyKind::ClusterPolicy && ctx.namespace.is_some() {
         errs.push(Invalid::new(
@@ -174,13 +174,13 @@ fn is_enforce(action: Option<&Node>) -> bool {
 }
 
 /// A rule with the index Kyverno names it by (`spec.rules[i]`).
-pub type Indexed<'a> = (usize, &'a Rule);
+pub(crate) type Indexed<'a> = (usize, &'a Rule);
 
 /// Checks on the compiled rules (`rules`, as written) and on the autogen-expanded list
 /// (`computed`, `ComputeRules(policy, "")`) that Kyverno checks for several items; each
 /// failure is pushed to `errs`. A failure of an autogen copy is only kept when nothing else
 /// failed: it repeats a problem of the rule it was made from.
-pub fn check_rules(
+pub(crate) fn check_rules(
     ctx: &PolicyCtx,
     rules: &[Indexed],
     computed: &[Indexed],

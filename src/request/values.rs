@@ -109,7 +109,7 @@ impl Values {
 }
 
 /// The rule a (possibly generated) rule name comes from.
-pub fn base_rule(rule: &str) -> &str {
+pub(crate) fn base_rule(rule: &str) -> &str {
     rule.strip_prefix("autogen-cronjob-")
         .or_else(|| rule.strip_prefix("autogen-"))
         .unwrap_or(rule)
@@ -132,7 +132,7 @@ impl Values {
     }
 
     /// The values of one rule (also for its autogen forms).
-    pub fn for_rule<'a>(
+    pub(crate) fn for_rule<'a>(
         &'a self,
         policy: &'a str,
         rule: &'a str,
@@ -149,7 +149,7 @@ impl Values {
 
     /// The mapping whose `subresource` is exactly this group, version and kind: the last
     /// one, as upstream's loop keeps the last match.
-    pub fn subresource_of(
+    pub(crate) fn subresource_of(
         &self,
         group: &str,
         version: &str,

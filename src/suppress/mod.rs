@@ -35,7 +35,7 @@ pub struct Entry {
 
 /// Why an entry was refused, at a byte offset into the text given to [`parse_entry`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
+pub(crate) struct ParseError {
     pub offset: usize,
     pub message: String,
 }
@@ -67,7 +67,7 @@ impl Entry {
 
 /// Parses one entry, `<policy>[/<rule>] [until=YYYY-MM-DD] -- <reason>`. Leading and trailing
 /// white space is ignored; offsets in errors are into `text` as given.
-pub fn parse_entry(text: &str) -> Result<Entry, ParseError> {
+pub(crate) fn parse_entry(text: &str) -> Result<Entry, ParseError> {
     let lead = text.len() - text.trim_start().len();
     let body = text.trim();
     let err = |offset: usize, message: String| ParseError {
@@ -137,7 +137,7 @@ pub fn parse_entry(text: &str) -> Result<Entry, ParseError> {
 
 /// Splits a list of entries (an annotation's value, a comment's text) at `;` and line breaks:
 /// each non-blank piece, trimmed, with its byte offset in `text`.
-pub fn split_entries(text: &str) -> Vec<(usize, &str)> {
+pub(crate) fn split_entries(text: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let mut start = 0;
     for (i, c) in text.char_indices() {

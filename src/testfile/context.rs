@@ -46,7 +46,7 @@ const IMAGE_VALUES: &[&str] = &["imageIndex", "manifest", "config"];
 
 /// What a context file holds.
 #[derive(Clone, Debug, Default)]
-pub struct ContextSpec {
+pub(crate) struct ContextSpec {
     /// `spec.resources`, in file order: objects, each with a `kind`.
     pub resources: Vec<Node>,
     /// `spec.images`, in file order.
@@ -56,7 +56,7 @@ pub struct ContextSpec {
 /// One `spec.images` entry, its fields as the CLI's `ImageData` type holds them: absent
 /// strings are empty, absent (or null) values `None`.
 #[derive(Clone, Debug, Default)]
-pub struct ImageData {
+pub(crate) struct ImageData {
     /// `image`, `resolvedImage`, `registry`, `repository`, `tag`, `digest`, in that order.
     pub strings: Vec<(&'static str, String)>,
     /// `imageIndex`, `manifest`, `config` that are written and not null.
@@ -74,7 +74,7 @@ impl ImageData {
 }
 
 /// Reads the first document of a context file (`root`; null reads as an empty context).
-pub fn parse_context(source: &SourceFile, root: &Node) -> Result<ContextSpec, LoadError> {
+pub(crate) fn parse_context(source: &SourceFile, root: &Node) -> Result<ContextSpec, LoadError> {
     let f = Fields::new(source, root, "context", FILE_FIELDS)?;
     for key in ["apiVersion", "kind"] {
         f.string(key)?;

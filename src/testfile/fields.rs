@@ -38,7 +38,7 @@ impl std::fmt::Display for LoadError {
 }
 
 /// An object of a strictly parsed document: known field names, looked up case-insensitively.
-pub struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     pub source: &'a SourceFile,
     map: Option<&'a Map>,
 }
@@ -103,7 +103,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    pub fn opt_string(&self, name: &str) -> Result<Option<String>, LoadError> {
+    pub(crate) fn opt_string(&self, name: &str) -> Result<Option<String>, LoadError> {
         Ok(Some(self.string(name)?).filter(|s| !s.is_empty()))
     }
 

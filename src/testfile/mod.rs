@@ -8,7 +8,7 @@ mod fields;
 mod spec;
 mod values;
 
-pub use context::{ContextSpec, ImageData, parse_context};
+pub(crate) use context::{ImageData, parse_context};
 pub use fields::LoadError;
 pub use spec::{ResultEntry, TestSpec, clean_path, parse_test};
 pub use values::user_info;

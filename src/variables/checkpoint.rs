@@ -32,7 +32,7 @@ pub(super) enum Undo {
 }
 
 impl Context<'_> {
-    pub fn checkpoint(&mut self) {
+    pub(crate) fn checkpoint(&mut self) {
         self.marks.push(Mark {
             undo_len: self.undo.len(),
             pending: self.pending.clone(),
@@ -42,7 +42,7 @@ impl Context<'_> {
     }
 
     /// Back to the last checkpoint, which stays for the next restore.
-    pub fn restore(&mut self) {
+    pub(crate) fn restore(&mut self) {
         if let Some(m) = self.marks.last() {
             let (len, pending, images) = (m.undo_len, m.pending.clone(), m.images_pending.clone());
             let lent = m.lent_top.clone();
@@ -54,7 +54,7 @@ impl Context<'_> {
     }
 
     /// Back to the last checkpoint and drops it.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         if let Some(m) = self.marks.pop() {
             self.undo_to(m.undo_len);
             self.pending = m.pending;

@@ -50,7 +50,7 @@ pub struct Context<'r> {
 
 impl<'r> Context<'r> {
     /// A context over an arbitrary document (tests, values).
-    pub fn from_root(root: Node) -> Self {
+    pub(crate) fn from_root(root: Node) -> Self {
         let root = if matches!(root.value, Value::Map(_)) {
             root
         } else {
@@ -158,17 +158,18 @@ impl<'r> Context<'r> {
 
     /// The namespace of the namespaced policy whose rule this context serves (empty for a
     /// cluster-wide one): its `apiCall` paths and `configMap` entries must stay inside it.
-    pub fn set_policy_namespace(&mut self, namespace: &str) {
+    pub(crate) fn set_policy_namespace(&mut self, namespace: &str) {
         namespace.clone_into(&mut self.policy_namespace);
     }
 
-    pub fn set_operation(&mut self, op: Operation) {
+    #[cfg(test)]
+    pub(crate) fn set_operation(&mut self, op: Operation) {
         self.operation = op;
         self.set_path(&["request", "operation"], value::string(op.as_str()));
     }
 
     /// Sets a value at a path of map keys, creating maps on the way (replacing non-maps).
-    pub fn set_path(&mut self, path: &[&str], v: Node) {
+    pub(crate) fn set_path(&mut self, path: &[&str], v: Node) {
         if self.images_pending.is_some() && matches!(path.first(), Some(&("request" | "images"))) {
             self.materialize_images();
         }
@@ -221,7 +222,7 @@ impl<'r> Context<'r> {
 
     /// A values-file variable (`a.b.c: v`, §11.6): the key is split on `.` with CSV-style
     /// `"` quoting; numbers become floats (JSON round trip).
-    pub fn set_variable(&mut self, dotted: &str, v: &Node) {
+    pub(crate) fn set_variable(&mut self, dotted: &str, v: &Node) {
         let fields = split_key(dotted);
         let refs: Vec<&str> = fields.iter().map(String::as_str).collect();
         self.set_path(&refs, value::json_round_trip(v));
@@ -229,7 +230,7 @@ impl<'r> Context<'r> {
 
     /// Sets the foreach element variables (§10): `element`, `element<n>`, `elementIndex`,
     /// `elementIndex<n>` (the indices are Go `int64`, i.e. `Int`).
-    pub fn add_element(&mut self, element: &Node, index: usize, nesting: usize) {
+    pub(crate) fn add_element(&mut self, element: &Node, index: usize, nesting: usize) {
         self.set_path(&["element"], element.clone());
         self.set_path(&[&format!("element{nesting}")], element.clone());
         self.set_element_index(index, nesting);
@@ -237,7 +238,7 @@ impl<'r> Context<'r> {
 
     /// [`Context::add_element`] for an element of the resource (a list [`Context::query_lent`]
     /// borrowed): `element` and `element<n>` are lent, not copied.
-    pub fn lend_element(&mut self, element: &'r Node, index: usize, nesting: usize) {
+    pub(crate) fn lend_element(&mut self, element: &'r Node, index: usize, nesting: usize) {
         for key in ["element".to_owned(), format!("element{nesting}")] {
             if self.root.get(&key).is_some() {
                 self.set_path(&[&key], element.clone());
@@ -275,7 +276,7 @@ impl<'r> Context<'r> {
 
     /// [`Context::query`], borrowing the result when it is a part of the lent resource
     /// (`request.object.spec.containers`): a foreach list is then not copied.
-    pub fn query_lent(&mut self, query: &str) -> Result<Cow<'r, Node>, VarError> {
+    pub(crate) fn query_lent(&mut self, query: &str) -> Result<Cow<'r, Node>, VarError> {
         let expr = self.prepare(query)?;
         let lent = |chain: &[&str]| -> Option<&'r Node> {
             match chain {

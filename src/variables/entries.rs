@@ -74,7 +74,7 @@ pub(crate) fn mentions(query: &str, name: &str) -> bool {
 impl Context<'_> {
     /// Registers a `context:` list. Entries load lazily; `external` holds data for entries
     /// that need a cluster (keyed by entry name).
-    pub fn add_context_entries(
+    pub(crate) fn add_context_entries(
         &mut self,
         entries: &Node,
         external: &BTreeMap<String, Node>,

@@ -67,13 +67,13 @@ pub(super) fn may_read_images(query: &str) -> bool {
 }
 
 /// Whether a kind has an image extractor (an `images` map).
-pub fn has_images(kind: &str) -> bool {
+pub(crate) fn has_images(kind: &str) -> bool {
     pod_spec_path(kind).is_some()
 }
 
 /// The `images` map of a resource: `Ok(None)` when the kind has no extractor or no
 /// container has an image; an unparsable image is an error.
-pub fn images_of(kind: &str, resource: &Node) -> Result<Option<Node>, String> {
+pub(crate) fn images_of(kind: &str, resource: &Node) -> Result<Option<Node>, String> {
     let Some(spec_path) = pod_spec_path(kind) else {
         return Ok(None);
     };

@@ -24,10 +24,9 @@ mod pointer;
 mod substitute;
 
 pub use context::Context;
-pub use substitute::{
-    expressions, has_variables, substitute, substitute_at, substitute_cow, substitute_str,
-};
+pub use substitute::{expressions, has_variables, substitute, substitute_at};
 pub(crate) use substitute::{mock_scan, variable_regex};
+pub(crate) use substitute::{substitute_cow, substitute_str};
 
 use std::fmt;
 
@@ -45,7 +44,7 @@ impl VarError {
     }
 
     /// Whether this is (or wraps) a missing-key error; foreach lists skip those (§10).
-    pub fn is_unknown_key(&self) -> bool {
+    pub(crate) fn is_unknown_key(&self) -> bool {
         self.message.contains("Unknown key")
     }
 }

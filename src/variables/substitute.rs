@@ -48,7 +48,7 @@ pub fn substitute_at(doc: &Node, ctx: &mut Context, path: &str) -> Result<Node, 
 
 /// [`substitute_at`], borrowing `doc` when it holds no variable (most condition keys and
 /// values, patches and patterns): no copy, no path strings.
-pub fn substitute_cow<'a>(
+pub(crate) fn substitute_cow<'a>(
     doc: &'a Node,
     ctx: &mut Context,
     path: &str,
@@ -142,7 +142,7 @@ fn substitute_node(doc: &Node, ctx: &mut Context, path: &str) -> Result<Node, Va
 /// written in the policy: a nested variable's outer braces are the policy's own. Each pass
 /// builds the new text once (linear in its length), and the text built is charged to the
 /// rule's evaluation budget.
-pub fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, VarError> {
+pub(crate) fn substitute_str(s: &str, ctx: &mut Context, path: &str) -> Result<Node, VarError> {
     let (Some(re), Some(init)) = (VARIABLE.as_ref(), VARIABLE_INIT.as_ref()) else {
         return Ok(value::string(s));
     };

@@ -26,7 +26,7 @@ const CONTROLLERS: &[(&str, &str)] = &[
 
 /// Whether the constraints are eligible: one rule for exactly `""/v1/pods`, no resource names,
 /// no exclusions, no object selector.
-pub fn eligible(c: &Constraints) -> bool {
+pub(crate) fn eligible(c: &Constraints) -> bool {
     let [r] = c.resource_rules.as_slice() else {
         return false;
     };

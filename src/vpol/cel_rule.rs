@@ -191,7 +191,7 @@ fn validate(
 
 /// The Kubernetes message of a failed validation: a non-empty single-line messageExpression
 /// result (trimmed), else `message`, else `failed expression: <expr>`.
-pub fn k8s_message(act: &Activation, val: &Validation) -> String {
+pub(crate) fn k8s_message(act: &Activation, val: &Validation) -> String {
     if let Some(p) = &val.message_expression
         && let Ok(Value::String(s)) = act.eval(p)
     {

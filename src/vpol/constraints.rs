@@ -67,7 +67,7 @@ impl Constraints {
     }
 
     /// Whether a namespace or object selector is set (non-empty).
-    pub fn has_selector(&self) -> bool {
+    pub(crate) fn has_selector(&self) -> bool {
         let set = |s: &Option<LabelSelector>| {
             s.as_ref()
                 .is_some_and(|s| !s.match_labels.is_empty() || !s.match_expressions.is_empty())
@@ -93,7 +93,7 @@ impl Constraints {
 
     /// [`Constraints::matches`], the labels of a namespaced resource's Namespace being
     /// `namespace_labels` when given, instead of the request's.
-    pub fn matches_in(
+    pub(crate) fn matches_in(
         &self,
         resource: &Resource,
         request: &Request,
@@ -124,7 +124,7 @@ impl Constraints {
     /// only where [`Constraints::matches`] is false for every such resource, whatever its
     /// namespace, labels, name or operation (no resource rule names the kind's group, version
     /// and plural). perf: the engine's per-kind plan skips what cannot match.
-    pub fn can_select(&self, api_version: &str, kind: &str) -> bool {
+    pub(crate) fn can_select(&self, api_version: &str, kind: &str) -> bool {
         self.resource_rules.is_empty()
             || self
                 .resource_rules

@@ -41,7 +41,7 @@ pub fn evaluate(
 /// --json-payload`, test files' `jsonPayloads`): only a ValidatingPolicy in `evaluation.mode:
 /// JSON` sees payloads (`None` for every other policy, as the Kyverno CLI skips them), with
 /// `object` the payload, no matchConstraints and no namespace scope.
-pub fn evaluate_payload(
+pub(crate) fn evaluate_payload(
     policy: &CelPolicy,
     payload: &Resource,
     exceptions: &[PolicyException],
@@ -400,11 +400,11 @@ fn run_vap(
     }
 }
 
-pub use crate::cel::admission::{OBJECT, OLD_OBJECT, bind_admission, request_value};
+pub(crate) use crate::cel::admission::{OBJECT, OLD_OBJECT, bind_admission, request_value};
 
 /// vpol `namespaceObject`: the Namespace `kpol check` knows (an input, the values file), else
 /// `{name, labels}` from the values file, null when unknown or cluster-scoped (§4.3).
-pub fn namespace_object(resource: &Resource, request: &Request) -> Value {
+pub(crate) fn namespace_object(resource: &Resource, request: &Request) -> Value {
     if resource.namespace.is_empty() {
         return Value::Null;
     }

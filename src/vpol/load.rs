@@ -271,7 +271,7 @@ pub fn validating_policy(
 
 /// The loader of `ValidatingAdmissionPolicy` (admissionregistration.k8s.io/v1) in
 /// `crate::kinds::LOADERS`.
-pub fn admission_policy(
+pub(crate) fn admission_policy(
     source: &Source,
     node: Node,
     bindings: &[Node],
@@ -390,11 +390,6 @@ pub fn load(
         })
         .filter(|b| b.get_path(&["spec", "policyName"]).and_then(Node::as_str) == Some(&name))
         .map(|b| Binding {
-            name: b
-                .get_path(&["metadata", "name"])
-                .and_then(Node::as_str)
-                .unwrap_or("")
-                .to_owned(),
             match_resources: b
                 .get_path(&["spec", "matchResources"])
                 .and_then(|m| Constraints::read(m).ok()),

@@ -94,7 +94,7 @@ pub use crate::policy::CelValidation as Validation;
 
 /// [`CelPolicy::kind_plan`]: what one apiVersion and kind gets from a CEL policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KindPlan {
+pub(crate) enum KindPlan {
     /// Evaluated per resource ([`evaluate::evaluate`]), matching only these variants (positions in
     /// [`CelPolicy::variants`], in order): the others cannot select the kind.
     Evaluate(Vec<usize>),
@@ -107,7 +107,6 @@ pub enum KindPlan {
 /// A ValidatingAdmissionPolicyBinding of the policy.
 #[derive(Debug, Clone)]
 pub struct Binding {
-    pub name: String,
     pub match_resources: Option<Constraints>,
     /// `spec.paramRef`: where the binding's params come from (a malformed one makes the
     /// binding's evaluations errors).
@@ -122,7 +121,7 @@ pub struct Binding {
 impl CelPolicy {
     /// The rule name the Kyverno CLI reports for this kind (cel.md §1): empty for
     /// ValidatingPolicies, the policy name for VAPs.
-    pub fn rule_name(&self) -> &str {
+    pub(crate) fn rule_name(&self) -> &str {
         match self.kind {
             CelKind::ValidatingAdmissionPolicy => &self.name,
             _ => "",
@@ -136,7 +135,7 @@ impl CelPolicy {
     /// the kind responds as one that matched nothing (empty, or dropped when its
     /// constraints are simple, cel.md §3.7); a VAP whose constraints and bindings cannot select it, with
     /// an empty response.
-    pub fn kind_plan(&self, api_version: &str, kind: &str) -> KindPlan {
+    pub(crate) fn kind_plan(&self, api_version: &str, kind: &str) -> KindPlan {
         let can = |c: &Constraints| c.can_select(api_version, kind);
         match self.kind {
             _ if self.authz.is_some() => KindPlan::Dropped,
@@ -198,7 +197,7 @@ impl CelPolicy {
     /// `matchConstraints` (the first variant's, before autogen) are what the Kyverno CLI's
     /// `hasSelector` calls simple ([`Constraints::simple`], cel.md §3.7). Otherwise the
     /// response is kept, empty.
-    pub fn unmatched_dropped(&self) -> bool {
+    pub(crate) fn unmatched_dropped(&self) -> bool {
         self.variants
             .first()
             .and_then(|v| v.constraints.as_ref())

@@ -209,7 +209,7 @@ fn select<'a>(
 ///
 /// `Ok(None)`: a selector matched nothing and nothing denies — the CLI indexes the empty
 /// list and panics there. One param is the object itself, several a list (`items`).
-pub fn collect_in_fake_cluster(
+pub(crate) fn collect_in_fake_cluster(
     param_kind: &Node,
     param_ref: &ParamRef,
     pool: &ParamPool,
@@ -244,7 +244,7 @@ pub fn collect_in_fake_cluster(
 /// [`collect_in_fake_cluster`] over the objects of the virtual cluster: a binding's params in
 /// `clusterResources` mode (VAP and MAP bindings alike). `param_kind`: the policy's
 /// `spec.paramKind`.
-pub fn from_fake_cluster(
+pub(crate) fn from_fake_cluster(
     param_kind: Option<&Node>,
     param_ref: &ParamRef,
     cluster: &crate::cluster::Cluster,

@@ -20,11 +20,11 @@ impl FieldError {
     }
 }
 
-pub type FieldResult<T> = Result<T, FieldError>;
+pub(crate) type FieldResult<T> = Result<T, FieldError>;
 
 /// Keeps reading past a field error: the error is pushed to `errs` and `fallback` stands in,
 /// so that the fields after it are checked too.
-pub fn or_push<T>(res: FieldResult<T>, errs: &mut Vec<FieldError>, fallback: T) -> T {
+pub(crate) fn or_push<T>(res: FieldResult<T>, errs: &mut Vec<FieldError>, fallback: T) -> T {
     res.unwrap_or_else(|e| {
         errs.push(e);
         fallback
@@ -42,7 +42,7 @@ fn type_error(path: &str, want: &str, node: &Node) -> FieldError {
 }
 
 /// A map field; `None` when absent or null.
-pub fn opt_map<'a>(parent: &'a Map, key: &str, path: &str) -> FieldResult<Option<&'a Map>> {
+pub(crate) fn opt_map<'a>(parent: &'a Map, key: &str, path: &str) -> FieldResult<Option<&'a Map>> {
     match parent.get(key) {
         None => Ok(None),
         Some(n) if n.is_null() => Ok(None),
@@ -55,7 +55,11 @@ pub fn opt_map<'a>(parent: &'a Map, key: &str, path: &str) -> FieldResult<Option
 }
 
 /// A list field; `None` when absent or null.
-pub fn opt_seq<'a>(parent: &'a Map, key: &str, path: &str) -> FieldResult<Option<&'a [Node]>> {
+pub(crate) fn opt_seq<'a>(
+    parent: &'a Map,
+    key: &str,
+    path: &str,
+) -> FieldResult<Option<&'a [Node]>> {
     match parent.get(key) {
         None => Ok(None),
         Some(n) if n.is_null() => Ok(None),
@@ -68,7 +72,7 @@ pub fn opt_seq<'a>(parent: &'a Map, key: &str, path: &str) -> FieldResult<Option
 }
 
 /// A string field; `None` when absent or null.
-pub fn opt_str<'a>(parent: &'a Map, key: &str, path: &str) -> FieldResult<Option<&'a str>> {
+pub(crate) fn opt_str<'a>(parent: &'a Map, key: &str, path: &str) -> FieldResult<Option<&'a str>> {
     match parent.get(key) {
         None => Ok(None),
         Some(n) if n.is_null() => Ok(None),
@@ -81,7 +85,7 @@ pub fn opt_str<'a>(parent: &'a Map, key: &str, path: &str) -> FieldResult<Option
 }
 
 /// A boolean field; `None` when absent or null.
-pub fn opt_bool(parent: &Map, key: &str, path: &str) -> FieldResult<Option<bool>> {
+pub(crate) fn opt_bool(parent: &Map, key: &str, path: &str) -> FieldResult<Option<bool>> {
     match parent.get(key) {
         None => Ok(None),
         Some(n) if n.is_null() => Ok(None),
@@ -94,7 +98,11 @@ pub fn opt_bool(parent: &Map, key: &str, path: &str) -> FieldResult<Option<bool>
 }
 
 /// A list of strings (`[]string`); `None` when absent or null.
-pub fn opt_str_list(parent: &Map, key: &str, path: &str) -> FieldResult<Option<Vec<String>>> {
+pub(crate) fn opt_str_list(
+    parent: &Map,
+    key: &str,
+    path: &str,
+) -> FieldResult<Option<Vec<String>>> {
     let Some(items) = opt_seq(parent, key, path)? else {
         return Ok(None);
     };
@@ -110,7 +118,7 @@ pub fn opt_str_list(parent: &Map, key: &str, path: &str) -> FieldResult<Option<V
 }
 
 /// A `map[string]string`; `None` when absent or null.
-pub fn opt_str_map(
+pub(crate) fn opt_str_map(
     parent: &Map,
     key: &str,
     path: &str,

@@ -79,7 +79,8 @@ impl RunBudget {
     }
 
     /// The alias-expanded nodes the run may still copy.
-    pub fn alias_nodes_left(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn alias_nodes_left(&self) -> usize {
         self.alias_nodes.load(Ordering::Relaxed)
     }
 
@@ -118,7 +119,7 @@ pub fn parse_documents(text: &str, limits: Limits) -> Result<Vec<Document>, Yaml
 /// (perf: a caller that rewrites values, like the CLI's resource normalisation, does not walk
 /// the tree again). Keys are not values and are read as they are.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Reading {
+pub(crate) struct Reading {
     /// Integers are read as floats.
     pub ints_as_floats: bool,
     /// Map keys whose null value is read as an empty map.
@@ -142,7 +143,7 @@ impl Reading {
 
 /// [`parse_documents`], with each value read as `reading` says. A value an alias copies is
 /// read again where the alias stands; merged entries come as read in their own map.
-pub fn parse_reading(
+pub(crate) fn parse_reading(
     text: &str,
     limits: Limits,
     reading: Reading,

@@ -10,8 +10,9 @@ mod quote;
 mod resolve;
 mod scalar;
 
-pub use load::{Document, Limits, Reading, RunBudget, YamlError, parse_documents, parse_reading};
+pub use load::{Document, Limits, RunBudget, YamlError, parse_documents};
+pub(crate) use load::{Reading, parse_reading};
 pub use node::{Entry, Map, Node, Value};
 pub use quote::double_quoted;
 pub(crate) use resolve::resolve_plain;
-pub use scalar::position_in_scalar;
+pub(crate) use scalar::position_in_scalar;

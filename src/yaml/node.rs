@@ -201,7 +201,7 @@ impl Map {
 
     /// Inserts a new key at `index` (clamped to the end); an existing key is replaced where
     /// it is.
-    pub fn insert_at(&mut self, index: usize, key: String, key_span: Span, value: Node) {
+    pub(crate) fn insert_at(&mut self, index: usize, key: String, key_span: Span, value: Node) {
         self.ensure_index();
         if let Some(i) = self.position(&key) {
             let e = &mut self.entries[i];
@@ -245,7 +245,7 @@ impl Map {
 
     /// The entries to change in place, keys included (lookups are linear until the map next
     /// changes through [`Map::insert`], [`Map::get_mut`] or [`Map::remove`]).
-    pub fn entries_mut(&mut self) -> &mut [Entry] {
+    pub(crate) fn entries_mut(&mut self) -> &mut [Entry] {
         self.index = None;
         &mut self.entries
     }
@@ -257,7 +257,7 @@ impl Map {
 
 impl Node {
     /// How many nodes the tree holds (this one included), counted without recursion.
-    pub fn node_count(&self) -> usize {
+    pub(crate) fn node_count(&self) -> usize {
         let mut count = 0;
         let mut stack = vec![self];
         while let Some(n) = stack.pop() {
@@ -385,7 +385,7 @@ impl Node {
 
 impl Value {
     /// The JSON type name, for messages.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
             Value::Bool(_) => "boolean",

@@ -38,7 +38,7 @@ pub(crate) fn value_offset_in_source(written: &str, value: &str, offset: usize) 
 
 /// The file position of byte `offset` of the string `value` that the node at `span` of
 /// `source` holds; `None` where the written text does not line up with it.
-pub fn position_in_scalar(
+pub(crate) fn position_in_scalar(
     source: &SourceFile,
     span: Span,
     value: &str,

@@ -21,7 +21,7 @@ fn user_field(f: &ResourceFilter) -> Option<&'static str> {
 }
 
 /// 14: no roles/clusterRoles/subjects anywhere in background mode.
-pub fn check_no_user_info(rule: &Rule, idx: usize) -> Result<(), Invalid> {
+pub(crate) fn check_no_user_info(rule: &Rule, idx: usize) -> Result<(), Invalid> {
     let blocks = [
         ("match", Some(&rule.match_)),
         ("exclude", rule.exclude.as_ref()),
@@ -56,7 +56,12 @@ pub fn check_no_user_info(rule: &Rule, idx: usize) -> Result<(), Invalid> {
 
 /// `Rule.Validate`'s match/exclude part for the rule at `idx`: the conflict, the match block
 /// and the exclude block are checked independently, each failure pushed to `errs`.
-pub fn check_match_exclude(ctx: &PolicyCtx, rule: &Rule, idx: usize, errs: &mut Vec<Invalid>) {
+pub(crate) fn check_match_exclude(
+    ctx: &PolicyCtx,
+    rule: &Rule,
+    idx: usize,
+    errs: &mut Vec<Invalid>,
+) {
     errs.extend(check_conflict(rule, idx).err());
     errs.extend(check_block(ctx, &rule.match_, &format!("spec.rules[{idx}].match")).err());
     if let Some(e) = &rule.exclude {

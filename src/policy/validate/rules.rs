@@ -13,7 +13,7 @@ fn present<'a>(n: &'a Node, key: &str) -> Option<&'a Node> {
 }
 
 /// 5. `ValidateRuleType`.
-pub fn check_rule_type(r: &Node, i: usize) -> Result<(), Invalid> {
+pub(crate) fn check_rule_type(r: &Node, i: usize) -> Result<(), Invalid> {
     let name = r.get("name").and_then(Node::as_str).unwrap_or("");
     let count = ["mutate", "validate", "generate", "verifyImages"]
         .iter()
@@ -65,7 +65,7 @@ fn only_metadata(rule: &Rule) -> bool {
 }
 
 /// 14–15. `validateWildcard` for every kinds list of the rule.
-pub fn check_kinds(rule: &Rule, i: usize, background: bool) -> Result<(), Invalid> {
+pub(crate) fn check_kinds(rule: &Rule, i: usize, background: bool) -> Result<(), Invalid> {
     let blocks = std::iter::once(&rule.match_).chain(rule.exclude.as_ref());
     for b in blocks {
         for f in b.filters() {
@@ -106,7 +106,7 @@ pub fn check_kinds(rule: &Rule, i: usize, background: bool) -> Result<(), Invali
 
 /// Checks Kyverno runs per rule of `ComputeRules(policy, "")`: the first failure of the
 /// resource checks, else every condition block's and the first of the checks after them.
-pub fn check_computed_rule(rule: &Rule, i: usize, compiler: &RuleCompiler) -> Vec<Invalid> {
+pub(crate) fn check_computed_rule(rule: &Rule, i: usize, compiler: &RuleCompiler) -> Vec<Invalid> {
     if let Err(e) = check_resources(rule, i) {
         return vec![e];
     }
