@@ -8,7 +8,7 @@ pub fn engine(texts: &[&str]) -> kpol::engine::Engine {
     for text in texts {
         let source = Arc::new(kpol::source::SourceFile::new("p.yaml", *text));
         if let Ok(docs) = kpol::yaml::parse_documents(text, kpol::yaml::Limits::default()) {
-            policies.extend(kpol::policy::load_policies(&source, docs).policies);
+            policies.extend(kpol::load_policies(&source, docs).policies);
         }
     }
     kpol::engine::Engine::new(policies)

@@ -9,6 +9,6 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data).into_owned();
     let source = Arc::new(kpol::source::SourceFile::new("fuzz.yaml", text));
     if let Ok(docs) = kpol::yaml::parse_documents(source.text(), kpol::yaml::Limits::default()) {
-        let _ = kpol::policy::load_policies(&source, docs);
+        let _ = kpol::load_policies(&source, docs);
     }
 });
