@@ -34,8 +34,8 @@ pub fn merge(
                 Some(Value::Map(m)) => m,
                 Some(v) => {
                     return Err(MergeError(format!(
-                        "{path}: cannot merge an object into a {}",
-                        v.type_name()
+                        "{path}: cannot merge an object into {}",
+                        a(v.type_name())
                     )));
                 }
             };
@@ -47,8 +47,8 @@ pub fn merge(
                 Some(Value::Seq(items)) => items,
                 Some(v) => {
                     return Err(MergeError(format!(
-                        "{path}: cannot merge a list into a {}",
-                        v.type_name()
+                        "{path}: cannot merge a list into {}",
+                        a(v.type_name())
                     )));
                 }
             };
@@ -61,13 +61,23 @@ pub fn merge(
         }
         scalar => match dest.map(|d| &d.value) {
             Some(Value::Map(_) | Value::Seq(_)) => Err(MergeError(format!(
-                "{path}: cannot replace a {} with a {}",
-                dest.map_or("null", |d| d.value.type_name()),
-                scalar.type_name()
+                "{path}: cannot replace {} with {}",
+                a(dest.map_or("null", |d| d.value.type_name())),
+                a(scalar.type_name())
             ))),
             _ => Ok(Some(overlay.clone())),
         },
     }
+}
+
+/// A type's name with its article: `an object`, `a string`.
+fn a(type_name: &str) -> String {
+    let article = if type_name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {type_name}")
 }
 
 /// Whether merging `overlay` into `dest` certainly gives `dest` back unchanged: the overlay

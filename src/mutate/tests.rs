@@ -284,3 +284,29 @@ fn overlays_seen_to_add_nothing_change_nothing() {
     assert!(super::adds_nothing(&patch, &labelled));
     assert!(!super::adds_nothing(&patch, &yaml(docs[1])));
 }
+
+#[test]
+fn merge_errors_name_the_types_with_their_article() {
+    use super::merge::{MergeError, merge};
+    use super::merge_keys::{ListStrategy, SchemaType};
+    let doc = yaml("labels: {a: b}\nargs: [x]\nname: n");
+    let error = |overlay: &str| {
+        let ty = SchemaType::root("v1", "ConfigMap");
+        match merge(Some(&doc), &yaml(overlay), ty, ListStrategy::Replace, "") {
+            Err(MergeError(m)) => m,
+            Ok(_) => panic!("{overlay} merged"),
+        }
+    };
+    assert_eq!(
+        error("labels: not-a-map"),
+        "/labels: cannot replace an object with a string"
+    );
+    assert_eq!(
+        error("args: {k: v}"),
+        "/args: cannot merge an object into an array"
+    );
+    assert_eq!(
+        error("labels: [x]"),
+        "/labels: cannot merge a list into an object"
+    );
+}

@@ -28,7 +28,8 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
     while i < changed.len() {
         let start = changed[i].saturating_sub(CONTEXT);
         let mut end = changed[i];
-        while i < changed.len() && changed[i] <= end + 2 * CONTEXT {
+        // Changes at most twice the context apart share a hunk (as `diff -u` joins them).
+        while i < changed.len() && changed[i] <= end + 2 * CONTEXT + 1 {
             end = changed[i];
             i += 1;
         }
@@ -125,5 +126,27 @@ mod tests {
             "--- a/f\n+++ b/f\n@@ -2,6 +2,7 @@\n b\n c\n d\n+X\n e\n f\n g\n"
         );
         assert_eq!(unified(old, old, "a", "b"), "");
+    }
+
+    #[test]
+    fn changes_six_lines_apart_share_a_hunk_seven_apart_do_not() {
+        let old = "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n";
+        let hunks = |new: &str| {
+            let diff = unified(old, new, "a", "b");
+            diff.lines()
+                .filter(|l| l.starts_with("@@ "))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        // `1` and `8` changed, six unchanged lines between them: one hunk, as `diff -u`.
+        assert_eq!(
+            hunks("0\nA\n2\n3\n4\n5\n6\n7\nB\n9\n"),
+            ["@@ -1,10 +1,10 @@"]
+        );
+        // `0` and `8`, seven between them: two hunks.
+        assert_eq!(
+            hunks("A\n1\n2\n3\n4\n5\n6\n7\nB\n9\n"),
+            ["@@ -1,4 +1,4 @@", "@@ -6,5 +6,5 @@"]
+        );
     }
 }
