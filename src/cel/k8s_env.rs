@@ -87,7 +87,10 @@ const METHODS: &[&str] = &[
 /// does not compile (its error is [`undeclared_in_kubernetes_env`]'s).
 pub fn in_kubernetes_env(p: &mut super::Program, optional: Optional) {
     match &mut p.expr {
-        Ok(_) => {
+        Ok(expr) => {
+            if declares_all(expr, &p.text, optional) {
+                return;
+            }
             if let Some(e) = undeclared_in_kubernetes_env(&p.text, optional) {
                 p.expr = Err(e);
             }
@@ -100,6 +103,43 @@ pub fn in_kubernetes_env(p: &mut super::Program, optional: Optional) {
         }
     }
 }
+
+/// Whether kpol's own parse `expr` of `text` shows that the Kubernetes environment declares
+/// everything `text` references (perf: start-up, docs/PERFORMANCE.md: the answer otherwise
+/// parses `text` again with the standard macros). The two parses differ only in what kpol's
+/// macros expand: `orValue`, `lists.range` and the two-variable comprehensions keep every name
+/// of their operands free or bound as the standard parse does (a free name found in one is
+/// found in the other; the two-variable ones bind their two names in the same operands), and
+/// kpol's instrumentation adds only global calls [`FUNCTIONS`] does not list (and binds only
+/// names no identifier can spell: `#unused`, `@kpol_pair`, `@result`). The macros whose
+/// expansion hides a name the standard parse reports ([`HIDING_MACROS`]) send the text to the
+/// full check, as does any name found: `false` means "not known", not "undeclared".
+fn declares_all(expr: &IdedExpr, text: &str, optional: Optional) -> bool {
+    if HIDING_MACROS.iter().any(|m| text.contains(m)) {
+        return false;
+    }
+    let mut found = Vec::new();
+    walk(
+        expr,
+        &mut scope(optional),
+        &SourceInfo::default(),
+        &mut found,
+    );
+    found.is_empty()
+}
+
+/// The macros of kpol's environment, absent from the standard parse, that bind or drop a name
+/// the standard parse leaves a free identifier: `cel.bind(x, …)`, `sortBy(e, …)`,
+/// `math.greatest`/`least` (`math` is not declared) and the optional library's
+/// `optMap(v, …)`/`optFlatMap(v, …)`. A text that contains one anywhere skips the shortcut.
+const HIDING_MACROS: &[&str] = &[
+    "bind",
+    "sortBy",
+    "greatest",
+    "least",
+    "optMap",
+    "optFlatMap",
+];
 
 /// The source line and caret under a syntax error `compilation failed: ERROR: <input>:L:C: …`
 /// (one error, as kpol's parser reports it).
@@ -172,19 +212,24 @@ fn undeclared(text: &str, optional: Optional) -> Vec<(u32, String)> {
     };
     let mut found = Vec::new();
     if super::compile::depth(&expr) <= super::compile::MAX_DEPTH {
-        let mut scope = Scope::default();
-        scope.bound.extend(DECLARED.iter().map(|d| (*d).to_owned()));
-        if optional.params {
-            scope.bound.push("params".to_owned());
-        }
-        if optional.authorizer {
-            scope.bound.push("authorizer".to_owned());
-        }
-        walk(&expr, &mut scope, &info, &mut found);
+        walk(&expr, &mut scope(optional), &info, &mut found);
     }
     // cel-go lists its errors in source order.
     found.sort_by_key(|(offset, _)| *offset);
     found
+}
+
+/// The environment's names: [`DECLARED`] and the optional variables.
+fn scope(optional: Optional) -> Scope {
+    let mut scope = Scope::default();
+    scope.bound.extend(DECLARED.iter().map(|d| (*d).to_owned()));
+    if optional.params {
+        scope.bound.push("params".to_owned());
+    }
+    if optional.authorizer {
+        scope.bound.push("authorizer".to_owned());
+    }
+    scope
 }
 
 /// The names in scope while walking: the environment's and the comprehension variables.
@@ -314,6 +359,54 @@ mod tests {
                 super::undeclared_in_kubernetes_env(text, with),
                 undeclared_uncached(text, with)
             );
+        }
+    }
+
+    // The shortcut over kpol's own parse never says "all declared" where the full check finds
+    // an undeclared name, and says it for the common case.
+    #[test]
+    fn the_shortcut_agrees_with_the_standard_parse() {
+        let all = Optional {
+            params: true,
+            authorizer: true,
+        };
+        for (text, declared) in [
+            ("object.spec.containers.all(c, c.image != '')", true),
+            ("object.metadata.?labels.tag.orValue('') == ''", true),
+            ("foo.orValue(1) == 1", false),
+            (
+                "lists.range(3).size() == 3 && [1].all(i, v, v == i + 1)",
+                true,
+            ),
+            ("{'a': 1}.transformMap(k, v, v + 1).size() == 1", true),
+            ("[1].exists(i, v, w == 1)", false),
+            ("[1].exists_one(i, v, v == 1)", true),
+            ("cel.bind(x, 1, x == 1)", false),
+            ("math.greatest(1, 2) == 2", false),
+            ("[2, 1].sortBy(e, e)[0] == 1", false),
+            ("optional.of(1).optMap(v, v + 1).hasValue()", false),
+            (
+                "optional.of(1).optFlatMap(v, optional.of(v)).hasValue()",
+                false,
+            ),
+            (
+                "object.?spec.replicas.orValue(1) > 0 && lists.range(2).all(i, i >= 0)",
+                true,
+            ),
+            ("image('nginx').registry() == 'docker.io'", false),
+            ("object.spec.containers.all(c, c.tag() == '')", false),
+            ("params.x == object.metadata.name + 'a' + 'b'", true),
+        ] {
+            let p = crate::cel::compile(text, crate::source::Span::default()).0;
+            let expr = p.expr.as_ref().expect(text);
+            assert_eq!(undeclared_uncached(text, all).is_none(), declared, "{text}");
+            assert!(
+                !declares_all(expr, text, all) || declared,
+                "{text}: the shortcut says declared"
+            );
+            if !HIDING_MACROS.iter().any(|m| text.contains(m)) {
+                assert_eq!(declares_all(expr, text, all), declared, "{text}");
+            }
         }
     }
 
