@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::evaluate::{self, ResourceRun};
 use super::generated;
-use super::load::{self, read_yaml};
+use super::load::{self, joined, read_yaml};
 use super::policies::unsupported_feature;
 use super::report::{FileReport, TestReport};
 use super::rows::{self, Context};
@@ -150,7 +150,7 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         // `patchedResources` is relative to the test file's directory.
         let mut entry = entry.clone();
         if let Some(p) = &entry.patched_resources {
-            entry.patched_resources = Some(dir.join(p).display().to_string());
+            entry.patched_resources = Some(joined(dir, p).display().to_string());
         }
         report
             .rows

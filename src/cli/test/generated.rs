@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::load::read_yaml;
+use super::load::{joined, read_yaml};
 use kpol::resource::Resource;
 use kpol::testfile::{ResultEntry, TestSpec};
 
@@ -28,7 +28,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> GenerateInputs {
     let mut out = GenerateInputs::default();
     for entry in &spec.results {
         if let Some(file) = &entry.clone_source_resource
-            && let Ok((src, docs)) = read_yaml(&dir.join(file))
+            && let Ok((src, docs)) = read_yaml(&joined(dir, file))
         {
             let policy = entry.policy.rsplit('/').next().unwrap_or("").to_owned();
             for d in docs {
@@ -46,7 +46,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> GenerateInputs {
             if out.expected.iter().any(|(f, _)| f == file) {
                 continue;
             }
-            let loaded = read_yaml(&dir.join(file))
+            let loaded = read_yaml(&joined(dir, file))
                 .map(|(_, docs)| docs.iter().map(|d| d.root.to_json()).collect())
                 .map_err(|e| e.to_string());
             out.expected.push((file.clone(), loaded));

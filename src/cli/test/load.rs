@@ -52,7 +52,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
             Values::from_spec(&src, node)?
         }
         (None, Some(file)) => {
-            let (src, docs) = read_yaml(&dir.join(file))?;
+            let (src, docs) = read_yaml(&joined(dir, file))?;
             let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
             Values::from_file(&src, &root, &mut warnings)?
         }
@@ -60,20 +60,20 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
     };
     let user_info = match &spec.userinfo {
         Some(file) => {
-            let (src, docs) = read_yaml(&dir.join(file))?;
+            let (src, docs) = read_yaml(&joined(dir, file))?;
             let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
             Some(testfile::user_info(&src, &root, &mut warnings)?)
         }
         None => None,
     };
     let mut cel_context = match &spec.context {
-        Some(file) => Some(read_context(&dir.join(file))?),
+        Some(file) => Some(read_context(&joined(dir, file))?),
         None => None,
     };
     let mut policies = PolicySet::default();
     let mut files = Vec::new();
     for p in &spec.policies {
-        for file in policy_files(&dir.join(p))? {
+        for file in policy_files(&joined(dir, p))? {
             files.push(read_yaml(&file)?);
         }
     }
@@ -104,7 +104,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
     for (entry, files) in &spec.global_entries {
         let mut entry = entry.clone();
         for f in files {
-            let (_, docs) = read_yaml(&dir.join(f))?;
+            let (_, docs) = read_yaml(&joined(dir, f))?;
             if let Some(list) = entry.resources.as_mut() {
                 list.extend(docs.into_iter().map(|d| d.root));
             }
@@ -139,7 +139,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         (Some(_), false) => cel_context.clone(),
         (None, false) => {
             let mut cx = match &spec.context {
-                Some(file) => read_context(&dir.join(file))?,
+                Some(file) => read_context(&joined(dir, file))?,
                 None => Default::default(),
             };
             if !spec.api_calls.is_empty() || !globals.is_empty() {
@@ -164,7 +164,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
     });
     let mut policy_exceptions = Vec::new();
     for e in &spec.exceptions {
-        let (src, docs) = read_yaml(&dir.join(e))?;
+        let (src, docs) = read_yaml(&joined(dir, e))?;
         let loaded = kpol::exception::load_documents(&src, docs.iter().map(|d| &d.root), true);
         if let Some(d) = loaded
             .diagnostics
@@ -180,7 +180,7 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
     }
     let mut params = Vec::new();
     for file in &spec.param_resources {
-        let (_, docs) = read_yaml(&dir.join(file))?;
+        let (_, docs) = read_yaml(&joined(dir, file))?;
         params.extend(
             docs.into_iter()
                 .map(|d| d.root)
@@ -271,7 +271,7 @@ fn build_cluster(
         add(&mut cluster, &r.root, &at(&r))?;
     }
     for file in spec.cluster_resources.iter().filter(|_| cluster_mode) {
-        let (src, docs) = read_yaml(&dir.join(file))?;
+        let (src, docs) = read_yaml(&joined(dir, file))?;
         let root = docs.into_iter().next().map_or_else(Node::null, |d| d.root);
         add_cluster_resource(&mut cluster, dir, &src, &root)?;
     }
@@ -296,7 +296,7 @@ fn add_cluster_resource(
     };
     for crd in list("crds") {
         let Some(p) = crd.as_str() else { continue };
-        let (crd_src, crd_docs) = read_yaml(&dir.join(p))?;
+        let (crd_src, crd_docs) = read_yaml(&joined(dir, p))?;
         for d in crd_docs {
             cluster.add(&d.root).map_err(|e| fail(crd_src.name(), e))?;
         }
@@ -347,7 +347,7 @@ pub fn read_cluster_files(files: &[PathBuf]) -> Result<Cluster, LoadError> {
 /// (a YAML file of several documents is a list there, so refused here too).
 fn load_payload(dir: &Path, name: &str) -> Result<Resource, LoadError> {
     use kpol::payload::{Format, documents, unrecognized};
-    let path = dir.join(name);
+    let path = joined(dir, name);
     let shown = path.display().to_string();
     let fail = |why: String| {
         LoadError::in_file(
@@ -400,6 +400,17 @@ pub fn read_user_info(path: &Path) -> Result<(UserInfo, Vec<String>), LoadError>
     let mut warnings = Vec::new();
     let u = testfile::user_info(&src, &root, &mut warnings)?;
     Ok((u, warnings))
+}
+
+/// `name` (a path the test file gives) under the test's directory `dir`, cleaned as Go's
+/// `filepath.Join` cleans it: the CLI opens that path and names it in its messages, so
+/// `dir/../x.yaml` is read and shown as `x.yaml`. A path that is not UTF-8 stays as joined.
+pub(super) fn joined(dir: &Path, name: impl AsRef<Path>) -> PathBuf {
+    let path = dir.join(name);
+    match path.to_str() {
+        Some(s) => PathBuf::from(testfile::clean_path(s)),
+        None => path,
+    }
 }
 
 /// Reads and parses one YAML file; the source is named by the path as joined.
@@ -457,7 +468,7 @@ fn load_resources(
     paths: &[String],
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Resource>, LoadError> {
-    let mut files: Vec<PathBuf> = paths.iter().map(|p| dir.join(p)).collect();
+    let mut files: Vec<PathBuf> = paths.iter().map(|p| joined(dir, p)).collect();
     if let Some(first) = files.first().filter(|f| f.is_dir()) {
         let mut inside: Vec<PathBuf> = std::fs::read_dir(first)
             .map_err(|e| LoadError::in_file(first.display().to_string(), e.to_string()))?
