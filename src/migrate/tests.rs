@@ -146,7 +146,7 @@ fn equality_and_negation_anchors() {
         "        spec:\n          =(hostNetwork): false\n          X(hostPID): \"*\"\n",
     )));
     assert!(
-        e.contains("(!has(object.spec.hostNetwork) || (object.spec.hostNetwork == false))"),
+        e.contains("(!has(object.spec.hostNetwork) || (type(object.spec.hostNetwork) == list ? object.spec.hostNetwork.all(item, item == false) : (object.spec.hostNetwork == false)))"),
         "{e}"
     );
     assert!(e.contains("!has(object.spec.hostPID)"), "{e}");
@@ -161,7 +161,7 @@ fn conditional_anchor_skips_as_kyverno_does() {
     // The validation is the strict form; where the pattern would skip, a match condition
     // keeps the policy out, as Kyverno skips the rule.
     let e = only_expression(&m);
-    assert!(e.contains("(!(has(containers2.name) && ((containers2.name != null) && (string(containers2.name) == 'c')))) ||"), "{e}");
+    assert!(e.contains("(!(has(containers2.name) && (type(containers2.name) == list ? containers2.name.all(item, (item != null) && (string(item) == 'c')) : ((containers2.name != null) && (string(containers2.name) == 'c'))))) ||"), "{e}");
     assert_eq!(
         m.policies[0]["spec"]["matchConditions"][0]["name"],
         "preconditions"
@@ -175,6 +175,48 @@ fn conditional_anchor_skips_as_kyverno_does() {
         same_verdicts(&text, &[&other, POD_TAGGED, &root]),
         ["skip", "pass", "fail"]
     );
+}
+
+#[test]
+fn scalar_patterns_over_lists_match_every_element() {
+    // A scalar pattern meets a list value when every element meets it (an empty list
+    // passes); a list pattern led by a scalar asks for a list whose every element meets it.
+    let scalar = pattern_rule("        spec:\n          accessModes: \"Read*\"\n");
+    let e = only_expression(&migrate(&scalar));
+    assert!(
+        e.contains("type(object.spec.accessModes) == list ? object.spec.accessModes.all(item, "),
+        "{e}"
+    );
+    let listed =
+        pattern_rule("        spec:\n          accessModes:\n          - ReadWriteOncePod\n");
+    let e = only_expression(&migrate(&listed));
+    assert!(
+        e.contains("type(object.spec.accessModes) == list && object.spec.accessModes.all(item, "),
+        "{e}"
+    );
+    let pvc = |modes: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  accessModes: {modes}\n")
+    };
+    let pvcs = [
+        pvc("[ReadWriteOncePod]"),
+        pvc("[ReadWriteOncePod, ReadWriteOnce]"),
+        pvc("[ReadOnlyMany, ReadWriteMany]"),
+        pvc("[]"),
+        pvc("ReadWriteOncePod"),
+        pvc("[ReadWriteOnce]"),
+    ];
+    let pvcs: Vec<&str> = pvcs.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&scalar, &pvcs),
+        ["pass", "pass", "pass", "pass", "pass", "pass"]
+    );
+    assert_eq!(
+        same_verdicts(&listed, &pvcs),
+        ["pass", "fail", "fail", "pass", "fail", "fail"]
+    );
+    // Later entries of a list pattern are ignored by Kyverno: refused, as for maps.
+    let two = pattern_rule("        spec:\n          accessModes:\n          - a\n          - b\n");
+    assert!(migrate(&two).unconverted[0].reason.contains("first entry"));
 }
 
 #[test]
@@ -195,7 +237,7 @@ fn global_anchor_skips_as_kyverno_does() {
     );
     let e = only_expression(&migrate(&text));
     assert!(
-        e.contains("(!has(object.spec.hostNetwork) || (object.spec.hostNetwork == true))"),
+        e.contains("(!has(object.spec.hostNetwork) || (type(object.spec.hostNetwork) == list ? object.spec.hostNetwork.all(item, item == true) : (object.spec.hostNetwork == true)))"),
         "{e}"
     );
     let host = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  hostNetwork: true\n  containers:\n  - name: c\n    image: x\n";
@@ -304,13 +346,13 @@ fn missing_key_meets_pattern_as_null() {
     )));
     assert!(
         e.contains(
-            "(!has(object.spec.z) || ((object.spec.z == null) || (int(object.spec.z) <= 1)))"
+            "(!has(object.spec.z) || (type(object.spec.z) == list ? object.spec.z.all(item, (item == null) || (int(item) <= 1)) : ((object.spec.z == null) || (int(object.spec.z) <= 1))))"
         ),
         "{e}"
     );
     assert!(
         e.contains(
-            "(!has(object.spec.x) || ((object.spec.x != null) && (string(object.spec.x) != '')))"
+            "(!has(object.spec.x) || (type(object.spec.x) == list ? object.spec.x.all(item, (item != null) && (string(item) != '')) : ((object.spec.x != null) && (string(object.spec.x) != ''))))"
         ),
         "{e}"
     );
