@@ -200,6 +200,10 @@ pub(crate) struct Translator {
     /// translated whose result is compared with ASCII literals alone (see
     /// [`case_fold_shape`]).
     pub(crate) case_fold: std::cell::Cell<bool>,
+    /// Set while the operands of deny conditions are translated: Kyverno substitutes them
+    /// all before evaluating, and a path reading a key its map lacks is an error there, so
+    /// each such path's presence test is recorded in [`Translator::substituted`].
+    pub(crate) missing_keys_fail: std::cell::Cell<bool>,
 }
 
 impl Translator {
@@ -346,6 +350,22 @@ impl Translator {
             let pieces = split_template(s).ok_or_else(|| {
                 Blocked::new(node.span, format!("unbalanced `{{{{ }}}}` in `{s}`"))
             })?;
+            if self.missing_keys_fail.get() {
+                for p in &pieces {
+                    if let Piece::Expr(e) = p
+                        && let Some(present) = key_presence(e, self.element.as_deref())
+                    {
+                        let why = format!(
+                            "failed to substitute variables in deny conditions: `{}` reads a missing key",
+                            e.trim()
+                        );
+                        let fail = format!("dyn({})", super::cel_text::runtime_error(&why));
+                        self.substituted
+                            .borrow_mut()
+                            .push(super::cel_text::or(&[present, fail]));
+                    }
+                }
+            }
             if let [Piece::Expr(e)] = pieces.as_slice() {
                 return self.expr(e, node.span);
             }
@@ -778,6 +798,55 @@ fn depth(current: Option<&Tr>) -> usize {
     current.map_or(0, |c| {
         c.expr.matches(".map(").count() + c.expr.matches(".filter(").count() + 1
     })
+}
+
+/// For a `{{ }}` expression that is a path of fields and indexes from `request.object`,
+/// the foreach element or a context variable: a CEL boolean that is false exactly where
+/// Kyverno's JMESPath reports a missing key (a field read on a map that lacks it; a field of
+/// a value that is no map, and an index out of range, are null there, not errors).
+fn key_presence(text: &str, element: Option<&str>) -> Option<String> {
+    let ast = ::jmespath::parse(text.trim()).ok()?;
+    if !path_only(&ast) {
+        return None;
+    }
+    let mut steps = Vec::new();
+    flatten_path(&ast, &mut steps).ok()?;
+    let mut steps = steps.into_iter();
+    let root = match steps.next()? {
+        Step::Field(f) if f == "request" => match steps.next()? {
+            Step::Field(o) if o == "object" => "object".to_owned(),
+            _ => return None,
+        },
+        Step::Field(f) if f == "element" => element?.to_owned(),
+        // Context variables and anything else: left as they are.
+        _ => return None,
+    };
+    let steps: Vec<Step> = steps.collect();
+    fn present(x: &str, steps: &[Step]) -> String {
+        let Some((first, rest)) = steps.split_first() else {
+            return "true".to_owned();
+        };
+        match first {
+            Step::Field(k) => {
+                let below = present(&select(x, k), rest);
+                let has_key = and(&[format!("{} in {x}", quote(k)), below]);
+                if x == "object" {
+                    // The resource is a map.
+                    return has_key;
+                }
+                super::cel_text::or(&[format!("type({x}) != map"), has_key])
+            }
+            Step::Index(i) => {
+                let below = present(&format!("{x}[{i}]"), rest);
+                if below == "true" {
+                    return below;
+                }
+                super::cel_text::or(&[format!("!(type({x}) == list && size({x}) > {i})"), below])
+            }
+        }
+    }
+    let p = present(&root, &steps);
+    (p != "true").then_some(p)
 }
 
 /// Whether `ast` is only fields and indexes.

@@ -1274,10 +1274,11 @@ fn validations(
     if let Some(deny) = validate.get("deny") {
         let null = Node::null();
         let conds = deny.get("conditions").unwrap_or(&null);
-        return Ok(vec![one(
-            cel_text::not(&conditions::block(conds, jmes)?),
-            &msg,
-        )]);
+        jmes.missing_keys_fail.set(true);
+        let block = conditions::block(conds, jmes);
+        jmes.missing_keys_fail.set(false);
+        let body = jmes.after_substitutions(cel_text::not(&block?));
+        return Ok(vec![one(body, &msg)]);
     }
     if let Some(fe) = validate.get("foreach") {
         let mut out = Vec::new();

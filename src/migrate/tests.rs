@@ -437,6 +437,42 @@ fn in_operators_with_wildcard_entries_match_both_ways() {
 }
 
 #[test]
+fn deny_key_reading_a_missing_key_is_an_error() {
+    // Kyverno substitutes every deny operand first; a path reading a key its map lacks is
+    // an error there (the rule errors), while a `||` default, a field of a non-map and an
+    // index out of range give null.
+    let deny = |key: &str| {
+        policy(&format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{{{ {key} }}}}\"\n            operator: Equals\n            value: x\n"
+        ))
+    };
+    let labelled = |app: &str| {
+        POD_LATEST.replace(
+            "  name: a\n",
+            &format!("  name: a\n  labels:\n    app: {app}\n"),
+        )
+    };
+    let (x, y) = (labelled("x"), labelled("y"));
+    let plain = deny("request.object.metadata.labels.app");
+    let e = only_expression(&migrate(&plain));
+    assert!(
+        e.starts_with("size([(('metadata' in object) && ((type(object.metadata) != map) || "),
+        "{e}"
+    );
+    assert_eq!(
+        same_verdicts(&plain, &[&x, &y, POD_LATEST]),
+        ["fail", "pass", "error"]
+    );
+    let defaulted = deny("request.object.metadata.labels.app || ''");
+    assert_eq!(
+        same_verdicts(&defaulted, &[&x, &y, POD_LATEST]),
+        ["fail", "pass", "pass"]
+    );
+    let indexed = deny("request.object.spec.containers[3].name");
+    assert_eq!(same_verdicts(&indexed, &[POD_LATEST]), ["pass"]);
+}
+
+#[test]
 fn deny_conditions_with_in_operators() {
     let text = policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ClusterRole]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.rules[].verbs[] }}\"\n            operator: AnyIn\n            value: [escalate, bind]\n",
