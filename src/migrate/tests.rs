@@ -1719,10 +1719,62 @@ fn variables_are_renamed_as_whole_references_outside_strings() {
 }
 
 #[test]
+fn foreach_strategic_merge_into_the_element_of_its_name() {
+    // Each element merges into the list's element of its name: `+(k)` where missing, plain
+    // leaves set, a null value (both fields missing) creating nothing.
+    let text = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: p\n  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\nspec:\n  rules:\n  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - (name): \"{{element.name}}\"\n              resources:\n                limits:\n                  +(memory): \"{{element.resources.limits.memory || element.resources.requests.memory}}\"\n                requests:\n                  +(cpu): 100m\n";
+    let m = migrate(text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let pod = |resources: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: y\n{resources}"
+        )
+    };
+    for r in [
+        pod(""),
+        pod("    resources:\n      requests:\n        memory: 1Gi\n"),
+        pod(
+            "    resources:\n      limits:\n        memory: 2Gi\n      requests:\n        cpu: 1\n",
+        ),
+    ] {
+        assert_eq!(
+            mutated_json(load(text), &r),
+            mutated_json(load(&yaml), &r),
+            "on {r}\nconverted:\n{yaml}"
+        );
+    }
+    // Ascending order would reorder the list (each merge moves its element first).
+    let asc = text.replace(
+        "        patchStrategicMerge:",
+        "        order: Ascending\n        patchStrategicMerge:",
+    );
+    assert!(migrate(&asc).unconverted[0].reason.contains("descending"));
+    // With the ClusterPolicy's autogen on, its pod-controller copies are converted too.
+    let auto = text.replace(
+        "  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\n",
+        "",
+    );
+    let m = migrate(&auto);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: x\n      - name: b\n        image: y\n        resources:\n          requests:\n            memory: 1Gi\n";
+    assert_ne!(
+        mutated_json(load(&auto), deployment),
+        resource(deployment).root.to_json()
+    );
+    assert_eq!(
+        mutated_json(load(&auto), deployment),
+        mutated_json(load(&yaml), deployment),
+        "converted:\n{yaml}"
+    );
+}
+
+#[test]
 fn foreach_strategic_merge_with_pod_autogen_reports_the_overlay_first() {
     // A list in the overlay: reported as the list, which copies alone would not convert.
     let list = policy(
-        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - (name): \"{{element.name}}\"\n              image: x\n",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - (name): x\n              image: x\n",
     );
     let m = migrate(&list);
     assert_eq!(m.unconverted.len(), 1, "{:?}", m.unconverted);
