@@ -221,6 +221,9 @@ impl Translator {
 impl Translator {
     /// One JMESPath expression (the text between `{{` and `}}`).
     pub(crate) fn expr(&self, text: &str, span: Span) -> Result<Tr, Blocked> {
+        if text.contains("{{") {
+            return self.nested(text, span, |t| self.expr(t, span));
+        }
         let ast = ::jmespath::parse(text.trim()).map_err(|e| {
             Blocked::new(span, format!("the JMESPath `{text}` does not parse: {e}"))
         })?;
@@ -236,6 +239,9 @@ impl Translator {
     /// A JMESPath expression evaluated on the variable `root` (an API response) rather
     /// than on Kyverno's context: `root.(text)`.
     pub(crate) fn expr_over(&self, root: &str, text: &str, span: Span) -> Result<Tr, Blocked> {
+        if text.contains("{{") {
+            return self.nested(text, span, |t| self.expr_over(root, t, span));
+        }
         let ast = ::jmespath::parse(text.trim()).map_err(|e| {
             Blocked::new(span, format!("the JMESPath `{text}` does not parse: {e}"))
         })?;
@@ -254,6 +260,96 @@ impl Translator {
             return Err(flattened_value(text, span));
         }
         Ok(tr)
+    }
+
+    /// A JMESPath text holding `{{ }}` (Kyverno substitutes the innermost first, as text: a
+    /// string as it is, `null` for a missing value, and the outer expression is read from the
+    /// result): each nested one must lie in a raw string literal (`'…'`) or a quoted name
+    /// (`"…"`), and becomes a concatenation with its text there. Its text holding that
+    /// literal's delimiter or a backslash (which would change what Kyverno parses) is an
+    /// error. `translate` is the outer translation of the text with the nested ones marked.
+    fn nested(
+        &self,
+        text: &str,
+        span: Span,
+        translate: impl Fn(&str) -> Result<Tr, Blocked>,
+    ) -> Result<Tr, Blocked> {
+        let refuse = |why: &str| {
+            Blocked::new(
+                span,
+                format!("`{}`: a nested `{{{{ }}}}` {why}", text.trim()),
+            )
+        };
+        if text.contains("#kpol") {
+            return Err(refuse("beside the text `#kpol` is not translated"));
+        }
+        let pieces = split_template(text).ok_or_else(|| refuse("is unbalanced"))?;
+        let mut marked = String::new();
+        let mut inner = Vec::new();
+        let mut originals = Vec::new();
+        for p in &pieces {
+            match p {
+                Piece::Text(t) => marked.push_str(t),
+                Piece::Expr(e) => {
+                    marked.push_str(&nested_mark(inner.len()));
+                    originals.push(format!("{{{{{e}}}}}"));
+                    inner.push(self.template_text(&format!("{{{{{e}}}}}"), span, true)?);
+                }
+            }
+        }
+        let (contexts, holding) = mark_contexts(&marked, inner.len());
+        let mut values = Vec::new();
+        for (n, (value, ctx)) in inner.iter().zip(&contexts).enumerate() {
+            let Some(q) = ctx else {
+                return Err(refuse(
+                    "outside a string literal or a quoted name is not translated",
+                ));
+            };
+            let v = format!("nested{n}");
+            let why = format!(
+                "a value substituted into `{}` holds {q} or a backslash",
+                text.trim()
+            );
+            values.push(format!(
+                "cel.bind({v}, {value}, ({v}.contains({}) || {v}.contains('\\\\')) ? dyn({}) : {v})",
+                quote(&q.to_string()),
+                super::cel_text::runtime_error(&why)
+            ));
+        }
+        let allowed: Vec<String> = holding.iter().map(|h| quote(h)).collect();
+        let tr = translate(&marked).map_err(|mut b| {
+            for (n, o) in originals.iter().enumerate() {
+                b.reason = b.reason.replace(&nested_mark(n), o);
+            }
+            b
+        })?;
+        let splice = |e: &str| {
+            splice_marks(e, &allowed, &values)
+                .ok_or_else(|| refuse("is used where its text would be read as more than a string"))
+        };
+        fn walk(tr: &Tr, splice: &dyn Fn(&str) -> Result<String, Blocked>) -> Result<Tr, Blocked> {
+            let guards = tr
+                .guards
+                .iter()
+                .map(|g| splice(g))
+                .collect::<Result<Vec<_>, _>>()?;
+            let nest = match &tr.nest {
+                Some(n) => Some(Box::new(Nest {
+                    outer: splice(&n.outer)?,
+                    var: n.var.clone(),
+                    inner: walk(&n.inner, splice)?,
+                })),
+                None => None,
+            };
+            Ok(Tr {
+                guards,
+                expr: splice(&tr.expr)?,
+                list: tr.list,
+                boolean: tr.boolean,
+                nest,
+            })
+        }
+        walk(&tr, &splice)
     }
 
     /// A string holding `{{ }}`: one expression alone is its value (folded), text around
@@ -569,7 +665,11 @@ impl Translator {
             if let Some(f) = filter {
                 outer = format!("{outer}.filter({var}, {})", f.truthy());
             }
-            let inner = self.ast(then, Some(&elem))?;
+            let mut inner = self.ast(then, Some(&elem))?;
+            // JMESPath's flatten keeps an element that is not a list as it is.
+            if matches!(then, Ast::Identity { .. }) {
+                inner.expr = format!("dyn(type({var}) == list ? {var} : [{var}])");
+            }
             if inner.nest.is_some() {
                 return Err("flattening more than two levels of lists is not translated".to_owned());
             }
@@ -944,6 +1044,137 @@ enum Piece<'a> {
     Expr(&'a str),
 }
 
+/// Where the `}}` closing a `{{` whose text starts `s` is: a `{{ }}` nested inside counts.
+fn closing(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < s.len() {
+        let rest = &s[i..];
+        if rest.starts_with("{{") {
+            depth += 1;
+            i += 2;
+        } else if rest.starts_with("}}") {
+            if depth == 0 {
+                return Some(i);
+            }
+            depth -= 1;
+            i += 2;
+        } else {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    None
+}
+
+/// The mark a nested `{{ }}` leaves in its outer expression's text while that is translated.
+fn nested_mark(i: usize) -> String {
+    format!("#kpol{i}#")
+}
+
+/// Where in a JMESPath text each nested mark lies: in a raw string literal (`'…'`), in a
+/// quoted name (`"…"`), or elsewhere (`None`); and the string literals and quoted names
+/// holding marks, as their contents.
+fn mark_contexts(text: &str, marks: usize) -> (Vec<Option<char>>, Vec<String>) {
+    let mut ctx = vec![None; marks];
+    let mut holding = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut state: Option<char> = None;
+    let mut start = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match state {
+            None if c == '\'' || c == '"' || c == '`' => {
+                state = Some(c);
+                start = i + 1;
+            }
+            None if c == '#' => {
+                // A mark outside any literal: `#kpolN#` (context `None`).
+                i += 1;
+                continue;
+            }
+            Some(q) if c == '\\' => {
+                let _ = q;
+                i += 2;
+                continue;
+            }
+            Some(q) if c == q => {
+                let body: String = chars[start..i].iter().collect();
+                if q != '`' {
+                    for (n, slot) in ctx.iter_mut().enumerate() {
+                        if body.contains(&nested_mark(n)) {
+                            *slot = Some(q);
+                        }
+                    }
+                    if body.contains("#kpol") {
+                        let content = if q == '"' {
+                            serde_json::from_str::<String>(&format!("\"{body}\""))
+                                .unwrap_or_default()
+                        } else {
+                            body.replace("\\'", "'")
+                        };
+                        holding.push(content);
+                    }
+                }
+                state = None;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (ctx, holding)
+}
+
+/// `cel` with each string literal that is exactly one of `allowed` (CEL-quoted) and holds
+/// nested marks rebuilt as a concatenation with the marks' values; `None` where a mark is
+/// left anywhere else.
+fn splice_marks(cel: &str, allowed: &[String], values: &[String]) -> Option<String> {
+    let mut out = String::with_capacity(cel.len());
+    let chars: Vec<char> = cel.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' || c == '"' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != c {
+                j += if chars[j] == '\\' { 2 } else { 1 };
+            }
+            let lit: String = chars[i..(j + 1).min(chars.len())].iter().collect();
+            i = j + 1;
+            if !lit.contains("#kpol") {
+                out.push_str(&lit);
+                continue;
+            }
+            if !allowed.contains(&lit) || lit.len() < 2 {
+                return None;
+            }
+            let mut body = lit[1..lit.len() - 1].to_owned();
+            let mut parts = Vec::new();
+            while let Some(at) = body.find("#kpol") {
+                let tail = &body[at + 5..];
+                let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
+                let n: usize = digits.parse().ok()?;
+                if !tail[digits.len()..].starts_with('#') {
+                    return None;
+                }
+                if at > 0 {
+                    parts.push(format!("{c}{}{c}", &body[..at]));
+                }
+                parts.push(values.get(n)?.clone());
+                body = tail[digits.len() + 1..].to_owned();
+            }
+            if !body.is_empty() {
+                parts.push(format!("{c}{body}{c}"));
+            }
+            out.push_str(&format!("({})", parts.join(" + ")));
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    (!out.contains("#kpol")).then_some(out)
+}
+
 fn split_template(s: &str) -> Option<Vec<Piece<'_>>> {
     let mut out = Vec::new();
     let mut rest = s;
@@ -952,7 +1183,7 @@ fn split_template(s: &str) -> Option<Vec<Piece<'_>>> {
             out.push(Piece::Text(&rest[..start]));
         }
         let after = &rest[start + 2..];
-        let end = after.find("}}")?;
+        let end = closing(after)?;
         out.push(Piece::Expr(after[..end].trim()));
         rest = &after[end + 2..];
     }

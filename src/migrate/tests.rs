@@ -2072,3 +2072,64 @@ fn deny_duration_comparisons_keep_the_cluster_policys_verdicts() {
         [p, f, p, p, p, f, p, f, p, p, p, f, p, f]
     );
 }
+
+fn pod_labelled(labels: &str, volumes: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels:\n{labels}\nspec:\n  containers:\n  - name: c\n    image: x\n    volumeMounts:\n    - name: h\n      mountPath: /h\n{volumes}"
+    )
+}
+
+#[test]
+fn nested_substitutions_splice_text_into_literals_and_quoted_names() {
+    // Kyverno substitutes the inner `{{ }}` first, as text, then reads the outer one.
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ regex_match('^v[0-9]$', '{{request.object.metadata.labels.v || 'empty'}}') }}\"\n            operator: Equals\n            value: false\n          - key: \"{{ request.object.metadata.labels.\\\"{{request.object.metadata.labels.k || 'none'}}\\\" || 'x' }}\"\n            operator: Equals\n            value: bad\n",
+    );
+    let pods: Vec<String> = [
+        "    v: v1",
+        "    v: v12",
+        "    w: v1",
+        "    v: v1\n    k: z\n    z: bad",
+        "    v: v1\n    k: z\n    z: good",
+    ]
+    .iter()
+    .map(|l| pod_labelled(l, ""))
+    .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&p, &refs),
+        ["pass", "fail", "fail", "fail", "pass"]
+    );
+    // Outside a literal or a quoted name the nested text would be read as JMESPath.
+    let bare = p.replace(
+        "labels.\\\"{{request.object.metadata.labels.k || 'none'}}\\\"",
+        "{{request.object.metadata.labels.k}}",
+    );
+    let m = migrate(&bare);
+    assert!(
+        m.unconverted[0].reason.contains("outside a string literal"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
+#[test]
+fn flattened_filter_keeps_elements_that_are_not_lists() {
+    // `volumes[?hostPath][]`: the maps themselves (JMESPath's flatten keeps a non-list).
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      foreach:\n      - list: \"request.object.spec.volumes[?hostPath][]\"\n        deny:\n          conditions:\n            any:\n            - key: \"{{ request.object.spec.containers[].volumeMounts[?name == '{{element.name}}' && readOnly][] | length(@) }}\"\n              operator: Equals\n              value: 0\n",
+    );
+    let pods: Vec<String> = [
+        "  volumes:\n  - name: h\n    hostPath:\n      path: /h\n",
+        "  volumes:\n  - name: g\n    hostPath:\n      path: /g\n",
+        "  volumes:\n  - name: h\n    emptyDir: {}\n",
+    ]
+    .iter()
+    .map(|v| pod_labelled("    a: b", v))
+    .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    let ro = pods[0].replace("mountPath: /h\n", "mountPath: /h\n      readOnly: true\n");
+    let mut all = refs.clone();
+    all.push(&ro);
+    assert_eq!(same_verdicts(&p, &all), ["fail", "fail", "skip", "pass"]);
+}
