@@ -797,6 +797,9 @@ impl Translator {
                     return Err("a path must start with a name".to_owned());
                 };
                 match first.as_str() {
+                    // The empty quoted name `""`: no context entry has it, so it and any
+                    // path under it are null.
+                    "" => return Ok(Tr::plain("null".to_owned())),
                     "request" => {
                         let Some(Step::Field(second)) = steps.next() else {
                             return Err("`request` alone has no translation".to_owned());

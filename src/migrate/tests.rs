@@ -599,7 +599,7 @@ fn audit_action_and_autogen_annotation() {
 #[test]
 fn refusals_point_at_the_construct() {
     let text = policy(
-        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: cm\n      configMap:\n        name: x\n        namespace: y\n    validate:\n      message: m\n      deny: {}\n",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: cm\n      imageRegistry:\n        reference: x\n    validate:\n      message: m\n      deny: {}\n",
     );
     let m = migrate(&text);
     assert!(m.policies.is_empty());
@@ -607,7 +607,7 @@ fn refusals_point_at_the_construct() {
     assert_eq!(u.rule, "r");
     assert!(
         u.reason
-            .contains("only `variable` and API-call (GET) entries are converted"),
+            .contains("only `variable`, `configMap` and API-call (GET) entries are converted"),
         "{}",
         u.reason
     );
@@ -2132,4 +2132,48 @@ fn flattened_filter_keeps_elements_that_are_not_lists() {
     let mut all = refs.clone();
     all.push(&ro);
     assert_eq!(same_verdicts(&p, &all), ["fail", "fail", "skip", "pass"]);
+}
+
+#[test]
+fn config_map_context_reads_data_and_metadata_through_resource_get() {
+    let rule = "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: cm\n      configMap:\n        name: \"{{request.object.metadata.labels.cm}}\"\n        namespace: \"team-{{request.namespace}}\"\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ cm.data.k || '' }}\"\n            operator: Equals\n            value: x\n";
+    let m = migrate(&policy(rule));
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(
+        yaml.contains("resource.Get('v1', 'configmaps', cel.bind(v, 'team-' + "),
+        "{yaml}"
+    );
+    assert!(yaml.contains("type(v) == string ? v"), "{yaml}");
+    assert!(
+        yaml.contains("{'data': dyn('data' in variables.cmResponse ? variables.cmResponse.data : null), 'metadata': dyn(variables.cmResponse.metadata)}"),
+        "{yaml}"
+    );
+    assert!(!load(&yaml).is_empty());
+    // A namespaced Policy's ConfigMap in another namespace is an error in Kyverno.
+    let namespaced = policy(rule)
+        .replace("kind: ClusterPolicy", "kind: Policy")
+        .replace(
+            "metadata:\n  name: p\n",
+            "metadata:\n  name: p\n  namespace: n\n",
+        );
+    let m = migrate(&namespaced);
+    assert!(
+        m.unconverted[0].reason.contains("namespaced Policy"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
+#[test]
+fn empty_quoted_name_is_null() {
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.labels.a || \\\"\\\" }}\"\n            operator: Equals\n            value: x\n",
+    );
+    let pods: Vec<String> = ["    a: x", "    a: y", "    b: x"]
+        .iter()
+        .map(|l| pod_labelled(l, ""))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
 }
