@@ -768,6 +768,35 @@ impl Translator {
                     "the function `{name}` is translated only where its result is compared with ASCII literals (JMESPath's is Unicode, CEL's `upperAscii`/`lowerAscii` are ASCII only)"
                 ));
             }
+            ("regex_replace_all", [_, x, _]) => {
+                let pattern = literal_string(&args[0]).ok_or(
+                    "`regex_replace_all` is translated only with a literal regex".to_owned(),
+                )?;
+                let repl = literal_string(&args[2]).ok_or(
+                    "`regex_replace_all` is translated only with a literal replacement".to_owned(),
+                )?;
+                let groups = regex::Regex::new(&pattern)
+                    .map_err(|e| format!("the regex `{pattern}` is not translated: {e}"))?
+                    .captures_len()
+                    - 1;
+                let repl = go_replacement(&repl, groups)?;
+                let src = format!(
+                    "cel.bind(s, {}, type(s) == string ? s : dyn({}))",
+                    x.folded(),
+                    super::cel_text::runtime_error(
+                        "regex_replace_all: the source is not a string (a number is not translated)"
+                    )
+                );
+                (
+                    format!(
+                        "regex.replace({src}, {}, {})",
+                        quote(&pattern),
+                        quote(&repl)
+                    ),
+                    false,
+                    false,
+                )
+            }
             ("regex_match", [p, x]) => (
                 format!("string({}).matches({})", x.expr, p.expr),
                 false,
@@ -1039,6 +1068,82 @@ fn typed_literal(v: &serde_json::Value) -> (String, String) {
             (format!("{{{}}}", entries.join(", ")), format!("map({ty})"))
         }
     }
+}
+
+/// The string of a JMESPath string literal (raw `'…'` or JSON `` `"…"` ``).
+fn literal_string(ast: &Ast) -> Option<String> {
+    match ast {
+        Ast::Literal { value, .. } => value.as_string().cloned(),
+        _ => None,
+    }
+}
+
+/// A Go `Regexp.ReplaceAll` template (`$N`, `${N}`, `$$`; a malformed `$` is itself) as
+/// cel-go's `regex.replace` replacement (`\N`, `\\`). A group past the regex's count is
+/// empty, as in Go; a named group or a group number above 9 is refused.
+fn go_replacement(t: &str, groups: usize) -> Result<String, String> {
+    let chars: Vec<char> = t.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            out.push_str("\\\\");
+            i += 1;
+            continue;
+        }
+        if c != '$' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        if chars.get(i + 1) == Some(&'$') {
+            out.push('$');
+            i += 2;
+            continue;
+        }
+        let word = |from: usize| {
+            chars[from..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+                .collect::<String>()
+        };
+        let (name, next) = if chars.get(i + 1) == Some(&'{') {
+            let n = word(i + 2);
+            if n.is_empty() || chars.get(i + 2 + n.chars().count()) != Some(&'}') {
+                out.push('$');
+                i += 1;
+                continue;
+            }
+            let len = n.chars().count();
+            (n, i + 3 + len)
+        } else {
+            let n = word(i + 1);
+            if n.is_empty() {
+                out.push('$');
+                i += 1;
+                continue;
+            }
+            let len = n.chars().count();
+            (n, i + 1 + len)
+        };
+        let Ok(g) = name.parse::<usize>() else {
+            return Err(format!(
+                "the replacement `{t}` names a group (`{name}`), which is not translated"
+            ));
+        };
+        if g <= groups {
+            if g > 9 {
+                return Err(format!(
+                    "the replacement `{t}` refers to group {g}; CEL's reaches 9"
+                ));
+            }
+            out.push('\\');
+            out.push_str(&g.to_string());
+        }
+        i = next;
+    }
+    Ok(out)
 }
 
 /// A piece of a `{{ }}` template.

@@ -2177,3 +2177,25 @@ fn empty_quoted_name_is_null() {
     let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
     assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
 }
+
+#[test]
+fn regex_replace_all_takes_go_templates() {
+    // `$N`, `${N}`, `$$`, a group past the count (empty in Go), a malformed `$`, a backslash.
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ regex_replace_all('^(a+)(b*)$', request.object.metadata.labels.v, 'x$2${1}$$$3$-') }}\"\n            operator: Equals\n            value: \"xbba$$-\"\n",
+    );
+    let pods: Vec<String> = ["    v: abb", "    v: aab", "    v: c"]
+        .iter()
+        .map(|l| pod_labelled(l, ""))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
+    let named = p.replace("${1}", "${first}");
+    assert!(
+        migrate(&named).unconverted[0]
+            .reason
+            .contains("names a group"),
+        "{:?}",
+        migrate(&named).unconverted
+    );
+}
