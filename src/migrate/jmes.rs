@@ -522,14 +522,20 @@ impl Translator {
             }
             Ast::Flatten { node, .. } => self.flatten(node, current),
             Ast::Projection { lhs, rhs, .. } => {
-                let base = self.ast(lhs, current)?;
+                let mut base = self.ast(lhs, current)?;
                 if base.nest.is_some() {
                     if matches!(rhs.as_ref(), Ast::Identity { .. }) {
                         return Ok(base);
                     }
-                    return Err(
-                        "a projection over a flattened list of lists is not translated".to_owned(),
-                    );
+                    // A projection over `a[].b[]`: over the one list the lists library's
+                    // `flatten()` makes of it (a non-list element kept, as JMESPath does).
+                    base = Tr {
+                        guards: Vec::new(),
+                        expr: base.flat(),
+                        list: true,
+                        boolean: false,
+                        nest: None,
+                    };
                 }
                 let var = format!("x{}", depth(current));
                 let elem = Tr::plain(var.clone());

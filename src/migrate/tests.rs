@@ -2199,3 +2199,21 @@ fn regex_replace_all_takes_go_templates() {
         migrate(&named).unconverted
     );
 }
+
+#[test]
+fn projection_over_a_flattened_list_of_lists() {
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: [true]\n            operator: AnyIn\n            value: \"{{ request.object.spec.containers[].args[].starts_with(@, 'x') }}\"\n",
+    );
+    let pod = |args: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: i\n{args}  - name: d\n    image: i\n    args: [a]\n"
+        )
+    };
+    let pods: Vec<String> = ["    args: [b, xy]\n", "    args: [b]\n", ""]
+        .iter()
+        .map(|a| pod(a))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
+}
