@@ -2217,3 +2217,52 @@ fn projection_over_a_flattened_list_of_lists() {
     let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
     assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
 }
+
+#[test]
+fn subjects_filter_by_the_requests_user() {
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n        subjects:\n        - kind: ServiceAccount\n          name: dev\n          namespace: ns\n        - kind: Group\n          name: team-*\n    validate:\n      message: m\n      deny: {}\n",
+    )
+    .replace("spec:\n", "spec:\n  background: false\n");
+    let m = migrate(&p);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n";
+    let run = |text: &str, user: Option<(&str, &[&str])>| {
+        let engine = Engine::new(load(text));
+        let req = Request {
+            user_info: user.map(|(u, g)| crate::request::UserInfo {
+                username: u.to_owned(),
+                groups: g.iter().map(|s| (*s).to_owned()).collect(),
+                ..Default::default()
+            }),
+            ..Request::default()
+        };
+        let rs = engine.validate(&resource(cm), &req);
+        rs.iter()
+            .flat_map(|r| r.rules.iter().map(|x| x.status))
+            .collect::<Vec<_>>()
+    };
+    let mut fails = Vec::new();
+    for user in [
+        None,
+        Some(("system:serviceaccount:ns:dev", &[][..])),
+        Some(("system:serviceaccount:ns:other", &[][..])),
+        Some(("alice", &["team-a"][..])),
+        Some(("alice", &["ops"][..])),
+    ] {
+        // A filter that keeps the resource out: no row from the ClusterPolicy, a skip from
+        // the ValidatingPolicy's matchCondition.
+        let a = run(&p, user);
+        let b = run(&yaml, user);
+        assert_eq!(
+            a.contains(&Status::Fail),
+            b.contains(&Status::Fail),
+            "{user:?}: {a:?} / {b:?}\n{yaml}"
+        );
+        assert!(a.contains(&Status::Fail) || a.is_empty(), "{a:?}");
+        fails.push(a.contains(&Status::Fail));
+    }
+    // No user information (a background scan): not filtered, as in Kyverno.
+    assert_eq!(fails, [true, true, false, true, false]);
+}
