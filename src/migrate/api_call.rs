@@ -140,7 +140,13 @@ pub(crate) fn convert(
             )
         }
     };
+    // The request's own Namespace: the `namespaceObject` Kyverno gives a CEL policy (the
+    // same object, read for the request; null only for a cluster-scoped one, whose empty
+    // namespace is an error above).
+    let own_namespace = api_version == "v1"
+        && matches!(rest, ["namespaces", n] if n.trim().strip_prefix("{{").and_then(|t| t.strip_suffix("}}")).is_some_and(|t| t.trim() == "request.namespace"));
     let call_expr = match &obj {
+        Some(n) if own_namespace => nonempty(n, "name", "namespaceObject".to_owned()),
         Some(n) => nonempty(
             &ns,
             "namespace",

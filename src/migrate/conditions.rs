@@ -70,7 +70,7 @@ pub(crate) fn condition(c: &Node, jmes: &Translator) -> Result<String, Blocked> 
                 return Err(Blocked::new(
                     value.span,
                     format!(
-                        "`{op}` with a value that is not a list: Kyverno splits or wildcard-matches it, which is not translated"
+                        "`{op}` with a value that is not a list: Kyverno reads it as a wildcard, a range or a JSON array of strings, which is not translated"
                     ),
                 ));
             }

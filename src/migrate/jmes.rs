@@ -200,6 +200,10 @@ pub(crate) struct Translator {
     /// translated whose result is compared with ASCII literals alone (see
     /// [`case_fold_shape`]).
     pub(crate) case_fold: std::cell::Cell<bool>,
+    /// Set while the operands of deny conditions are translated: Kyverno substitutes them
+    /// all before evaluating, and a path reading a key its map lacks is an error there, so
+    /// each such path's presence test is recorded in [`Translator::substituted`].
+    pub(crate) missing_keys_fail: std::cell::Cell<bool>,
 }
 
 impl Translator {
@@ -217,6 +221,9 @@ impl Translator {
 impl Translator {
     /// One JMESPath expression (the text between `{{` and `}}`).
     pub(crate) fn expr(&self, text: &str, span: Span) -> Result<Tr, Blocked> {
+        if text.contains("{{") {
+            return self.nested(text, span, |t| self.expr(t, span));
+        }
         let ast = ::jmespath::parse(text.trim()).map_err(|e| {
             Blocked::new(span, format!("the JMESPath `{text}` does not parse: {e}"))
         })?;
@@ -232,6 +239,9 @@ impl Translator {
     /// A JMESPath expression evaluated on the variable `root` (an API response) rather
     /// than on Kyverno's context: `root.(text)`.
     pub(crate) fn expr_over(&self, root: &str, text: &str, span: Span) -> Result<Tr, Blocked> {
+        if text.contains("{{") {
+            return self.nested(text, span, |t| self.expr_over(root, t, span));
+        }
         let ast = ::jmespath::parse(text.trim()).map_err(|e| {
             Blocked::new(span, format!("the JMESPath `{text}` does not parse: {e}"))
         })?;
@@ -250,6 +260,96 @@ impl Translator {
             return Err(flattened_value(text, span));
         }
         Ok(tr)
+    }
+
+    /// A JMESPath text holding `{{ }}` (Kyverno substitutes the innermost first, as text: a
+    /// string as it is, `null` for a missing value, and the outer expression is read from the
+    /// result): each nested one must lie in a raw string literal (`'…'`) or a quoted name
+    /// (`"…"`), and becomes a concatenation with its text there. Its text holding that
+    /// literal's delimiter or a backslash (which would change what Kyverno parses) is an
+    /// error. `translate` is the outer translation of the text with the nested ones marked.
+    fn nested(
+        &self,
+        text: &str,
+        span: Span,
+        translate: impl Fn(&str) -> Result<Tr, Blocked>,
+    ) -> Result<Tr, Blocked> {
+        let refuse = |why: &str| {
+            Blocked::new(
+                span,
+                format!("`{}`: a nested `{{{{ }}}}` {why}", text.trim()),
+            )
+        };
+        if text.contains("#kpol") {
+            return Err(refuse("beside the text `#kpol` is not translated"));
+        }
+        let pieces = split_template(text).ok_or_else(|| refuse("is unbalanced"))?;
+        let mut marked = String::new();
+        let mut inner = Vec::new();
+        let mut originals = Vec::new();
+        for p in &pieces {
+            match p {
+                Piece::Text(t) => marked.push_str(t),
+                Piece::Expr(e) => {
+                    marked.push_str(&nested_mark(inner.len()));
+                    originals.push(format!("{{{{{e}}}}}"));
+                    inner.push(self.template_text(&format!("{{{{{e}}}}}"), span, true)?);
+                }
+            }
+        }
+        let (contexts, holding) = mark_contexts(&marked, inner.len());
+        let mut values = Vec::new();
+        for (n, (value, ctx)) in inner.iter().zip(&contexts).enumerate() {
+            let Some(q) = ctx else {
+                return Err(refuse(
+                    "outside a string literal or a quoted name is not translated",
+                ));
+            };
+            let v = format!("nested{n}");
+            let why = format!(
+                "a value substituted into `{}` holds {q} or a backslash",
+                text.trim()
+            );
+            values.push(format!(
+                "cel.bind({v}, {value}, ({v}.contains({}) || {v}.contains('\\\\')) ? dyn({}) : {v})",
+                quote(&q.to_string()),
+                super::cel_text::runtime_error(&why)
+            ));
+        }
+        let allowed: Vec<String> = holding.iter().map(|h| quote(h)).collect();
+        let tr = translate(&marked).map_err(|mut b| {
+            for (n, o) in originals.iter().enumerate() {
+                b.reason = b.reason.replace(&nested_mark(n), o);
+            }
+            b
+        })?;
+        let splice = |e: &str| {
+            splice_marks(e, &allowed, &values)
+                .ok_or_else(|| refuse("is used where its text would be read as more than a string"))
+        };
+        fn walk(tr: &Tr, splice: &dyn Fn(&str) -> Result<String, Blocked>) -> Result<Tr, Blocked> {
+            let guards = tr
+                .guards
+                .iter()
+                .map(|g| splice(g))
+                .collect::<Result<Vec<_>, _>>()?;
+            let nest = match &tr.nest {
+                Some(n) => Some(Box::new(Nest {
+                    outer: splice(&n.outer)?,
+                    var: n.var.clone(),
+                    inner: walk(&n.inner, splice)?,
+                })),
+                None => None,
+            };
+            Ok(Tr {
+                guards,
+                expr: splice(&tr.expr)?,
+                list: tr.list,
+                boolean: tr.boolean,
+                nest,
+            })
+        }
+        walk(&tr, &splice)
     }
 
     /// A string holding `{{ }}`: one expression alone is its value (folded), text around
@@ -346,6 +446,22 @@ impl Translator {
             let pieces = split_template(s).ok_or_else(|| {
                 Blocked::new(node.span, format!("unbalanced `{{{{ }}}}` in `{s}`"))
             })?;
+            if self.missing_keys_fail.get() {
+                for p in &pieces {
+                    if let Piece::Expr(e) = p
+                        && let Some(present) = key_presence(e, self.element.as_deref())
+                    {
+                        let why = format!(
+                            "failed to substitute variables in deny conditions: `{}` reads a missing key",
+                            e.trim()
+                        );
+                        let fail = format!("dyn({})", super::cel_text::runtime_error(&why));
+                        self.substituted
+                            .borrow_mut()
+                            .push(super::cel_text::or(&[present, fail]));
+                    }
+                }
+            }
             if let [Piece::Expr(e)] = pieces.as_slice() {
                 return self.expr(e, node.span);
             }
@@ -406,14 +522,20 @@ impl Translator {
             }
             Ast::Flatten { node, .. } => self.flatten(node, current),
             Ast::Projection { lhs, rhs, .. } => {
-                let base = self.ast(lhs, current)?;
+                let mut base = self.ast(lhs, current)?;
                 if base.nest.is_some() {
                     if matches!(rhs.as_ref(), Ast::Identity { .. }) {
                         return Ok(base);
                     }
-                    return Err(
-                        "a projection over a flattened list of lists is not translated".to_owned(),
-                    );
+                    // A projection over `a[].b[]`: over the one list the lists library's
+                    // `flatten()` makes of it (a non-list element kept, as JMESPath does).
+                    base = Tr {
+                        guards: Vec::new(),
+                        expr: base.flat(),
+                        list: true,
+                        boolean: false,
+                        nest: None,
+                    };
                 }
                 let var = format!("x{}", depth(current));
                 let elem = Tr::plain(var.clone());
@@ -549,7 +671,11 @@ impl Translator {
             if let Some(f) = filter {
                 outer = format!("{outer}.filter({var}, {})", f.truthy());
             }
-            let inner = self.ast(then, Some(&elem))?;
+            let mut inner = self.ast(then, Some(&elem))?;
+            // JMESPath's flatten keeps an element that is not a list as it is.
+            if matches!(then, Ast::Identity { .. }) {
+                inner.expr = format!("dyn(type({var}) == list ? {var} : [{var}])");
+            }
             if inner.nest.is_some() {
                 return Err("flattening more than two levels of lists is not translated".to_owned());
             }
@@ -648,6 +774,35 @@ impl Translator {
                     "the function `{name}` is translated only where its result is compared with ASCII literals (JMESPath's is Unicode, CEL's `upperAscii`/`lowerAscii` are ASCII only)"
                 ));
             }
+            ("regex_replace_all", [_, x, _]) => {
+                let pattern = literal_string(&args[0]).ok_or(
+                    "`regex_replace_all` is translated only with a literal regex".to_owned(),
+                )?;
+                let repl = literal_string(&args[2]).ok_or(
+                    "`regex_replace_all` is translated only with a literal replacement".to_owned(),
+                )?;
+                let groups = regex::Regex::new(&pattern)
+                    .map_err(|e| format!("the regex `{pattern}` is not translated: {e}"))?
+                    .captures_len()
+                    - 1;
+                let repl = go_replacement(&repl, groups)?;
+                let src = format!(
+                    "cel.bind(s, {}, type(s) == string ? s : dyn({}))",
+                    x.folded(),
+                    super::cel_text::runtime_error(
+                        "regex_replace_all: the source is not a string (a number is not translated)"
+                    )
+                );
+                (
+                    format!(
+                        "regex.replace({src}, {}, {})",
+                        quote(&pattern),
+                        quote(&repl)
+                    ),
+                    false,
+                    false,
+                )
+            }
             ("regex_match", [p, x]) => (
                 format!("string({}).matches({})", x.expr, p.expr),
                 false,
@@ -677,6 +832,9 @@ impl Translator {
                     return Err("a path must start with a name".to_owned());
                 };
                 match first.as_str() {
+                    // The empty quoted name `""`: no context entry has it, so it and any
+                    // path under it are null.
+                    "" => return Ok(Tr::plain("null".to_owned())),
                     "request" => {
                         let Some(Step::Field(second)) = steps.next() else {
                             return Err("`request` alone has no translation".to_owned());
@@ -780,6 +938,55 @@ fn depth(current: Option<&Tr>) -> usize {
     })
 }
 
+/// For a `{{ }}` expression that is a path of fields and indexes from `request.object`,
+/// the foreach element or a context variable: a CEL boolean that is false exactly where
+/// Kyverno's JMESPath reports a missing key (a field read on a map that lacks it; a field of
+/// a value that is no map, and an index out of range, are null there, not errors).
+fn key_presence(text: &str, element: Option<&str>) -> Option<String> {
+    let ast = ::jmespath::parse(text.trim()).ok()?;
+    if !path_only(&ast) {
+        return None;
+    }
+    let mut steps = Vec::new();
+    flatten_path(&ast, &mut steps).ok()?;
+    let mut steps = steps.into_iter();
+    let root = match steps.next()? {
+        Step::Field(f) if f == "request" => match steps.next()? {
+            Step::Field(o) if o == "object" => "object".to_owned(),
+            _ => return None,
+        },
+        Step::Field(f) if f == "element" => element?.to_owned(),
+        // Context variables and anything else: left as they are.
+        _ => return None,
+    };
+    let steps: Vec<Step> = steps.collect();
+    fn present(x: &str, steps: &[Step]) -> String {
+        let Some((first, rest)) = steps.split_first() else {
+            return "true".to_owned();
+        };
+        match first {
+            Step::Field(k) => {
+                let below = present(&select(x, k), rest);
+                let has_key = and(&[format!("{} in {x}", quote(k)), below]);
+                if x == "object" {
+                    // The resource is a map.
+                    return has_key;
+                }
+                super::cel_text::or(&[format!("type({x}) != map"), has_key])
+            }
+            Step::Index(i) => {
+                let below = present(&format!("{x}[{i}]"), rest);
+                if below == "true" {
+                    return below;
+                }
+                super::cel_text::or(&[format!("!(type({x}) == list && size({x}) > {i})"), below])
+            }
+        }
+    }
+    let p = present(&root, &steps);
+    (p != "true").then_some(p)
+}
+
 /// Whether `ast` is only fields and indexes.
 fn path_only(ast: &Ast) -> bool {
     match ast {
@@ -869,10 +1076,217 @@ fn typed_literal(v: &serde_json::Value) -> (String, String) {
     }
 }
 
+/// The string of a JMESPath string literal (raw `'…'` or JSON `` `"…"` ``).
+fn literal_string(ast: &Ast) -> Option<String> {
+    match ast {
+        Ast::Literal { value, .. } => value.as_string().cloned(),
+        _ => None,
+    }
+}
+
+/// A Go `Regexp.ReplaceAll` template (`$N`, `${N}`, `$$`; a malformed `$` is itself) as
+/// cel-go's `regex.replace` replacement (`\N`, `\\`). A group past the regex's count is
+/// empty, as in Go; a named group or a group number above 9 is refused.
+fn go_replacement(t: &str, groups: usize) -> Result<String, String> {
+    let chars: Vec<char> = t.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            out.push_str("\\\\");
+            i += 1;
+            continue;
+        }
+        if c != '$' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        if chars.get(i + 1) == Some(&'$') {
+            out.push('$');
+            i += 2;
+            continue;
+        }
+        let word = |from: usize| {
+            chars[from..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+                .collect::<String>()
+        };
+        let (name, next) = if chars.get(i + 1) == Some(&'{') {
+            let n = word(i + 2);
+            if n.is_empty() || chars.get(i + 2 + n.chars().count()) != Some(&'}') {
+                out.push('$');
+                i += 1;
+                continue;
+            }
+            let len = n.chars().count();
+            (n, i + 3 + len)
+        } else {
+            let n = word(i + 1);
+            if n.is_empty() {
+                out.push('$');
+                i += 1;
+                continue;
+            }
+            let len = n.chars().count();
+            (n, i + 1 + len)
+        };
+        let Ok(g) = name.parse::<usize>() else {
+            return Err(format!(
+                "the replacement `{t}` names a group (`{name}`), which is not translated"
+            ));
+        };
+        if g <= groups {
+            if g > 9 {
+                return Err(format!(
+                    "the replacement `{t}` refers to group {g}; CEL's reaches 9"
+                ));
+            }
+            out.push('\\');
+            out.push_str(&g.to_string());
+        }
+        i = next;
+    }
+    Ok(out)
+}
+
 /// A piece of a `{{ }}` template.
 enum Piece<'a> {
     Text(&'a str),
     Expr(&'a str),
+}
+
+/// Where the `}}` closing a `{{` whose text starts `s` is: a `{{ }}` nested inside counts.
+fn closing(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < s.len() {
+        let rest = &s[i..];
+        if rest.starts_with("{{") {
+            depth += 1;
+            i += 2;
+        } else if rest.starts_with("}}") {
+            if depth == 0 {
+                return Some(i);
+            }
+            depth -= 1;
+            i += 2;
+        } else {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    None
+}
+
+/// The mark a nested `{{ }}` leaves in its outer expression's text while that is translated.
+fn nested_mark(i: usize) -> String {
+    format!("#kpol{i}#")
+}
+
+/// Where in a JMESPath text each nested mark lies: in a raw string literal (`'…'`), in a
+/// quoted name (`"…"`), or elsewhere (`None`); and the string literals and quoted names
+/// holding marks, as their contents.
+fn mark_contexts(text: &str, marks: usize) -> (Vec<Option<char>>, Vec<String>) {
+    let mut ctx = vec![None; marks];
+    let mut holding = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut state: Option<char> = None;
+    let mut start = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match state {
+            None if c == '\'' || c == '"' || c == '`' => {
+                state = Some(c);
+                start = i + 1;
+            }
+            None if c == '#' => {
+                // A mark outside any literal: `#kpolN#` (context `None`).
+                i += 1;
+                continue;
+            }
+            Some(q) if c == '\\' => {
+                let _ = q;
+                i += 2;
+                continue;
+            }
+            Some(q) if c == q => {
+                let body: String = chars[start..i].iter().collect();
+                if q != '`' {
+                    for (n, slot) in ctx.iter_mut().enumerate() {
+                        if body.contains(&nested_mark(n)) {
+                            *slot = Some(q);
+                        }
+                    }
+                    if body.contains("#kpol") {
+                        let content = if q == '"' {
+                            serde_json::from_str::<String>(&format!("\"{body}\""))
+                                .unwrap_or_default()
+                        } else {
+                            body.replace("\\'", "'")
+                        };
+                        holding.push(content);
+                    }
+                }
+                state = None;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (ctx, holding)
+}
+
+/// `cel` with each string literal that is exactly one of `allowed` (CEL-quoted) and holds
+/// nested marks rebuilt as a concatenation with the marks' values; `None` where a mark is
+/// left anywhere else.
+fn splice_marks(cel: &str, allowed: &[String], values: &[String]) -> Option<String> {
+    let mut out = String::with_capacity(cel.len());
+    let chars: Vec<char> = cel.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' || c == '"' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != c {
+                j += if chars[j] == '\\' { 2 } else { 1 };
+            }
+            let lit: String = chars[i..(j + 1).min(chars.len())].iter().collect();
+            i = j + 1;
+            if !lit.contains("#kpol") {
+                out.push_str(&lit);
+                continue;
+            }
+            if !allowed.contains(&lit) || lit.len() < 2 {
+                return None;
+            }
+            let mut body = lit[1..lit.len() - 1].to_owned();
+            let mut parts = Vec::new();
+            while let Some(at) = body.find("#kpol") {
+                let tail = &body[at + 5..];
+                let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
+                let n: usize = digits.parse().ok()?;
+                if !tail[digits.len()..].starts_with('#') {
+                    return None;
+                }
+                if at > 0 {
+                    parts.push(format!("{c}{}{c}", &body[..at]));
+                }
+                parts.push(values.get(n)?.clone());
+                body = tail[digits.len() + 1..].to_owned();
+            }
+            if !body.is_empty() {
+                parts.push(format!("{c}{body}{c}"));
+            }
+            out.push_str(&format!("({})", parts.join(" + ")));
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    (!out.contains("#kpol")).then_some(out)
 }
 
 fn split_template(s: &str) -> Option<Vec<Piece<'_>>> {
@@ -883,7 +1297,7 @@ fn split_template(s: &str) -> Option<Vec<Piece<'_>>> {
             out.push(Piece::Text(&rest[..start]));
         }
         let after = &rest[start + 2..];
-        let end = after.find("}}")?;
+        let end = closing(after)?;
         out.push(Piece::Expr(after[..end].trim()));
         rest = &after[end + 2..];
     }

@@ -163,15 +163,21 @@ fn filters_of(block: &Node) -> Result<(bool, Vec<Filter>), Blocked> {
 }
 
 fn filter(f: &Node) -> Result<Filter, Blocked> {
-    for key in ["subjects", "roles", "clusterRoles"] {
+    for key in ["roles", "clusterRoles"] {
         if let Some(n) = f.get(key)
             && !n.is_null()
         {
             return Err(Blocked::new(
                 n.span,
-                format!("`{key}` (who makes the request) is not translated"),
+                format!(
+                    "`{key}` (the requester's RBAC roles, which Kyverno looks up) is not translated"
+                ),
             ));
         }
+    }
+    let mut conds = Vec::new();
+    if let Some(n) = f.get("subjects").filter(|n| !n.is_null()) {
+        conds.push(subjects(n)?);
     }
     let null = Node::null();
     let r = f.get("resources").unwrap_or(&null);
@@ -183,7 +189,6 @@ fn filter(f: &Node) -> Result<Filter, Blocked> {
     }
     let namespaces = strs("namespaces");
     let operations = strs("operations");
-    let mut conds = Vec::new();
     if !names.is_empty() {
         let each: Vec<String> = names
             .iter()
@@ -223,6 +228,52 @@ fn filter(f: &Node) -> Result<Filter, Blocked> {
         object_selector,
         namespace_selector,
     })
+}
+
+/// `subjects`: the request's user is one of them, a ServiceAccount as
+/// `system:serviceaccount:NS:NAME`, each name a Kyverno wildcard over the username (a `User`,
+/// a `ServiceAccount`) or some group (a `Group`); another kind matches nobody. As in Kyverno,
+/// a request without any user information (a background scan) is not filtered by them.
+fn subjects(n: &Node) -> Result<String, Blocked> {
+    let Some(items) = n.as_seq() else {
+        return Err(Blocked::new(n.span, "`subjects` must be a list".to_owned()));
+    };
+    let user = "request.userInfo";
+    let field = |f: &str| format!("{user}.{f}");
+    let mut each = Vec::new();
+    for s in items {
+        let get = |k: &str| s.get(k).and_then(Node::as_str).unwrap_or_default();
+        let name = get("name");
+        each.push(match get("kind") {
+            "ServiceAccount" => and(&[
+                format!("has({})", field("username")),
+                wildcard_test(
+                    &field("username"),
+                    &format!("system:serviceaccount:{}:{name}", get("namespace")),
+                ),
+            ]),
+            "User" => and(&[
+                format!("has({})", field("username")),
+                wildcard_test(&field("username"), name),
+            ]),
+            "Group" => and(&[
+                format!("has({})", field("groups")),
+                format!(
+                    "{}.exists(g, {})",
+                    field("groups"),
+                    wildcard_test("g", name)
+                ),
+            ]),
+            _ => "false".to_owned(),
+        });
+    }
+    let empty = and(&[
+        format!("(!has({u}) || {u} == '')", u = field("username")),
+        format!("(!has({u}) || {u} == '')", u = field("uid")),
+        format!("(!has({g}) || size({g}) == 0)", g = field("groups")),
+        format!("(!has({e}) || size({e}) == 0)", e = field("extra")),
+    ]);
+    Ok(or(&[empty, or(&each)]))
 }
 
 /// A label selector carried over; Kyverno's wildcard values have no Kubernetes spelling.

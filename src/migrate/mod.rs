@@ -175,6 +175,20 @@ pub fn migrate_policy(policy: &Policy) -> Option<Migration> {
         let body = ["validate", "mutate", "generate", "verifyImages"]
             .into_iter()
             .find(|k| rule.get(k).is_some());
+        let config_map = rule
+            .get("context")
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .find_map(|e| e.get("configMap"));
+        if let (true, Some(cm)) = (namespaced, config_map) {
+            out.unconverted.push(Unconverted {
+                rule: rule_name,
+                span: cm.span,
+                reason: "a `configMap` context entry of a namespaced Policy is not converted (Kyverno refuses one in another namespace than the policy's)".to_owned(),
+            });
+            continue;
+        }
         match body {
             Some("validate") => match validate_rule(rule, policy_action, &mut out.notes) {
                 Ok(r) => converted.push(r),
@@ -1113,6 +1127,77 @@ type Common = (
     Option<String>,
 );
 
+/// A context `configMap` entry: the ConfigMap read with the CEL resource library's
+/// `resource.Get` (bound as `NAMEResponse`), and the variable as Kyverno's loader writes it:
+/// only `data` (null where the ConfigMap has none) and `metadata`. The name and namespace are
+/// substituted as Kyverno substitutes them: a lone `{{ }}` must be a string, text around one
+/// is spliced; an empty one (a path Kyverno cannot get) is an error.
+fn config_map(cm: &Node, vname: &str, jmes: &Translator) -> Result<Vec<(String, String)>, Blocked> {
+    let part = |key: &str| -> Result<String, Blocked> {
+        let Some(n) = cm.get(key) else {
+            return Err(Blocked::new(
+                cm.span,
+                format!("the context entry `{vname}`: a `configMap` needs `{key}`"),
+            ));
+        };
+        let Some(s) = n.as_str() else {
+            return Err(Blocked::new(
+                n.span,
+                format!("the context entry `{vname}`: `configMap.{key}` must be a string"),
+            ));
+        };
+        let t = s.trim();
+        let value = if !s.contains("{{") {
+            return if s.is_empty() {
+                Err(Blocked::new(
+                    n.span,
+                    format!("the context entry `{vname}`: `configMap.{key}` is empty"),
+                ))
+            } else {
+                Ok(cel_text::quote(s))
+            };
+        } else if t == s && t.starts_with("{{") && t.ends_with("}}") && t.matches("{{").count() == 1
+        {
+            let e = jmes.template(s, n.span)?;
+            format!(
+                "cel.bind(v, {e}, type(v) == string ? v : dyn({}))",
+                cel_text::runtime_error(&format!(
+                    "failed to substitute variables in context {vname} configMap.{key}: expected string"
+                ))
+            )
+        } else {
+            jmes.template_text(s, n.span, true)?
+        };
+        Ok(format!(
+            "cel.bind(v, {value}, v == '' ? dyn({}) : v)",
+            cel_text::runtime_error(&format!(
+                "the context entry {vname}: an empty configMap.{key}"
+            ))
+        ))
+    };
+    let (name, namespace) = (part("name")?, part("namespace")?);
+    let response = format!("{vname}Response");
+    if jmes.variables.iter().any(|x| x == &response || x == vname) {
+        return Err(Blocked::new(
+            cm.span,
+            format!("the context entry `{vname}`: the name `{response}` is taken"),
+        ));
+    }
+    let r = cel_text::select("variables", &response);
+    Ok(vec![
+        (
+            response.clone(),
+            format!("resource.Get('v1', 'configmaps', {namespace}, {name})"),
+        ),
+        (
+            vname.to_owned(),
+            format!(
+                "{{'data': dyn('data' in {r} ? {r}.data : null), 'metadata': dyn({r}.metadata)}}"
+            ),
+        ),
+    ])
+}
+
 /// What every rule kind shares: matching, context variables, preconditions.
 fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Blocked> {
     let matching = matching::convert(rule)?;
@@ -1137,11 +1222,18 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
             }
             continue;
         }
+        if let Some(cm) = entry.get("configMap") {
+            for (n, e) in config_map(cm, vname, &jmes)? {
+                jmes.variables.push(n.clone());
+                variables.push((n, e));
+            }
+            continue;
+        }
         let Some(var) = entry.get("variable") else {
             return Err(Blocked::new(
                 entry.span,
                 format!(
-                    "the context entry `{vname}` (a ConfigMap, image registry or global context) needs a cluster or a mock; only `variable` and API-call (GET) entries are converted"
+                    "the context entry `{vname}` (an image registry or global context) needs a cluster or a mock; only `variable`, `configMap` and API-call (GET) entries are converted"
                 ),
             ));
         };
@@ -1274,10 +1366,11 @@ fn validations(
     if let Some(deny) = validate.get("deny") {
         let null = Node::null();
         let conds = deny.get("conditions").unwrap_or(&null);
-        return Ok(vec![one(
-            cel_text::not(&conditions::block(conds, jmes)?),
-            &msg,
-        )]);
+        jmes.missing_keys_fail.set(true);
+        let block = conditions::block(conds, jmes);
+        jmes.missing_keys_fail.set(false);
+        let body = jmes.after_substitutions(cel_text::not(&block?));
+        return Ok(vec![one(body, &msg)]);
     }
     if let Some(fe) = validate.get("foreach") {
         let mut out = Vec::new();

@@ -1218,7 +1218,10 @@ pub(crate) fn foreach(
     let mut changes = Some(Vec::new());
     for entry in items {
         if let Some(smp) = entry.get("patchStrategicMerge") {
-            let (m, c) = foreach_smp(entry, smp, outer, pod_autogen)?;
+            let (m, c) = match foreach_smp_selected(entry, smp, outer, pod_autogen) {
+                Some(r) => r?,
+                None => foreach_smp(entry, smp, outer, pod_autogen)?,
+            };
             out.extend(m);
             if let Some(cs) = changes.as_mut() {
                 cs.push(c);
@@ -1414,6 +1417,357 @@ fn foreach_smp(
         expr: adds.join(" + "),
     });
     Ok((out, some))
+}
+
+/// A mutate foreach entry whose `patchStrategicMerge` is plain keys down to one list holding
+/// one element selected by `(name): "{{element.name}}"` (or, where the foreach list is that
+/// list, `name: "{{element.name}}"`), the rest of the element maps whose leaves are literal
+/// scalars or `{{ }}` values of the element (a leaf key may be `+(k)`). Each element merges
+/// into the list's element of its name: `None` where the overlay has another shape. With
+/// names unique (as Kubernetes requires of containers), the descending order (Kyverno's
+/// default here) moves each merged element to the front once, which restores the list's
+/// order; so the entry is one `JSONPatch` mutation over the list's indexes. A null value
+/// removes its key (a plain one) and creates no map; a name that is not a lowercase DNS label
+/// starting with a letter (which Kyverno would read as a pattern) is an error.
+fn foreach_smp_selected(
+    entry: &Node,
+    smp: &Node,
+    outer: &Translator,
+    pod_autogen: bool,
+) -> Option<Result<(Vec<Mutation>, String), Blocked>> {
+    // Plain keys down to the list.
+    let mut keys = Vec::new();
+    let mut cur = smp;
+    let list = loop {
+        let Value::Map(m) = &cur.value else {
+            return None;
+        };
+        let [e] = m.entries() else {
+            return None;
+        };
+        if !is_field(&e.key) {
+            return None;
+        }
+        keys.push(e.key.clone());
+        match &e.value.value {
+            Value::Seq(items) => break items,
+            Value::Map(_) => cur = &e.value,
+            _ => return None,
+        }
+    };
+    let [element] = list.as_slice() else {
+        return None;
+    };
+    let Value::Map(em) = &element.value else {
+        return None;
+    };
+    let is_name_template = |n: &Node| {
+        n.as_str().is_some_and(|s| {
+            let t = s.trim();
+            t.strip_prefix("{{")
+                .and_then(|t| t.strip_suffix("}}"))
+                .is_some_and(|inner| inner.trim() == "element.name")
+        })
+    };
+    let (conditional, rest): (bool, Vec<_>) = if let Some(n) = em.get("(name)") {
+        if !is_name_template(n) || em.get("name").is_some() {
+            return None;
+        }
+        (
+            true,
+            em.entries().iter().filter(|e| e.key != "(name)").collect(),
+        )
+    } else if let Some(n) = em.get("name") {
+        if !is_name_template(n) {
+            return None;
+        }
+        (
+            false,
+            em.entries().iter().filter(|e| e.key != "name").collect(),
+        )
+    } else {
+        return None;
+    };
+    Some(selected_entry(
+        entry,
+        smp,
+        outer,
+        pod_autogen,
+        &keys,
+        conditional,
+        &rest,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn selected_entry(
+    entry: &Node,
+    smp: &Node,
+    outer: &Translator,
+    pod_autogen: bool,
+    keys: &[String],
+    conditional: bool,
+    rest: &[&crate::yaml::Entry],
+) -> Result<(Vec<Mutation>, String), Blocked> {
+    let refuse = |span, why: &str| {
+        Blocked::new(
+            span,
+            format!("`patchStrategicMerge` inside a mutate foreach: {why}"),
+        )
+    };
+    let mut order_desc = true;
+    if let Value::Map(em) = &entry.value {
+        for e in em.entries() {
+            match e.key.as_str() {
+                "list" | "patchStrategicMerge" => {}
+                "order" => order_desc = e.value.as_str() == Some("Descending"),
+                _ => {
+                    return Err(refuse(
+                        e.key_span,
+                        &format!("`{}` beside it is not translated", e.key),
+                    ));
+                }
+            }
+        }
+    }
+    if !order_desc {
+        return Err(refuse(
+            smp.span,
+            "the merge moves each selected element to the front of its list; only the descending order (the default) restores the list's order",
+        ));
+    }
+    let Some(list_node) = entry.get("list") else {
+        return Err(Blocked::new(
+            entry.span,
+            "a foreach needs a `list`".to_owned(),
+        ));
+    };
+    let items = foreach_list(list_node)?;
+    let target_path = format!("request.object.{}", keys.join("."));
+    let listed = list_node.as_str().unwrap_or_default().trim();
+    if !conditional && listed.strip_suffix("[]").unwrap_or(listed) != target_path {
+        return Err(refuse(
+            list_node.span,
+            "a `name: \"{{element.name}}\"` element adds an element where the list has none of that name; only the foreach over that very list is translated",
+        ));
+    }
+    let target = foreach_list(&Node {
+        value: Value::Str(target_path),
+        span: list_node.span,
+    })?;
+    let mut jmes = outer.clone();
+    jmes.element = Some("element".to_owned());
+    let mut leaves = Vec::new();
+    selected_leaves(rest, &[], &jmes, &mut leaves, &refuse)?;
+    if leaves.is_empty() {
+        return Err(refuse(smp.span, "the overlay is empty"));
+    }
+    if pod_autogen {
+        return Err(refuse(
+            smp.span,
+            "the ClusterPolicy's autogen copies the rule for pod controllers, and a MutatingPolicy's autogen does not rewrite the JSON patches it becomes",
+        ));
+    }
+    let pointer = |ks: &[String]| -> String {
+        ks.iter()
+            .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
+            .collect()
+    };
+    let base = format!("{} + '/' + string(j)", quote(&pointer(keys)));
+    // Per leaf: where its parents are maps in `t`, whether it needs setting (`v_N` its value)
+    // or removing.
+    let mut binds = Vec::new();
+    let mut sets = Vec::new();
+    let mut removes = Vec::new();
+    let mut set_conds = Vec::new();
+    let mut parents: Vec<Vec<String>> = Vec::new();
+    let there = |ks: &[String]| -> (Vec<String>, String) {
+        let mut cur = "t".to_owned();
+        let mut tests = Vec::new();
+        for k in ks {
+            let q = quote(k);
+            tests.push(format!("({q} in {cur} && {cur}[{q}] != null)"));
+            cur = format!("{cur}[{q}]");
+        }
+        (tests, cur)
+    };
+    for (n, leaf) in leaves.iter().enumerate() {
+        let v = format!("v_{n}");
+        binds.push((v.clone(), super::cel_text::nullable(&leaf.value)));
+        let (mut tests, cur) = there(&leaf.parents);
+        let q = quote(&leaf.key);
+        tests.push(format!("{q} in {cur}"));
+        let present = and(&tests);
+        let set = if leaf.add {
+            and(&[format!("{v} != null"), super::cel_text::not(&present)])
+        } else {
+            and(&[
+                format!("{v} != null"),
+                super::cel_text::not(&and(&[present.clone(), format!("{cur}[{q}] == {v}")])),
+            ])
+        };
+        let mut all = leaf.parents.clone();
+        all.push(leaf.key.clone());
+        let path = format!("{base} + {}", quote(&pointer(&all)));
+        // The merge keeps the leaf (a null one too, which then creates its parent maps
+        // empty) unless it is `+(k)` on a present key.
+        let kept = if leaf.add {
+            super::cel_text::not(&present)
+        } else {
+            "true".to_owned()
+        };
+        sets.push((
+            leaf.parents.clone(),
+            kept,
+            format!("({set} ? [JSONPatch{{op: 'add', path: {path}, value: {v}}}] : [])"),
+        ));
+        set_conds.push(set);
+        if !leaf.add {
+            let rm = and(&[format!("{v} == null"), present]);
+            removes.push((
+                rm.clone(),
+                format!("({rm} ? [JSONPatch{{op: 'remove', path: {path}}}] : [])"),
+            ));
+        }
+        for j in 1..=leaf.parents.len() {
+            let prefix = leaf.parents[..j].to_vec();
+            if !parents.contains(&prefix) {
+                parents.push(prefix);
+            }
+        }
+    }
+    let mut ops = Vec::new();
+    for prefix in &parents {
+        let needs: Vec<String> = sets
+            .iter()
+            .filter(|(p, _, _)| p.starts_with(prefix))
+            .map(|(_, s, _)| s.clone())
+            .collect();
+        let (tests, _) = there(prefix);
+        ops.push(format!(
+            "({} ? [JSONPatch{{op: 'add', path: {base} + {}, value: {{}}}}] : [])",
+            and(&[
+                super::cel_text::not(&and(&tests)),
+                super::cel_text::or(&needs)
+            ]),
+            quote(&pointer(prefix))
+        ));
+    }
+    ops.extend(sets.iter().map(|(_, _, o)| o.clone()));
+    ops.extend(removes.iter().map(|(_, o)| o.clone()));
+    let changed: Vec<String> = sets
+        .iter()
+        .map(|(_, s, _)| s.clone())
+        .chain(removes.iter().map(|(r, _)| r.clone()))
+        .collect();
+    let bound = |body: String| {
+        binds
+            .iter()
+            .rev()
+            .fold(body, |acc, (v, e)| format!("cel.bind({v}, {e}, {acc})"))
+    };
+    let name_ok = if conditional {
+        "type(e.name) == string && e.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')"
+    } else {
+        "type(e.name) == string"
+    };
+    let names_ok =
+        format!("items.all(e, e == null || (type(e) == map && 'name' in e && {name_ok}))");
+    let fail = format!(
+        "dyn({})",
+        super::cel_text::runtime_error(
+            "a foreach element has no name Kyverno could select by (`{{element.name}}`)"
+        )
+    );
+    let selected = "type(targets[j]) == map && 'name' in targets[j] && items.exists(e, e != null && e.name == targets[j].name)";
+    let per = |body: String| {
+        format!(
+            "cel.bind(t, targets[j], cel.bind(element, items.filter(e, e != null && e.name == t.name)[0], {}))",
+            bound(body)
+        )
+    };
+    let patch = format!(
+        "cel.bind(items, {items}, cel.bind(targets, {target}, !({names_ok}) ? {fail} : lists.range(size(targets)).filter(j, {selected}).map(j, {}).flatten()))",
+        per(ops.join(" + "))
+    );
+    let some = format!(
+        "cel.bind(items, {items}, cel.bind(targets, {target}, !({names_ok}) || lists.range(size(targets)).exists(j, ({selected}) && {})))",
+        per(super::cel_text::or(&changed))
+    );
+    Ok((
+        vec![Mutation {
+            json_patch: true,
+            expr: patch,
+        }],
+        some,
+    ))
+}
+
+/// A leaf of a selected list element's overlay: the keys above it, its key, its CEL value
+/// (may be null at run time), and whether it is `+(key)`.
+struct SelectedLeaf {
+    parents: Vec<String>,
+    key: String,
+    value: String,
+    add: bool,
+}
+
+fn selected_leaves(
+    entries: &[&crate::yaml::Entry],
+    parents: &[String],
+    jmes: &Translator,
+    out: &mut Vec<SelectedLeaf>,
+    refuse: &dyn Fn(crate::source::Span, &str) -> Blocked,
+) -> Result<(), Blocked> {
+    for e in entries {
+        let (key, add) = match parse_anchor(&e.key) {
+            None if is_field(&e.key) || !e.key.contains(['{', '$', '(']) => (e.key.as_str(), false),
+            Some(a) if a.kind == AnchorKind::AddIfNotPresent && !a.key.contains(['{', '$']) => {
+                (a.key, true)
+            }
+            _ => {
+                return Err(refuse(
+                    e.key_span,
+                    &format!(
+                        "the key `{}` in a selected list element is not translated",
+                        e.key
+                    ),
+                ));
+            }
+        };
+        match &e.value.value {
+            Value::Map(inner) if !add && !inner.is_empty() => {
+                let mut p = parents.to_vec();
+                p.push(key.to_owned());
+                let kids: Vec<&crate::yaml::Entry> = inner.entries().iter().collect();
+                selected_leaves(&kids, &p, jmes, out, refuse)?;
+            }
+            Value::Str(s) if s.contains("$(") => {
+                return Err(refuse(e.value.span, "a `$(…)` value is not translated"));
+            }
+            Value::Str(s) if s.contains("{{") => out.push(SelectedLeaf {
+                parents: parents.to_vec(),
+                key: key.to_owned(),
+                value: jmes.template_kyverno_text(s, e.value.span)?,
+                add,
+            }),
+            Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+                out.push(SelectedLeaf {
+                    parents: parents.to_vec(),
+                    key: key.to_owned(),
+                    value: literal(&e.value.to_json()),
+                    add,
+                });
+            }
+            _ => {
+                return Err(refuse(
+                    e.value.span,
+                    "only maps with scalar leaves are translated in a selected list element (no lists, `null`, empty maps or `+()` on a map)",
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One leaf of a foreach overlay: the constant map keys above it, its key as CEL (a string

@@ -227,17 +227,23 @@ impl<'t> Patterns<'t> {
                 "an empty list pattern always fails in Kyverno".to_owned(),
             ));
         };
-        if !matches!(first.value, Value::Map(_)) {
+        if matches!(first.value, Value::Seq(_)) {
             return Err(Blocked::new(
                 first.span,
-                "a list pattern of scalars or lists is compared element by position; only lists of maps are translated".to_owned(),
+                "a list pattern of lists is compared element by position; only lists of maps or scalars are translated".to_owned(),
             ));
         }
         if items.len() > 1 {
             return Err(Blocked::new(
                 items[1].span,
-                "Kyverno matches every element against the first map of a list pattern only; the later maps would be ignored".to_owned(),
+                "Kyverno matches every element against the first entry of a list pattern only; the later entries would be ignored".to_owned(),
             ));
+        }
+        if !matches!(first.value, Value::Map(_)) {
+            // A list pattern led by a scalar: the value must be a list whose every element
+            // meets that scalar (an empty list passes).
+            let each = scalar_one(first, ITEM, self.jmes)?;
+            return Ok(format!("type({v}) == list && {v}.all({ITEM}, {each})"));
         }
         let var = self.fresh(last_segment(v));
         let lenient = self.translate(first, &var, Mode::Lenient)?;
@@ -273,8 +279,34 @@ pub(crate) fn has_skips(pattern: &Node) -> bool {
     }
 }
 
-/// A scalar pattern against a present value `v`.
+/// The iteration variable of a scalar pattern over a list value (no pattern variable is named
+/// so: those end in a number).
+const ITEM: &str = "item";
+
+/// A scalar pattern against a present value `v`: Kyverno matches a list value element by
+/// element (every element must meet the pattern; an empty list passes).
 fn scalar(pattern: &Node, v: &str, jmes: &Translator) -> Result<String, Blocked> {
+    let (one, each) = if let Value::Str(s) = &pattern.value
+        && s.contains("{{")
+    {
+        // Substituted once, before the walk: both branches compare with the same value.
+        let e = jmes.template_unguarded(s, pattern.span)?;
+        let test = |x: &str| format!("string({x}) == string({e})");
+        (test(v), test(ITEM))
+    } else {
+        (
+            scalar_one(pattern, v, jmes)?,
+            scalar_one(pattern, ITEM, jmes)?,
+        )
+    };
+    Ok(format!(
+        "(type({v}) == list ? {v}.all({ITEM}, {each}) : {})",
+        super::cel_text::paren(&one)
+    ))
+}
+
+/// A scalar pattern against a present value `v` that is not a list.
+fn scalar_one(pattern: &Node, v: &str, jmes: &Translator) -> Result<String, Blocked> {
     match &pattern.value {
         Value::Bool(b) => Ok(format!("{v} == {b}")),
         Value::Int(i) => Ok(format!("{v} == {i}")),

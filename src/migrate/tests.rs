@@ -146,7 +146,7 @@ fn equality_and_negation_anchors() {
         "        spec:\n          =(hostNetwork): false\n          X(hostPID): \"*\"\n",
     )));
     assert!(
-        e.contains("(!has(object.spec.hostNetwork) || (object.spec.hostNetwork == false))"),
+        e.contains("(!has(object.spec.hostNetwork) || (type(object.spec.hostNetwork) == list ? object.spec.hostNetwork.all(item, item == false) : (object.spec.hostNetwork == false)))"),
         "{e}"
     );
     assert!(e.contains("!has(object.spec.hostPID)"), "{e}");
@@ -161,7 +161,7 @@ fn conditional_anchor_skips_as_kyverno_does() {
     // The validation is the strict form; where the pattern would skip, a match condition
     // keeps the policy out, as Kyverno skips the rule.
     let e = only_expression(&m);
-    assert!(e.contains("(!(has(containers2.name) && ((containers2.name != null) && (string(containers2.name) == 'c')))) ||"), "{e}");
+    assert!(e.contains("(!(has(containers2.name) && (type(containers2.name) == list ? containers2.name.all(item, (item != null) && (string(item) == 'c')) : ((containers2.name != null) && (string(containers2.name) == 'c'))))) ||"), "{e}");
     assert_eq!(
         m.policies[0]["spec"]["matchConditions"][0]["name"],
         "preconditions"
@@ -175,6 +175,48 @@ fn conditional_anchor_skips_as_kyverno_does() {
         same_verdicts(&text, &[&other, POD_TAGGED, &root]),
         ["skip", "pass", "fail"]
     );
+}
+
+#[test]
+fn scalar_patterns_over_lists_match_every_element() {
+    // A scalar pattern meets a list value when every element meets it (an empty list
+    // passes); a list pattern led by a scalar asks for a list whose every element meets it.
+    let scalar = pattern_rule("        spec:\n          accessModes: \"Read*\"\n");
+    let e = only_expression(&migrate(&scalar));
+    assert!(
+        e.contains("type(object.spec.accessModes) == list ? object.spec.accessModes.all(item, "),
+        "{e}"
+    );
+    let listed =
+        pattern_rule("        spec:\n          accessModes:\n          - ReadWriteOncePod\n");
+    let e = only_expression(&migrate(&listed));
+    assert!(
+        e.contains("type(object.spec.accessModes) == list && object.spec.accessModes.all(item, "),
+        "{e}"
+    );
+    let pvc = |modes: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  accessModes: {modes}\n")
+    };
+    let pvcs = [
+        pvc("[ReadWriteOncePod]"),
+        pvc("[ReadWriteOncePod, ReadWriteOnce]"),
+        pvc("[ReadOnlyMany, ReadWriteMany]"),
+        pvc("[]"),
+        pvc("ReadWriteOncePod"),
+        pvc("[ReadWriteOnce]"),
+    ];
+    let pvcs: Vec<&str> = pvcs.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&scalar, &pvcs),
+        ["pass", "pass", "pass", "pass", "pass", "pass"]
+    );
+    assert_eq!(
+        same_verdicts(&listed, &pvcs),
+        ["pass", "fail", "fail", "pass", "fail", "fail"]
+    );
+    // Later entries of a list pattern are ignored by Kyverno: refused, as for maps.
+    let two = pattern_rule("        spec:\n          accessModes:\n          - a\n          - b\n");
+    assert!(migrate(&two).unconverted[0].reason.contains("first entry"));
 }
 
 #[test]
@@ -195,7 +237,7 @@ fn global_anchor_skips_as_kyverno_does() {
     );
     let e = only_expression(&migrate(&text));
     assert!(
-        e.contains("(!has(object.spec.hostNetwork) || (object.spec.hostNetwork == true))"),
+        e.contains("(!has(object.spec.hostNetwork) || (type(object.spec.hostNetwork) == list ? object.spec.hostNetwork.all(item, item == true) : (object.spec.hostNetwork == true)))"),
         "{e}"
     );
     let host = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  hostNetwork: true\n  containers:\n  - name: c\n    image: x\n";
@@ -304,13 +346,13 @@ fn missing_key_meets_pattern_as_null() {
     )));
     assert!(
         e.contains(
-            "(!has(object.spec.z) || ((object.spec.z == null) || (int(object.spec.z) <= 1)))"
+            "(!has(object.spec.z) || (type(object.spec.z) == list ? object.spec.z.all(item, (item == null) || (int(item) <= 1)) : ((object.spec.z == null) || (int(object.spec.z) <= 1))))"
         ),
         "{e}"
     );
     assert!(
         e.contains(
-            "(!has(object.spec.x) || ((object.spec.x != null) && (string(object.spec.x) != '')))"
+            "(!has(object.spec.x) || (type(object.spec.x) == list ? object.spec.x.all(item, (item != null) && (string(item) != '')) : ((object.spec.x != null) && (string(object.spec.x) != ''))))"
         ),
         "{e}"
     );
@@ -392,6 +434,42 @@ fn in_operators_with_wildcard_entries_match_both_ways() {
         same_verdicts(&rule("request.object.metadata.name", "AnyIn"), &n),
         ["fail", "pass"]
     );
+}
+
+#[test]
+fn deny_key_reading_a_missing_key_is_an_error() {
+    // Kyverno substitutes every deny operand first; a path reading a key its map lacks is
+    // an error there (the rule errors), while a `||` default, a field of a non-map and an
+    // index out of range give null.
+    let deny = |key: &str| {
+        policy(&format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{{{ {key} }}}}\"\n            operator: Equals\n            value: x\n"
+        ))
+    };
+    let labelled = |app: &str| {
+        POD_LATEST.replace(
+            "  name: a\n",
+            &format!("  name: a\n  labels:\n    app: {app}\n"),
+        )
+    };
+    let (x, y) = (labelled("x"), labelled("y"));
+    let plain = deny("request.object.metadata.labels.app");
+    let e = only_expression(&migrate(&plain));
+    assert!(
+        e.starts_with("size([(('metadata' in object) && ((type(object.metadata) != map) || "),
+        "{e}"
+    );
+    assert_eq!(
+        same_verdicts(&plain, &[&x, &y, POD_LATEST]),
+        ["fail", "pass", "error"]
+    );
+    let defaulted = deny("request.object.metadata.labels.app || ''");
+    assert_eq!(
+        same_verdicts(&defaulted, &[&x, &y, POD_LATEST]),
+        ["fail", "pass", "pass"]
+    );
+    let indexed = deny("request.object.spec.containers[3].name");
+    assert_eq!(same_verdicts(&indexed, &[POD_LATEST]), ["pass"]);
 }
 
 #[test]
@@ -521,7 +599,7 @@ fn audit_action_and_autogen_annotation() {
 #[test]
 fn refusals_point_at_the_construct() {
     let text = policy(
-        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: cm\n      configMap:\n        name: x\n        namespace: y\n    validate:\n      message: m\n      deny: {}\n",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: cm\n      imageRegistry:\n        reference: x\n    validate:\n      message: m\n      deny: {}\n",
     );
     let m = migrate(&text);
     assert!(m.policies.is_empty());
@@ -529,7 +607,7 @@ fn refusals_point_at_the_construct() {
     assert_eq!(u.rule, "r");
     assert!(
         u.reason
-            .contains("only `variable` and API-call (GET) entries are converted"),
+            .contains("only `variable`, `configMap` and API-call (GET) entries are converted"),
         "{}",
         u.reason
     );
@@ -1641,10 +1719,62 @@ fn variables_are_renamed_as_whole_references_outside_strings() {
 }
 
 #[test]
+fn foreach_strategic_merge_into_the_element_of_its_name() {
+    // Each element merges into the list's element of its name: `+(k)` where missing, plain
+    // leaves set, a null value (both fields missing) creating nothing.
+    let text = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: p\n  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\nspec:\n  rules:\n  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - (name): \"{{element.name}}\"\n              resources:\n                limits:\n                  +(memory): \"{{element.resources.limits.memory || element.resources.requests.memory}}\"\n                requests:\n                  +(cpu): 100m\n";
+    let m = migrate(text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let pod = |resources: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: y\n{resources}"
+        )
+    };
+    for r in [
+        pod(""),
+        pod("    resources:\n      requests:\n        memory: 1Gi\n"),
+        pod(
+            "    resources:\n      limits:\n        memory: 2Gi\n      requests:\n        cpu: 1\n",
+        ),
+    ] {
+        assert_eq!(
+            mutated_json(load(text), &r),
+            mutated_json(load(&yaml), &r),
+            "on {r}\nconverted:\n{yaml}"
+        );
+    }
+    // Ascending order would reorder the list (each merge moves its element first).
+    let asc = text.replace(
+        "        patchStrategicMerge:",
+        "        order: Ascending\n        patchStrategicMerge:",
+    );
+    assert!(migrate(&asc).unconverted[0].reason.contains("descending"));
+    // With the ClusterPolicy's autogen on, its pod-controller copies are converted too.
+    let auto = text.replace(
+        "  annotations:\n    pod-policies.kyverno.io/autogen-controllers: none\n",
+        "",
+    );
+    let m = migrate(&auto);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: x\n      - name: b\n        image: y\n        resources:\n          requests:\n            memory: 1Gi\n";
+    assert_ne!(
+        mutated_json(load(&auto), deployment),
+        resource(deployment).root.to_json()
+    );
+    assert_eq!(
+        mutated_json(load(&auto), deployment),
+        mutated_json(load(&yaml), deployment),
+        "converted:\n{yaml}"
+    );
+}
+
+#[test]
 fn foreach_strategic_merge_with_pod_autogen_reports_the_overlay_first() {
     // A list in the overlay: reported as the list, which copies alone would not convert.
     let list = policy(
-        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - (name): \"{{element.name}}\"\n              image: x\n",
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - (name): x\n              image: x\n",
     );
     let m = migrate(&list);
     assert_eq!(m.unconverted.len(), 1, "{:?}", m.unconverted);
@@ -1941,4 +2071,198 @@ fn deny_duration_comparisons_keep_the_cluster_policys_verdicts() {
         same_verdicts(&text, &pods),
         [p, f, p, p, p, f, p, f, p, p, p, f, p, f]
     );
+}
+
+fn pod_labelled(labels: &str, volumes: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels:\n{labels}\nspec:\n  containers:\n  - name: c\n    image: x\n    volumeMounts:\n    - name: h\n      mountPath: /h\n{volumes}"
+    )
+}
+
+#[test]
+fn nested_substitutions_splice_text_into_literals_and_quoted_names() {
+    // Kyverno substitutes the inner `{{ }}` first, as text, then reads the outer one.
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ regex_match('^v[0-9]$', '{{request.object.metadata.labels.v || 'empty'}}') }}\"\n            operator: Equals\n            value: false\n          - key: \"{{ request.object.metadata.labels.\\\"{{request.object.metadata.labels.k || 'none'}}\\\" || 'x' }}\"\n            operator: Equals\n            value: bad\n",
+    );
+    let pods: Vec<String> = [
+        "    v: v1",
+        "    v: v12",
+        "    w: v1",
+        "    v: v1\n    k: z\n    z: bad",
+        "    v: v1\n    k: z\n    z: good",
+    ]
+    .iter()
+    .map(|l| pod_labelled(l, ""))
+    .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&p, &refs),
+        ["pass", "fail", "fail", "fail", "pass"]
+    );
+    // Outside a literal or a quoted name the nested text would be read as JMESPath.
+    let bare = p.replace(
+        "labels.\\\"{{request.object.metadata.labels.k || 'none'}}\\\"",
+        "{{request.object.metadata.labels.k}}",
+    );
+    let m = migrate(&bare);
+    assert!(
+        m.unconverted[0].reason.contains("outside a string literal"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
+#[test]
+fn flattened_filter_keeps_elements_that_are_not_lists() {
+    // `volumes[?hostPath][]`: the maps themselves (JMESPath's flatten keeps a non-list).
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      foreach:\n      - list: \"request.object.spec.volumes[?hostPath][]\"\n        deny:\n          conditions:\n            any:\n            - key: \"{{ request.object.spec.containers[].volumeMounts[?name == '{{element.name}}' && readOnly][] | length(@) }}\"\n              operator: Equals\n              value: 0\n",
+    );
+    let pods: Vec<String> = [
+        "  volumes:\n  - name: h\n    hostPath:\n      path: /h\n",
+        "  volumes:\n  - name: g\n    hostPath:\n      path: /g\n",
+        "  volumes:\n  - name: h\n    emptyDir: {}\n",
+    ]
+    .iter()
+    .map(|v| pod_labelled("    a: b", v))
+    .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    let ro = pods[0].replace("mountPath: /h\n", "mountPath: /h\n      readOnly: true\n");
+    let mut all = refs.clone();
+    all.push(&ro);
+    assert_eq!(same_verdicts(&p, &all), ["fail", "fail", "skip", "pass"]);
+}
+
+#[test]
+fn config_map_context_reads_data_and_metadata_through_resource_get() {
+    let rule = "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: cm\n      configMap:\n        name: \"{{request.object.metadata.labels.cm}}\"\n        namespace: \"team-{{request.namespace}}\"\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ cm.data.k || '' }}\"\n            operator: Equals\n            value: x\n";
+    let m = migrate(&policy(rule));
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(
+        yaml.contains("resource.Get('v1', 'configmaps', cel.bind(v, 'team-' + "),
+        "{yaml}"
+    );
+    assert!(yaml.contains("type(v) == string ? v"), "{yaml}");
+    assert!(
+        yaml.contains("{'data': dyn('data' in variables.cmResponse ? variables.cmResponse.data : null), 'metadata': dyn(variables.cmResponse.metadata)}"),
+        "{yaml}"
+    );
+    assert!(!load(&yaml).is_empty());
+    // A namespaced Policy's ConfigMap in another namespace is an error in Kyverno.
+    let namespaced = policy(rule)
+        .replace("kind: ClusterPolicy", "kind: Policy")
+        .replace(
+            "metadata:\n  name: p\n",
+            "metadata:\n  name: p\n  namespace: n\n",
+        );
+    let m = migrate(&namespaced);
+    assert!(
+        m.unconverted[0].reason.contains("namespaced Policy"),
+        "{:?}",
+        m.unconverted
+    );
+}
+
+#[test]
+fn empty_quoted_name_is_null() {
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ request.object.metadata.labels.a || \\\"\\\" }}\"\n            operator: Equals\n            value: x\n",
+    );
+    let pods: Vec<String> = ["    a: x", "    a: y", "    b: x"]
+        .iter()
+        .map(|l| pod_labelled(l, ""))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
+}
+
+#[test]
+fn regex_replace_all_takes_go_templates() {
+    // `$N`, `${N}`, `$$`, a group past the count (empty in Go), a malformed `$`, a backslash.
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ regex_replace_all('^(a+)(b*)$', request.object.metadata.labels.v, 'x$2${1}$$$3$-') }}\"\n            operator: Equals\n            value: \"xbba$$-\"\n",
+    );
+    let pods: Vec<String> = ["    v: abb", "    v: aab", "    v: c"]
+        .iter()
+        .map(|l| pod_labelled(l, ""))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
+    let named = p.replace("${1}", "${first}");
+    assert!(
+        migrate(&named).unconverted[0]
+            .reason
+            .contains("names a group"),
+        "{:?}",
+        migrate(&named).unconverted
+    );
+}
+
+#[test]
+fn projection_over_a_flattened_list_of_lists() {
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: [true]\n            operator: AnyIn\n            value: \"{{ request.object.spec.containers[].args[].starts_with(@, 'x') }}\"\n",
+    );
+    let pod = |args: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: c\n    image: i\n{args}  - name: d\n    image: i\n    args: [a]\n"
+        )
+    };
+    let pods: Vec<String> = ["    args: [b, xy]\n", "    args: [b]\n", ""]
+        .iter()
+        .map(|a| pod(a))
+        .collect();
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
+}
+
+#[test]
+fn subjects_filter_by_the_requests_user() {
+    let p = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [ConfigMap]\n        subjects:\n        - kind: ServiceAccount\n          name: dev\n          namespace: ns\n        - kind: Group\n          name: team-*\n    validate:\n      message: m\n      deny: {}\n",
+    )
+    .replace("spec:\n", "spec:\n  background: false\n");
+    let m = migrate(&p);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\n";
+    let run = |text: &str, user: Option<(&str, &[&str])>| {
+        let engine = Engine::new(load(text));
+        let req = Request {
+            user_info: user.map(|(u, g)| crate::request::UserInfo {
+                username: u.to_owned(),
+                groups: g.iter().map(|s| (*s).to_owned()).collect(),
+                ..Default::default()
+            }),
+            ..Request::default()
+        };
+        let rs = engine.validate(&resource(cm), &req);
+        rs.iter()
+            .flat_map(|r| r.rules.iter().map(|x| x.status))
+            .collect::<Vec<_>>()
+    };
+    let mut fails = Vec::new();
+    for user in [
+        None,
+        Some(("system:serviceaccount:ns:dev", &[][..])),
+        Some(("system:serviceaccount:ns:other", &[][..])),
+        Some(("alice", &["team-a"][..])),
+        Some(("alice", &["ops"][..])),
+    ] {
+        // A filter that keeps the resource out: no row from the ClusterPolicy, a skip from
+        // the ValidatingPolicy's matchCondition.
+        let a = run(&p, user);
+        let b = run(&yaml, user);
+        assert_eq!(
+            a.contains(&Status::Fail),
+            b.contains(&Status::Fail),
+            "{user:?}: {a:?} / {b:?}\n{yaml}"
+        );
+        assert!(a.contains(&Status::Fail) || a.is_empty(), "{a:?}");
+        fails.push(a.contains(&Status::Fail));
+    }
+    // No user information (a background scan): not filtered, as in Kyverno.
+    assert_eq!(fails, [true, true, false, true, false]);
 }
