@@ -50,7 +50,7 @@ pub struct Context<'r> {
 
 impl<'r> Context<'r> {
     /// A context over an arbitrary document (tests, values).
-    pub(crate) fn from_root(root: Node) -> Self {
+    pub fn from_root(root: Node) -> Self {
         let root = if matches!(root.value, Value::Map(_)) {
             root
         } else {
