@@ -282,7 +282,9 @@ fn is_template(n: &Node) -> bool {
 /// (`*` any text, `?` one character, written as a regex at run time), an integer or boolean
 /// is compared as its text.
 fn wildcard_entry(y: &str, key: &str) -> String {
-    let mut rx = y.to_owned();
+    // `string(y)` (the identity where it runs, under `type(y) == string`) type-checks whatever
+    // the static type of the list's entries is: Kyverno's checker refuses `replace` on a bool.
+    let mut rx = format!("string({y})");
     for c in ['\\', '.', '+', '(', ')', '[', ']', '{', '}', '|', '^', '$'] {
         rx = format!(
             "{rx}.replace({}, {})",

@@ -1673,8 +1673,10 @@ fn selected_entry(
     };
     let names_ok =
         format!("items.all(e, e == null || (type(e) == map && 'name' in e && {name_ok}))");
+    // A list of JSONPatch, so that both branches have the type Kyverno requires exactly
+    // (`list(JSONPatch)`; a `dyn` branch makes the whole expression `dyn`, which it refuses).
     let fail = format!(
-        "dyn({})",
+        "[JSONPatch{{op: string({})}}]",
         super::cel_text::runtime_error(
             "a foreach element has no name Kyverno could select by (`{{element.name}}`)"
         )

@@ -1726,6 +1726,12 @@ fn foreach_strategic_merge_into_the_element_of_its_name() {
     let m = migrate(text);
     assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
     let yaml = to_yaml(&m, "t.yaml", 1);
+    // Kyverno v1.19.0 compiles a JSONPatch expression only when its type is exactly
+    // `list(JSONPatch)`: the branch for elements without a name is such a list, never `dyn`.
+    assert!(
+        yaml.contains("[JSONPatch{op: string(int(") && !yaml.contains("? dyn(int("),
+        "{yaml}"
+    );
     let pod = |resources: &str| {
         format!(
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    image: y\n{resources}"
@@ -2216,6 +2222,14 @@ fn projection_over_a_flattened_list_of_lists() {
         .collect();
     let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
     assert_eq!(same_verdicts(&p, &refs), ["fail", "pass", "pass"]);
+    // The list's entries are bools here, so a wildcard entry's pattern is read as `string(y)`:
+    // Kyverno v1.19.0's type checker refuses `replace` on a bool.
+    let m = migrate(&p);
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    assert!(
+        yaml.contains("string(y).replace(") && !yaml.contains(" y.replace("),
+        "{yaml}"
+    );
 }
 
 #[test]
