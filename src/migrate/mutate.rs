@@ -1301,12 +1301,7 @@ fn foreach_smp(
     outer: &Translator,
     pod_autogen: bool,
 ) -> Result<(Vec<Mutation>, String), Blocked> {
-    let refuse = |span, why: &str| {
-        Blocked::new(
-            span,
-            format!("`patchStrategicMerge` inside a mutate foreach: {why}"),
-        )
-    };
+    let refuse = refuse_foreach_smp;
     if let Value::Map(em) = &entry.value {
         for e in em.entries() {
             if !matches!(e.key.as_str(), "list" | "order" | "patchStrategicMerge") {
@@ -1331,17 +1326,7 @@ fn foreach_smp(
     };
     let mut leaves = Vec::new();
     smp_leaves(root, &[], &jmes, &mut leaves, &refuse)?;
-    if leaves.is_empty() {
-        return Err(refuse(smp.span, "the overlay is empty"));
-    }
-    // Checked after the overlay, so that an overlay the conversion cannot translate is the
-    // construct reported (pod-controller copies alone would not convert it).
-    if pod_autogen {
-        return Err(refuse(
-            smp.span,
-            "the ClusterPolicy's autogen copies the rule for pod controllers, and a MutatingPolicy's autogen does not rewrite the JSON patches it becomes",
-        ));
-    }
+    usable_leaves(leaves.is_empty(), smp, pod_autogen)?;
     // Per leaf: the object's map above it (its presence tests), the key, and the change.
     let mut parents: Vec<Vec<String>> = Vec::new();
     let mut needs = Vec::new();
@@ -1417,6 +1402,31 @@ fn foreach_smp(
         expr: adds.join(" + "),
     });
     Ok((out, some))
+}
+
+/// The refusal of a mutate foreach's `patchStrategicMerge`.
+fn refuse_foreach_smp(span: crate::source::Span, why: &str) -> Blocked {
+    Blocked::new(
+        span,
+        format!("`patchStrategicMerge` inside a mutate foreach: {why}"),
+    )
+}
+
+/// What a foreach merge refuses once its overlay's leaves are read: an overlay without leaves,
+/// and the ClusterPolicy's pod autogen (a MutatingPolicy's autogen does not rewrite the JSON
+/// patches the merge becomes). Checked after the overlay, so that an overlay the conversion
+/// cannot translate is the construct reported (pod-controller copies alone would not convert it).
+fn usable_leaves(no_leaves: bool, smp: &Node, pod_autogen: bool) -> Result<(), Blocked> {
+    if no_leaves {
+        return Err(refuse_foreach_smp(smp.span, "the overlay is empty"));
+    }
+    if pod_autogen {
+        return Err(refuse_foreach_smp(
+            smp.span,
+            "the ClusterPolicy's autogen copies the rule for pod controllers, and a MutatingPolicy's autogen does not rewrite the JSON patches it becomes",
+        ));
+    }
+    Ok(())
 }
 
 /// A mutate foreach entry whose `patchStrategicMerge` is plain keys down to one list holding
@@ -1509,12 +1519,7 @@ fn selected_entry(
     conditional: bool,
     rest: &[&crate::yaml::Entry],
 ) -> Result<(Vec<Mutation>, String), Blocked> {
-    let refuse = |span, why: &str| {
-        Blocked::new(
-            span,
-            format!("`patchStrategicMerge` inside a mutate foreach: {why}"),
-        )
-    };
+    let refuse = refuse_foreach_smp;
     let mut order_desc = true;
     if let Value::Map(em) = &entry.value {
         for e in em.entries() {
@@ -1559,15 +1564,7 @@ fn selected_entry(
     jmes.element = Some("element".to_owned());
     let mut leaves = Vec::new();
     selected_leaves(rest, &[], &jmes, &mut leaves, &refuse)?;
-    if leaves.is_empty() {
-        return Err(refuse(smp.span, "the overlay is empty"));
-    }
-    if pod_autogen {
-        return Err(refuse(
-            smp.span,
-            "the ClusterPolicy's autogen copies the rule for pod controllers, and a MutatingPolicy's autogen does not rewrite the JSON patches it becomes",
-        ));
-    }
+    usable_leaves(leaves.is_empty(), smp, pod_autogen)?;
     let pointer = |ks: &[String]| -> String {
         ks.iter()
             .map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1")))
