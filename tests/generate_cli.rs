@@ -204,7 +204,7 @@ fn generating_policy_without_its_source_is_a_finding() {
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     let err = text(&out.stderr);
     assert!(
-        err.contains("team-a.yaml:2: Namespace team-a: policy namespace-defaults rule namespace-defaults: failed to evaluate policy"),
+        err.contains("team-a.yaml:2:1: error namespace-defaults: failed to evaluate policy"),
         "{err}"
     );
 }

@@ -76,8 +76,47 @@ fn a_failing_patch_is_reported_with_rule_and_line() {
     ]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("resource.yaml:1:1: error: ConfigMap default/c bad-patch/labels-as-string: failed to patch resource"), "{err}");
+    assert!(
+        err.contains(
+            "resource.yaml:1:1: error bad-patch/labels-as-string: failed to patch resource"
+        ),
+        "{err}"
+    );
     assert!(err.contains("bad-patch/replace-missing"), "{err}");
+}
+
+/// `--format` writes the report on standard output, so it is refused where standard output
+/// carries the documents (printing, `--diff`, `--write` of standard input), before anything
+/// is read; with `--check` it is the report alone.
+#[test]
+fn format_needs_standard_output_free() {
+    let p = "testdata/mutate/patch-error/policy.yaml";
+    let r = "testdata/mutate/patch-error/resource.yaml";
+    for extra in [&[][..], &["--diff"], &["--write", "-"]] {
+        let mut args = vec!["mutate", "--no-config", "-p", p, r, "--format", "json"];
+        args.extend_from_slice(extra);
+        let o = kpol(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert_eq!(text(&o.stdout), "", "{extra:?}");
+        assert!(
+            text(&o.stderr).contains("--format writes the report"),
+            "{extra:?}"
+        );
+    }
+    let o = kpol(&[
+        "mutate",
+        "--no-config",
+        "-p",
+        p,
+        r,
+        "--check",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(report["summary"]["error"], 2, "{report}");
+    assert_eq!(text(&o.stderr), "");
 }
 
 const LABEL: &str = "    app.kubernetes.io/managed-by: kpol\n";

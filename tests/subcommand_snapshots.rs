@@ -63,23 +63,32 @@ fn mutate() {
             ("mutate-diff", &["--diff"]),
             // A `would change:` line per file on stderr, nothing on stdout, exit 1.
             ("mutate-check", &["--check"]),
+            // `kpol check`'s formats: a failure per rule and resource that would change, at
+            // the resource's line; the exempt ConfigMap's skip counted in the summary.
+            ("mutate-check-concise", &["--check", "--format", "concise"]),
+            ("mutate-check-github", &["--check", "--format", "github"]),
+            // A format that lists passes and skips: the exception's skip is there by name.
+            ("mutate-check-json", &["--check", "--format", "json"]),
         ],
     );
 }
 
 #[test]
 fn mutate_rule_error() {
-    // Two rules that cannot patch the ConfigMap: an error line each, with the resource's
-    // line; the document printed unchanged, exit 1.
+    // Two rules that cannot patch the ConfigMap: an error line each (the concise format's),
+    // with the resource's line; the document printed unchanged, exit 1.
+    let args = [
+        "mutate",
+        "--no-config",
+        "-p",
+        "testdata/mutate/patch-error/policy.yaml",
+        "testdata/mutate/patch-error/resource.yaml",
+    ];
+    snapshot("mutate-rule-error", &args);
+    // The same errors in SARIF, nothing changed.
     snapshot(
-        "mutate-rule-error",
-        &[
-            "mutate",
-            "--no-config",
-            "-p",
-            "testdata/mutate/patch-error/policy.yaml",
-            "testdata/mutate/patch-error/resource.yaml",
-        ],
+        "mutate-rule-error-sarif",
+        &with(&args, &["--check", "--format", "sarif"]),
     );
 }
 

@@ -645,6 +645,13 @@ pub struct MutateArgs {
     #[arg(short, long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
 
+    /// Write the run's findings on standard output in one of `kpol check`'s formats: every
+    /// rule result (a format that lists passes shows the patches applied), rule errors, and
+    /// with --check each resource a rule would change, as a failure at its line. Only with
+    /// --check, --write or -o DIR, which leave standard output free.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<CheckFormat>,
+
     /// Write through symbolic links: a `--write` target that is a link (the file it points to
     /// is replaced) and links to directories inside `-o DIR`. By default they are refused
     /// (exit 2, the other files still written).

@@ -169,7 +169,7 @@ enum Checked {
 }
 
 impl Summary {
-    fn merge(&mut self, other: Summary) {
+    pub(super) fn merge(&mut self, other: Summary) {
         self.pass += other.pass;
         self.fail += other.fail;
         self.warn += other.warn;
@@ -179,7 +179,7 @@ impl Summary {
         self.baselined += other.baselined;
     }
 
-    fn add(&mut self, s: Status) {
+    pub(super) fn add(&mut self, s: Status) {
         match s {
             Status::Pass => self.pass += 1,
             Status::Fail => self.fail += 1,
@@ -225,6 +225,23 @@ pub struct CheckReport {
     pub table: Option<(Tally, Tally)>,
     /// `--shard I/N`: the part of the inputs this run checked.
     pub shard: Option<super::args::Shard>,
+}
+
+impl CheckReport {
+    /// A report with nothing in it: no policies, inputs or problems.
+    pub fn empty() -> Self {
+        CheckReport {
+            diagnostics: Vec::new(),
+            files: Vec::new(),
+            policies: Vec::new(),
+            summary: Summary::default(),
+            verbose: false,
+            incomplete: false,
+            timestamp: 0,
+            table: None,
+            shard: None,
+        }
+    }
 }
 
 /// Per policy name (or file): [fail, warn, error] results.
@@ -752,7 +769,7 @@ fn empty(allow: bool, message: String, location: Option<Location>) -> Diagnostic
     }
 }
 
-fn policy_info(p: &kpol::policy::Policy, embedded: bool) -> PolicyInfo {
+pub(super) fn policy_info(p: &kpol::policy::Policy, embedded: bool) -> PolicyInfo {
     let ann = |k: &str| {
         p.annotations
             .get(&format!("policies.kyverno.io/{k}"))

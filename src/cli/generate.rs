@@ -22,7 +22,7 @@ use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::engine::Engine;
 use kpol::generate::SourcePool;
 use kpol::manifest::read_manifests;
-use kpol::report::Status;
+use kpol::report::{RuleResponse, RuleType, Status};
 use kpol::request::Request;
 use kpol::resource::Resource;
 use kpol::source::{Source, SourceFile};
@@ -63,10 +63,14 @@ pub(crate) struct Finding {
     pub(crate) message: String,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Default, Serialize)]
 pub(crate) struct Output {
     pub(crate) generated: Vec<Item>,
     pub(crate) findings: Vec<Finding>,
+    /// The findings as `kpol check`'s report model, each at its trigger, for the lines on
+    /// standard error (src/cli/command_report.rs).
+    #[serde(skip)]
+    pub(crate) reported: Vec<super::check::Finding>,
 }
 
 pub fn run(args: GenerateArgs) -> u8 {
@@ -126,6 +130,7 @@ pub fn run(args: GenerateArgs) -> u8 {
     for o in per_trigger {
         out.generated.extend(o.generated);
         out.findings.extend(o.findings);
+        out.reported.extend(o.reported);
     }
     for d in &diagnostics {
         print_diagnostic_line(d);
@@ -146,9 +151,10 @@ pub fn run(args: GenerateArgs) -> u8 {
         return exit::INCOMPLETE;
     }
     if args.format != GenerateFormat::Json || args.output_dir.is_some() {
-        for f in &out.findings {
-            eprintln!("{}", render::finding_line(f));
-        }
+        eprint!(
+            "{}",
+            super::command_report::stderr_lines(std::mem::take(&mut out.reported))
+        );
     }
     if diagnostics.iter().any(|d| d.severity == Severity::Error) {
         exit::INCOMPLETE
@@ -197,23 +203,35 @@ fn generate_for(
             continue;
         };
         for g in pr.rules {
-            let finding = |message: String| Finding {
-                policy: policy.key(),
-                rule: g.rule.clone(),
-                trigger: trigger.clone(),
-                message,
-            };
+            let mut messages = Vec::new();
             if g.status == Status::Error {
-                out.findings.push(finding(g.message.clone()));
+                messages.push(g.message.clone());
             }
             for m in &g.missing {
-                out.findings.push(finding(format!(
+                messages.push(format!(
                     "clone source not provided: {}; add a manifest for it to the inputs",
                     m.what
-                )));
+                ));
             }
-            for p in &g.problems {
-                out.findings.push(finding(p.clone()));
+            messages.extend(g.problems.iter().cloned());
+            for message in messages {
+                // A CEL policy's result has no rule name of its own, as in `kpol check`.
+                let rule = if policy.rules().is_empty() {
+                    ""
+                } else {
+                    &g.rule
+                };
+                let mut response = RuleResponse::new(rule, Status::Error, message.clone());
+                response.rule_type = RuleType::Generation;
+                out.reported.push(super::check::finding(
+                    policy, pr.policy, resource, response, false,
+                ));
+                out.findings.push(Finding {
+                    policy: policy.key(),
+                    rule: g.rule.clone(),
+                    trigger: trigger.clone(),
+                    message,
+                });
             }
             for r in g.generated {
                 out.generated.push(Item {

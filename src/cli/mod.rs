@@ -5,6 +5,7 @@ mod args;
 mod baseline;
 mod check;
 mod color;
+mod command_report;
 mod config;
 mod coverage;
 mod discover;

@@ -11,11 +11,13 @@ use kpol::diagnostic::{Diagnostic, Severity};
 use kpol::engine::Engine;
 use kpol::engine::file::{FileMutation, mutate_file};
 use kpol::mutate::udiff;
-use kpol::report::Status;
+use kpol::report::{FailureAction, RuleType, Status};
 use kpol::request::Request;
 use kpol::source::Source;
 
 use super::args::MutateArgs;
+use super::check::{FileReport, Finding};
+use super::command_report;
 use super::discover::Input;
 use super::exit;
 use super::ordered;
@@ -26,6 +28,17 @@ use super::session::{Applying, Spec, open_applying};
 use super::write;
 
 pub fn run(args: MutateArgs) -> u8 {
+    // `--format`: the report takes standard output, which must then carry no documents.
+    let stdin_written = args.write && args.paths.iter().any(|p| p.as_os_str() == "-");
+    if args.format.is_some()
+        && (!(args.check || args.write || args.output.is_some()) || stdin_written)
+    {
+        eprintln!(
+            "error: --format writes the report on standard output, which would carry the \
+             documents: use it with --check, --write (on files) or -o DIR"
+        );
+        return exit::INCOMPLETE;
+    }
     let spec = super::config::locate(args.config.as_deref(), args.no_config).map(|config| {
         Spec::from_flags(
             "mutate",
@@ -51,6 +64,10 @@ pub fn run(args: MutateArgs) -> u8 {
     let links = write::Links {
         follow: args.follow_symlinks,
     };
+    let renderer = args
+        .format
+        .map(|f| super::render::renderer(f, super::render::Layout::default(), None));
+    let list_passing = renderer.as_ref().is_some_and(|r| r.lists_passing(false));
     // Each input is read, mutated and (for --diff) diffed by a worker, and handed on in input
     // order as soon as it and every earlier one are done (src/cli/ordered.rs): memory stays
     // flat in the number of files (docs/PERFORMANCE.md).
@@ -64,12 +81,15 @@ pub fn run(args: MutateArgs) -> u8 {
     let cel = super::check::cel_data(&request, file);
     let work = |input: &Input| {
         kpol::cel::context::with_context(cel.clone(), || {
-            mutate_one(&engine, &request, input, max_bytes, &args)
+            mutate_one(&engine, &request, input, max_bytes, &args, list_passing)
         })
     };
     let mut incomplete = false;
     let mut errors = false;
     let mut would_change = Vec::new();
+    let mut files: Vec<FileReport> = Vec::new();
+    // For the report: the problems that are not one input's.
+    let mut run_wide = diagnostics.clone();
     let mut stdout = std::io::stdout().lock();
     // Whether the previous printed file ended without a line break (None: nothing printed).
     let mut last_unterminated: Option<bool> = None;
@@ -79,13 +99,26 @@ pub fn run(args: MutateArgs) -> u8 {
             diagnostics: diags,
             mutated,
         } = done;
-        diagnostics.extend(diags);
         let Some(m) = mutated else {
+            if renderer.is_some() {
+                files.push(FileReport {
+                    diagnostics: diags.clone(),
+                    findings: Vec::new(),
+                    unlisted: Default::default(),
+                });
+            }
+            diagnostics.extend(diags);
             return ControlFlow::Continue(());
         };
-        for line in &m.rule_errors {
-            eprintln!("{line}");
+        if renderer.is_some() {
+            files.push(FileReport {
+                diagnostics: diags.clone(),
+                ..m.report
+            });
+        } else {
+            eprint!("{}", m.rule_errors);
         }
+        diagnostics.extend(diags);
         errors |= m.has_errors;
         if m.changed {
             would_change.push(input.display());
@@ -97,6 +130,7 @@ pub fn run(args: MutateArgs) -> u8 {
                 Input::File(path) if m.changed => {
                     let expected = Some(m.source.text().as_bytes());
                     if let Err(d) = write::replace(path, m.text.as_bytes(), expected, links) {
+                        run_wide.push(d.clone());
                         diagnostics.push(d);
                         incomplete = true;
                     }
@@ -115,6 +149,7 @@ pub fn run(args: MutateArgs) -> u8 {
             let written = write::confined_path(dir, &rel, links)
                 .and_then(|target| write::replace(&target, m.text.as_bytes(), None, links));
             if let Err(d) = written {
+                run_wide.push(d.clone());
                 diagnostics.push(d);
                 incomplete = true;
             }
@@ -138,11 +173,28 @@ pub fn run(args: MutateArgs) -> u8 {
         }
     });
     let _ = stdout.flush();
-    for d in &diagnostics {
-        print_diagnostic_line(d);
-    }
     incomplete |= diagnostics.iter().any(|d| d.severity == Severity::Error);
-    if args.check {
+    if let Some(renderer) = &renderer {
+        // The run-wide problems (the session's, a file that could not be written); each
+        // input's own are in its file's report.
+        let report = command_report::report(&engine, run_wide, files);
+        let mut out = std::io::BufWriter::new(&mut stdout);
+        let written =
+            command_report::write(renderer.as_ref(), &report, &mut out).and_then(|()| out.flush());
+        if let Err(e) = written
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            eprintln!("kpol: cannot write output: {e}");
+            return exit::INCOMPLETE;
+        }
+    }
+    // The problems reach standard error unless a format for people carries them.
+    if !args.format.is_some_and(for_people) {
+        for d in &diagnostics {
+            print_diagnostic_line(d);
+        }
+    }
+    if args.check && renderer.is_none() {
         for f in &would_change {
             eprintln!("{}", render::would_change_line(f));
         }
@@ -172,8 +224,10 @@ struct Mutated {
     text: String,
     changed: bool,
     has_errors: bool,
-    /// Rule error lines for standard error.
-    rule_errors: Vec<String>,
+    /// Rule error lines for standard error (without `--format`).
+    rule_errors: String,
+    /// The findings for `--format`'s report (its diagnostics are the `Done`'s).
+    report: FileReport,
     /// The unified diff, for `--diff`.
     diff: Option<String>,
 }
@@ -184,6 +238,7 @@ fn mutate_one(
     input: &Input,
     max_bytes: u64,
     args: &MutateArgs,
+    list_passing: bool,
 ) -> Done {
     let fm = match policies::read(input, max_bytes) {
         Ok(text) => mutate_file(
@@ -213,12 +268,29 @@ fn mutate_one(
         )
     });
     let needs_text = !(args.diff || args.check);
+    let (rule_errors, report) = if args.format.is_some() {
+        let findings = findings(engine, &fm, args.check);
+        (
+            String::new(),
+            command_report::file_report(Vec::new(), findings, list_passing),
+        )
+    } else {
+        let errors = findings(engine, &fm, false)
+            .into_iter()
+            .filter(|f| f.status == Status::Error)
+            .collect();
+        (
+            command_report::stderr_lines(errors),
+            command_report::file_report(Vec::new(), [], false),
+        )
+    };
     Done {
         input: input.clone(),
         mutated: Some(Mutated {
             changed,
             has_errors: fm.has_errors(),
-            rule_errors: rule_errors(&fm),
+            rule_errors,
+            report,
             diff,
             text: if needs_text { fm.text } else { String::new() },
             source: fm.source,
@@ -227,13 +299,42 @@ fn mutate_one(
     }
 }
 
-/// Rule errors for standard error, with the rule and the resource's line.
-fn rule_errors(fm: &FileMutation) -> Vec<String> {
+/// Every rule response of the file as a finding at its resource (or the field the engine
+/// placed it at). `check` (`--check`): a mutation that changed a resource written back is a
+/// failure, `would change this resource`, so that the CI formats flag it.
+fn findings(engine: &Engine, fm: &FileMutation, check: bool) -> Vec<Finding> {
     fm.findings
         .iter()
-        .filter(|f| f.response.status == Status::Error)
-        .map(|f| render::rule_error_line(fm.source.name(), f))
+        .filter_map(|f| {
+            let (resource, patched) = fm.mutations.get(f.resource_index)?;
+            let policy = engine.policies().get(f.policy_index)?;
+            let mut response = f.response.clone();
+            if check
+                && patched.is_some()
+                && response.status == Status::Pass
+                && response.rule_type == RuleType::Mutation
+            {
+                response.status = Status::Fail;
+                response.failure_action = FailureAction::Enforce;
+                response.message = "would change this resource".to_owned();
+            }
+            Some(super::check::finding(
+                policy,
+                f.policy_index,
+                resource,
+                response,
+                false,
+            ))
+        })
         .collect()
+}
+
+/// Whether a `--format` is one for people, which shows the run's problems itself.
+fn for_people(format: super::args::CheckFormat) -> bool {
+    matches!(
+        format,
+        super::args::CheckFormat::Human | super::args::CheckFormat::Concise
+    )
 }
 
 /// The path of `file` relative to the input argument it was found under.

@@ -17,6 +17,10 @@ use crate::yaml::Limits;
 #[derive(Clone, Debug)]
 pub struct MutateFinding {
     pub policy: String,
+    /// Index of the policy in [`Engine::policies`].
+    pub policy_index: usize,
+    /// Index of the resource in [`FileMutation::mutations`].
+    pub resource_index: usize,
     pub response: RuleResponse,
     /// `Kind namespace/name`.
     pub resource: String,
@@ -65,7 +69,7 @@ pub fn mutate_file(
     let mut findings = Vec::new();
     let mut edits: Vec<Vec<edit::Edit>> = Vec::new();
     let mut mutations = Vec::new();
-    for resource in manifests.resources {
+    for (resource_index, resource) in manifests.resources.into_iter().enumerate() {
         let (patched, policies) = engine.mutate_responses(&resource, request);
         // Written back only when a rule passed, as `Mutation::changed` decides.
         let patched = patched.filter(|_| crate::mutate::any_rule_passed(&policies));
@@ -75,6 +79,8 @@ pub fn mutate_file(
             for r in &pm.response.rules {
                 findings.push(MutateFinding {
                     policy: policy.clone(),
+                    policy_index: pm.response.policy,
+                    resource_index,
                     response: r.clone(),
                     resource: resource.display_name(),
                     start,

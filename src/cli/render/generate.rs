@@ -1,11 +1,11 @@
 //! `kpol generate`'s output (its model is in src/cli/generate.rs): the generated resources
 //! as one YAML stream, each after a comment naming the policy, rule and trigger, or as JSON;
-//! the lines of its findings for standard error; and the YAML of one generated resource,
-//! which `-o DIR` writes too.
+//! and the YAML of one generated resource, which `-o DIR` writes too. Its findings' lines on
+//! standard error are `kpol check`'s concise ones (src/cli/command_report.rs).
 
 use serde_json::Value;
 
-use crate::cli::generate::{Finding, Item, Output, Trigger};
+use crate::cli::generate::{Item, Output, Trigger};
 
 /// The YAML stream of every generated resource, in order.
 pub fn yaml(out: &Output) -> String {
@@ -39,20 +39,6 @@ pub fn header(item: &Item) -> String {
         } else {
             ""
         }
-    )
-}
-
-/// A finding as its standard-error line.
-pub fn finding_line(f: &Finding) -> String {
-    format!(
-        "error: {}:{}: {} {}: policy {} rule {}: {}",
-        f.trigger.file,
-        f.trigger.line,
-        f.trigger.kind,
-        trigger_name(&f.trigger),
-        f.policy,
-        f.rule,
-        f.message
     )
 }
 

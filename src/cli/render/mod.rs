@@ -1,6 +1,8 @@
 //! Renderers: views of one [`CheckReport`](super::check::CheckReport); none computes anything.
-//! `kpol generate`'s output ([`generate`], a view of its own model), `kpol mutate`'s
-//! standard-error lines ([`mutate`]) and `kpol test`'s outputs ([`test`]) are written here too.
+//! `kpol mutate` and `kpol generate` report their findings in it too
+//! (super::command_report). `kpol generate`'s generated resources ([`generate`], a view of
+//! its own model), `kpol mutate --check`'s file line ([`mutate`]) and `kpol test`'s outputs
+//! ([`test`]) are written here as well.
 //!
 //! Every output format implements [`Render`] over the same report, so the formats cannot
 //! disagree about what was found: they differ only in how they write it (docs/OUTPUT.md).
@@ -214,7 +216,6 @@ mod tests {
     use clap::ValueEnum;
 
     use super::*;
-    use crate::cli::check::Summary;
 
     #[test]
     fn printable_escapes_what_moves_the_cursor_and_keeps_text() {
@@ -232,17 +233,7 @@ mod tests {
     /// "nothing found" in their own way.
     #[test]
     fn every_format_renders_an_empty_report() {
-        let report = CheckReport {
-            diagnostics: Vec::new(),
-            files: Vec::new(),
-            policies: Vec::new(),
-            summary: Summary::default(),
-            verbose: false,
-            incomplete: false,
-            timestamp: 0,
-            table: None,
-            shard: None,
-        };
+        let report = CheckReport::empty();
         for format in Format::value_variants() {
             let mut out = Vec::new();
             let rendered = renderer(*format, Layout::default(), None).render(&report, &mut out);

@@ -708,19 +708,13 @@ mod tests {
         diags: Vec<Diagnostic>,
     ) -> CheckReport {
         CheckReport {
-            diagnostics: Vec::new(),
             files: vec![FileReport {
                 diagnostics: diags,
                 findings,
                 unlisted: Summary::default(),
             }],
             policies,
-            summary: Summary::default(),
-            verbose: false,
-            incomplete: false,
-            timestamp: 0,
-            table: None,
-            shard: None,
+            ..CheckReport::empty()
         }
     }
 
