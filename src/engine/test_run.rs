@@ -24,7 +24,6 @@ use crate::yaml::Node;
 
 /// What one test evaluates besides its policies and exceptions (those are the [`Engine`]'s),
 /// as the binary read it from the test file and the files it names.
-#[derive(Default)]
 pub struct TestInputs {
     pub resources: Vec<Resource>,
     pub values: Arc<Values>,
