@@ -3,7 +3,11 @@
 //! `Engine` is `Send + Sync` and does no I/O; the binary runs it over files in parallel.
 
 pub mod file;
+pub(crate) mod overlay;
 pub mod phases;
+pub mod test_run;
+
+pub use overlay::global_object_parts;
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};

@@ -53,7 +53,7 @@ const LAYERS: &[&[&str]] = &[
         "generate",
         "verify_images",
     ],
-    // The phase table.
+    // The phase table, and the runs of a Kyverno test over it (`engine::test_run`).
     &["engine"],
     // What runs around the engine: API-server defaulting, and which defaults changed a verdict.
     &["defaults"],

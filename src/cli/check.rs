@@ -842,7 +842,7 @@ pub(super) fn build_request(
         .map_err(|e| Diagnostic::error(Code::InvalidTest, format!("values: {e}"), None))?;
     // Global `request.object…` values are merged into every checked resource
     // ([`with_object_values`]); a key upstream's context refuses stops the run, as there.
-    super::test::global_object_parts(&values, operation)
+    kpol::engine::global_object_parts(&values, operation)
         .map_err(|e| Diagnostic::error(Code::InvalidTest, format!("values: {e}"), None))?;
     Ok((
         Request {
@@ -897,9 +897,9 @@ fn unapplied_resource_keys(values: &Values) -> Vec<String> {
 
 /// The resource with the global `request.object…` values (`request.oldObject…` for a
 /// DELETE) merged in, as `kyverno apply --values-file` merges them into each policy's
-/// context before matching (src/cli/test/overrides.rs); `None` when there are none.
+/// context before matching (src/engine/overlay.rs); `None` when there are none.
 fn with_object_values(request: &Request, resource: &Resource) -> Option<Resource> {
-    let parts = super::test::global_object_parts(&request.values, request.operation).ok()?;
+    let parts = kpol::engine::global_object_parts(&request.values, request.operation).ok()?;
     if parts.is_empty() {
         return None;
     }

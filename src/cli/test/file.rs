@@ -5,7 +5,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::evaluate::{self, ResourceRun};
 use super::generated;
 use super::load::{self, joined, read_yaml};
 use super::policies::unsupported_feature;
@@ -13,6 +12,7 @@ use super::report::{FileReport, TestReport};
 use super::rows::{self, Context};
 use super::select::Selector;
 use kpol::engine::Engine;
+use kpol::engine::test_run;
 use kpol::request::Operation;
 use kpol::testfile::LoadError;
 use kpol::testfile::{self, TestSpec};
@@ -68,13 +68,14 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         }
     };
     let mut inputs = inputs;
+    inputs.test.authz = requests;
     report.warnings.append(&mut inputs.warnings);
     report.errors = std::mem::take(&mut inputs.policies.errors);
     let policies = std::mem::take(&mut inputs.policies.policies);
     report.rules = loaded_rules(&policies);
     report.applying = (
         policies.len() + inputs.policies.invalid.len() + inputs.policies.unsupported.len(),
-        inputs.resources.len(),
+        inputs.test.resources.len(),
         inputs.policy_exceptions.len(),
     );
     let evaluated: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
@@ -85,7 +86,8 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         .iter()
         .map(|(n, k)| (n.clone(), unsupported_feature(k)))
         .collect();
-    let gen_inputs = generated::load(dir, &spec);
+    let mut gen_inputs = generated::load(dir, &spec);
+    inputs.test.clone_sources = std::mem::take(&mut gen_inputs.clone_sources);
     let cx = Context {
         invalid: &inputs.policies.invalid,
         unsupported: &unsupported,
@@ -106,43 +108,27 @@ fn run_test(dir: &Path, spec: TestSpec) -> TestReport {
         ));
         return report;
     }
-    // §7.2: the default run, plus one per operation declared on result entries.
-    let mut runs: Vec<(Option<Operation>, Vec<ResourceRun>)> = Vec::new();
+    // §7.2: the default run, plus one per operation declared on result entries (in the
+    // order of their names).
     let declared: BTreeSet<&str> = spec
         .results
         .iter()
         .filter_map(|r| r.operation.map(Operation::as_str))
         .collect();
-    let wanted = std::iter::once(None).chain(
-        declared
-            .iter()
-            .filter_map(|s| Operation::parse(s).map(Some)),
-    );
-    for op in wanted {
-        let ctx = inputs.cel_context.clone();
-        let run = kpol::cel::context::with_context(ctx, || {
-            evaluate::run(&engine, &inputs, &gen_inputs.clone_sources, op)
-        });
-        match run {
-            Ok(mut r) => {
-                // Authorization requests only in the default run (super::authz).
-                if op.is_none() {
-                    let ctx = inputs.cel_context.clone();
-                    r.extend(kpol::cel::context::with_context(ctx, || {
-                        super::authz::runs(&engine, &requests)
-                    }));
-                }
-                runs.push((op, r));
-            }
+    let declared: Vec<Operation> = declared
+        .iter()
+        .filter_map(|s| Operation::parse(s))
+        .collect();
+    let test_run::TestRuns { runs, targets } =
+        match test_run::evaluate(&engine, &inputs.test, &declared) {
+            Ok(r) => r,
             Err(e) => {
                 report.error = Some(LoadError::in_file(dir.display().to_string(), e).to_string());
                 return report;
             }
-        }
-    }
-    // The `Target` map: targets patched in any run, checked whatever the entry's operation.
-    let all: Vec<&[ResourceRun]> = runs.iter().map(|(_, r)| r.as_slice()).collect();
-    let targets = evaluate::target_runs(&inputs, &all);
+        };
+    // Each entry's rows from the run of its operation; the `Target` map (targets patched in
+    // any run) whatever the entry's operation.
     for entry in &spec.results {
         let Some((_, run)) = runs.iter().find(|(op, _)| *op == entry.operation) else {
             continue;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::policies::{self, PolicySet};
 use kpol::cluster::mocks::{GlobalSource, Globals};
 use kpol::cluster::{Cluster, Offline};
+use kpol::engine::test_run::TestInputs;
 use kpol::request::UserInfo;
 use kpol::request::values::Values;
 use kpol::resource::Resource;
@@ -14,31 +15,16 @@ use kpol::source::{Source, SourceFile};
 use kpol::testfile::{self, LoadError, TestSpec};
 use kpol::yaml::{Document, Limits, Node, parse_documents};
 
-/// Everything a test evaluates.
+/// Everything a test evaluates: its policies and exceptions (the engine's), and what the
+/// engine evaluates them on (`kpol::engine::test_run`).
 pub struct Inputs {
     pub policies: PolicySet,
-    pub resources: Vec<Resource>,
     /// The PolicyExceptions the engine applies; those with `conditions` are not among them
     /// and taint the rows they name instead.
     pub policy_exceptions: Vec<kpol::exception::PolicyException>,
-    pub values: std::sync::Arc<Values>,
-    pub user_info: Option<UserInfo>,
-    /// The data of the test's `context:` file (or, in `clusterResources` mode, the virtual
-    /// cluster) and the mocks, served to CEL library calls.
-    pub cel_context: Option<Arc<kpol::cel::context::CelContext>>,
-    /// The virtual cluster and the mocks, served to ClusterPolicy context entries.
-    pub offline: Arc<Offline>,
-    /// The objects of `paramResources`, in file order (their numbers stay integers).
-    pub params: Arc<Vec<Node>>,
-    /// The test's `jsonPayloads`, each named as the test writes it (cel.md §3.5).
-    pub payloads: Vec<Resource>,
-    /// The test's `targetResources`, in file order (duplicates dropped): what mutate-existing
-    /// rows are keyed by, and what MutatingPolicies' mutateExisting passes mutate.
-    pub targets: Vec<Resource>,
-    /// The CEL context data for MutatingPolicies on targets: [`Inputs::cel_context`] with the
-    /// targets added (the CLI registers them with its fake context provider; in
-    /// `clusterResources` mode the cluster holds them already).
-    pub target_cel_context: Option<Arc<kpol::cel::context::CelContext>>,
+    /// The resources, values, request data, cluster and mocks. Its `clone_sources` and
+    /// `authz` are read after the inputs (super::generated, super::authz).
+    pub test: TestInputs,
     pub warnings: Vec<String>,
 }
 
@@ -193,17 +179,21 @@ pub fn load(dir: &Path, spec: &TestSpec) -> Result<Inputs, LoadError> {
         .map(|name| load_payload(dir, name))
         .collect::<Result<_, _>>()?;
     Ok(Inputs {
-        payloads,
-        targets,
-        target_cel_context,
         policies,
-        resources,
         policy_exceptions,
-        values: std::sync::Arc::new(values),
-        user_info,
-        cel_context,
-        offline,
-        params: Arc::new(params),
+        test: TestInputs {
+            payloads,
+            targets,
+            target_cel_context,
+            resources,
+            values: std::sync::Arc::new(values),
+            user_info,
+            cel_context,
+            offline,
+            params: Arc::new(params),
+            clone_sources: Vec::new(),
+            authz: Vec::new(),
+        },
         warnings,
     })
 }

@@ -6,11 +6,9 @@
 //! 2 a path, test file or test input could not be used (the rest still ran).
 
 mod authz;
-mod evaluate;
 mod file;
 mod generated;
 mod load;
-mod overrides;
 mod policies;
 pub(crate) mod report;
 pub(crate) mod rows;
@@ -18,7 +16,6 @@ mod select;
 
 pub use kpol::testfile::LoadError;
 pub use load::{read_cluster_files, read_context, read_user_info, read_values_file};
-pub use overrides::global_object_parts;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

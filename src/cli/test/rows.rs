@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::evaluate::{ResourceRun, Response, RuleOutcome};
+use kpol::engine::test_run::{ResourceRun, Response, RuleOutcome};
 use kpol::report::Status;
 use kpol::testfile::ResultEntry;
 
@@ -82,7 +82,7 @@ pub fn strict(row: &mut Row) {
 }
 
 /// The rows of one result entry against the runs of its operation and the test's target
-/// keys (`targets`, super::evaluate::target_runs).
+/// keys (`targets`, kpol::engine::test_run::TestRuns::targets).
 pub fn rows_for(
     entry: &ResultEntry,
     runs: &[ResourceRun],

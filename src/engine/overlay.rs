@@ -18,15 +18,15 @@
 
 use std::sync::Arc;
 
-use kpol::jmespath::value;
-use kpol::policy::{Policy, RuleBody};
-use kpol::request::Operation;
-use kpol::request::values::{KeyValues, Values, merge_into, split_key};
-use kpol::resource::Resource;
-use kpol::yaml::Node;
+use crate::jmespath::value;
+use crate::policy::{Policy, RuleBody};
+use crate::request::Operation;
+use crate::request::values::{KeyValues, Values, merge_into, split_key};
+use crate::resource::Resource;
+use crate::yaml::Node;
 
 /// What each policy's values change in the resource, for one resource.
-pub struct Overlay {
+pub(crate) struct Overlay {
     /// Per policy (engine order): the trees its values merge into `request.object` and into
     /// `request.oldObject`, in order. Empty for a policy without a context (the CEL kinds).
     object: Vec<Vec<Node>>,
@@ -37,7 +37,7 @@ pub struct Overlay {
 
 /// The classic phases in which upstream builds a policy context, in their order.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum ContextPhase {
+pub(crate) enum ContextPhase {
     Mutate,
     VerifyImages,
     Validate,
@@ -47,7 +47,7 @@ pub enum ContextPhase {
 impl ContextPhase {
     /// Whether `policy` builds a context in this phase (`HasMutate`, `HasVerifyImages`,
     /// `policyHasValidateOrVerifyImageChecks`, `HasGenerate`).
-    pub fn builds(self, policy: &Policy) -> bool {
+    pub(crate) fn builds(self, policy: &Policy) -> bool {
         policy.rules().iter().any(|r| match self {
             ContextPhase::Mutate => matches!(r.body, RuleBody::Mutate(_)),
             ContextPhase::VerifyImages => matches!(r.body, RuleBody::VerifyImages(_)),
@@ -59,7 +59,7 @@ impl ContextPhase {
     }
 }
 
-pub const PHASES: [ContextPhase; 4] = [
+pub(crate) const PHASES: [ContextPhase; 4] = [
     ContextPhase::Mutate,
     ContextPhase::VerifyImages,
     ContextPhase::Validate,
@@ -89,7 +89,7 @@ fn strip(kv: &KeyValues, at: &str) -> KeyValues {
         match split_key(k).as_deref() {
             Ok([r]) if r == "request" && v.get(at).is_some() => {
                 let mut v = v.clone();
-                if let kpol::yaml::Value::Map(m) = &mut v.value {
+                if let crate::yaml::Value::Map(m) = &mut v.value {
                     m.remove(at);
                 }
                 out.push((k.clone(), v));
@@ -130,7 +130,7 @@ impl Overlay {
     /// The overlay of `resource` (by its name), `None` when no policy's values change it.
     /// A key Go's csv reader refuses, in the values of a policy that builds a context, is the
     /// error upstream's context gives (it aborts the test).
-    pub fn new(
+    pub(crate) fn new(
         values: &Values,
         policies: &[Policy],
         resource: &str,
@@ -211,7 +211,7 @@ impl Overlay {
     }
 
     /// The values the rule contexts of an `op` request receive.
-    pub fn values(&self, op: Operation) -> Option<Arc<Values>> {
+    pub(crate) fn values(&self, op: Operation) -> Option<Arc<Values>> {
         self.stripped
             .iter()
             .find(|(o, _)| *o == op)
@@ -219,14 +219,14 @@ impl Overlay {
     }
 
     /// Whether policy `i`'s values change the resource or its old object.
-    pub fn touches(&self, i: usize) -> bool {
+    pub(crate) fn touches(&self, i: usize) -> bool {
         self.object.get(i).is_some_and(|o| !o.is_empty())
             || self.old.get(i).is_some_and(|o| !o.is_empty())
     }
 
     /// Merges policy `i`'s values into the live resource; for an UPDATE with
     /// `request.oldObject` values, the old object (the live resource before them, with them).
-    pub fn apply(&self, i: usize, live: &mut Resource) -> Option<Resource> {
+    pub(crate) fn apply(&self, i: usize, live: &mut Resource) -> Option<Resource> {
         let before = self
             .old
             .get(i)
@@ -249,7 +249,7 @@ impl Overlay {
 
     /// The live resource after every context of a run was built once (the state a later run
     /// of the same resource starts from).
-    pub fn settled(&self, policies: &[Policy], resource: &Resource) -> Resource {
+    pub(crate) fn settled(&self, policies: &[Policy], resource: &Resource) -> Resource {
         let mut live = resource.clone();
         for ph in PHASES {
             for (i, p) in policies.iter().enumerate() {

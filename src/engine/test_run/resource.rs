@@ -1,9 +1,6 @@
-//! Running a test's policies over its resources (cli-compat.md §7): one run with the values'
-//! operations, one more per operation declared on result entries (§7.2).
-//!
-//! The engine evaluates every phase of `kpol test`'s row (`engine::phases`), in the CLI's
-//! order (match.md §3.1); this module runs the row, hands each phase the resource and request
-//! the CLI would, and keeps the responses as rows compare them. A rule kpol does not evaluate
+//! One test resource through `kpol test`'s row of the phase table (`engine::phases`), in the
+//! Kyverno CLI's order (match.md §3.1): each phase is handed the resource and request the CLI
+//! would, and the responses are kept as the rows compare them. A rule kpol does not evaluate
 //! is marked unsupported, so that rows for it never pass by accident; responses on a resource
 //! that an unsupported mutation may have changed are marked too.
 //!
@@ -13,184 +10,22 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use super::load::Inputs;
-use super::overrides::{ContextPhase, Overlay};
-use kpol::engine::{Engine, phases};
-use kpol::generate::{RuleGeneration, SourcePool};
-use kpol::policy::{Policy, RuleBody};
-use kpol::report::Status;
-use kpol::request::{Operation, Request};
-use kpol::resource::Resource;
-
-/// One rule response, as the row matcher needs it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RuleOutcome {
-    pub rule: String,
-    pub status: Status,
-    pub message: String,
-    /// Set when kpol could not evaluate the rule: the feature.
-    pub unsupported: Option<String>,
-    /// Generate rules: the resources generated (name, resource); `None` for other rules.
-    pub generated: Option<Vec<(String, serde_json::Value)>>,
-    /// The resource this response is about, as `patchedResources` compares it: after the
-    /// policy for mutate rules, as validated for validate rules (mutate.md §10).
-    pub patched: Option<kpol::yaml::Node>,
-    /// A mutate-existing rule that patched a target: the target as it left it (the rows of
-    /// the target's key compare this, [`target_runs`]).
-    pub target: Option<kpol::yaml::Node>,
-}
-
-impl From<kpol::report::RuleResponse> for RuleOutcome {
-    /// A response with nothing generated, patched or targeted.
-    fn from(r: kpol::report::RuleResponse) -> Self {
-        Self {
-            unsupported: r.unsupported,
-            rule: r.rule,
-            status: r.status,
-            message: r.message,
-            generated: None,
-            patched: None,
-            target: None,
-        }
-    }
-}
-
-impl RuleOutcome {
-    /// [`RuleOutcome::from`] a borrowed response (the mutate phase keeps its responses).
-    fn from_ref(r: &kpol::report::RuleResponse) -> Self {
-        Self {
-            rule: r.rule.clone(),
-            status: r.status,
-            message: r.message.clone(),
-            unsupported: r.unsupported.clone(),
-            generated: None,
-            patched: None,
-            target: None,
-        }
-    }
-}
-
-/// One engine response (a policy in one phase) for one resource.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Response {
-    pub policy: String,
-    /// `policies.kyverno.io/scored: "false"`: fail is reported as warn (§8.4).
-    pub unscored: bool,
-    /// A kind without rules (every CEL kind: ValidatingPolicy, VAP, MutatingPolicy, MAP,
-    /// ImageValidatingPolicy, GeneratingPolicy, DeletingPolicy and the Namespaced ones):
-    /// an entry's `rule` does not select among its responses (`isRulelessPolicyKind`).
-    pub ruleless: bool,
-    pub rules: Vec<RuleOutcome>,
-}
-
-/// The responses for one resource, keyed like the CLI keys them (§8).
-#[derive(Clone, Debug)]
-pub struct ResourceRun {
-    pub api_version: String,
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-    pub responses: Vec<Response>,
-}
-
-impl ResourceRun {
-    /// Whether this is a JSON payload's run (no apiVersion, no kind: never a resource).
-    pub fn is_payload(&self) -> bool {
-        self.api_version.is_empty() && self.kind.is_empty()
-    }
-
-    /// `<apiVersion>/<Kind>/<namespace>/<name>` (the RESOURCE column); a payload's name as
-    /// the test writes it.
-    pub fn display(&self) -> String {
-        if self.is_payload() {
-            return self.name.clone();
-        }
-        format!(
-            "{}/{}/{}/{}",
-            self.api_version, self.kind, self.namespace, self.name
-        )
-    }
-}
-
-/// Evaluates every resource. `forced` overrides the values' operations (§7.2).
-pub fn run(
-    engine: &Engine,
-    inputs: &Inputs,
-    clone_sources: &[(String, String, Resource)],
-    forced: Option<Operation>,
-) -> Result<Vec<ResourceRun>, String> {
-    let mut runs = Vec::with_capacity(inputs.resources.len());
-    for resource in &inputs.resources {
-        runs.push(run_resource(
-            engine,
-            inputs,
-            resource,
-            clone_sources,
-            forced,
-        )?);
-    }
-    // Upstream iterates a map here; kpol sorts.
-    runs.sort_by(|a, b| {
-        (&a.api_version, &a.kind, &a.namespace, &a.name).cmp(&(
-            &b.api_version,
-            &b.kind,
-            &b.namespace,
-            &b.name,
-        ))
-    });
-    // JSON payloads (cel.md §3.5) only in the default run, as the CLI evaluates them: only
-    // JSON-mode ValidatingPolicies see them, keyed by the payload's name.
-    if forced.is_none() {
-        runs.extend(
-            inputs
-                .payloads
-                .iter()
-                .map(|p| payload_run(engine, inputs, p)),
-        );
-    }
-    Ok(runs)
-}
-
-fn payload_run(engine: &Engine, inputs: &Inputs, payload: &Resource) -> ResourceRun {
-    let policies = engine.policies();
-    let mut responses: Vec<_> = engine
-        .validate_payload(payload)
-        .into_iter()
-        .filter_map(|pr| {
-            let p = policies.get(pr.policy)?;
-            let rules = pr.rules.into_iter().map(RuleOutcome::from).collect();
-            Some(response(p, rules))
-        })
-        .collect();
-    // Every DeletingPolicy evaluates its conditions on a payload too (`test.go`
-    // `applyDeletingPolicies`; crate::dpol).
-    let request = Request {
-        values: inputs.values.clone(),
-        offline: inputs.offline.clone(),
-        ..Request::default()
-    };
-    for (i, p) in policies.iter().enumerate() {
-        if let Some(r) = engine.deletion(i, payload, &request) {
-            let rules = vec![RuleOutcome::from(r)];
-            responses.push(response(p, rules));
-        }
-    }
-    ResourceRun {
-        api_version: String::new(),
-        kind: String::new(),
-        namespace: String::new(),
-        name: payload.name.clone(),
-        responses,
-    }
-}
+use super::{ResourceRun, Response, RuleOutcome, TestInputs, response};
+use crate::engine::overlay::{ContextPhase, Overlay};
+use crate::engine::{Engine, phases};
+use crate::generate::{RuleGeneration, SourcePool};
+use crate::policy::{Policy, RuleBody};
+use crate::report::Status;
+use crate::request::{Operation, Request};
+use crate::resource::Resource;
 
 /// `clusterResources` mode: a resource whose kind the cluster's REST mapper does not know
 /// (no built-in kind, no CRD read) stops the test when a policy of a kind the CLI maps each
 /// resource for is loaded (MutatingPolicy, ValidatingPolicy not in JSON mode,
 /// ValidatingAdmissionPolicy, MutatingAdmissionPolicy, GeneratingPolicy: `processor/
 /// policy_processor.go`), with the Kyverno v1.19.0 CLI's words.
-fn unmapped_kind(engine: &Engine, inputs: &Inputs, resource: &Resource) -> Option<String> {
-    use kpol::policy::PolicyKind as K;
+fn unmapped_kind(engine: &Engine, inputs: &TestInputs, resource: &Resource) -> Option<String> {
+    use crate::policy::PolicyKind as K;
     let cluster = inputs.offline.cluster.as_ref()?;
     let maps = engine.policies().iter().any(|p| match p.kind {
         K::MutatingPolicy
@@ -200,7 +35,7 @@ fn unmapped_kind(engine: &Engine, inputs: &Inputs, resource: &Resource) -> Optio
         | K::GeneratingPolicy
         | K::NamespacedGeneratingPolicy => true,
         K::ValidatingPolicy | K::NamespacedValidatingPolicy => {
-            kpol::vpol::cel_policy(p).is_some_and(|c| !c.json_mode)
+            crate::vpol::cel_policy(p).is_some_and(|c| !c.json_mode)
         }
         _ => false,
     });
@@ -222,7 +57,7 @@ fn unmapped_kind(engine: &Engine, inputs: &Inputs, resource: &Resource) -> Optio
 /// policy runs, whatever the policies' kinds, unless the values file's `namespaceSelector`
 /// gives that namespace labels (`processor/policy_processor.go` reads the Namespace then),
 /// with the Kyverno v1.19.0 CLI's words.
-fn missing_namespace(inputs: &Inputs, resource: &Resource) -> Option<String> {
+fn missing_namespace(inputs: &TestInputs, resource: &Resource) -> Option<String> {
     let cluster = inputs.offline.cluster.as_ref()?;
     let ns = resource.namespace.as_str();
     if ns.is_empty() || resource.kind == "Namespace" {
@@ -246,11 +81,12 @@ fn missing_namespace(inputs: &Inputs, resource: &Resource) -> Option<String> {
     ))
 }
 
-fn run_resource(
+/// The responses for one test resource, through every phase of `kpol test`'s row; `forced`
+/// overrides the values' operations (§7.2). `Err` stops the test.
+pub(super) fn run_resource(
     engine: &Engine,
-    inputs: &Inputs,
+    inputs: &TestInputs,
     resource: &Resource,
-    clone_sources: &[(String, String, Resource)],
     forced: Option<Operation>,
 ) -> Result<ResourceRun, String> {
     let original = resource;
@@ -264,7 +100,7 @@ fn run_resource(
     }
     if let Some(e) = policies
         .iter()
-        .filter_map(kpol::vpol::cel_policy)
+        .filter_map(crate::vpol::cel_policy)
         .find_map(|c| c.compile_stop(&resource.name))
     {
         return Err(e);
@@ -276,7 +112,7 @@ fn run_resource(
             None => inputs.values.operation(&p.name, &resource.name)?,
         });
     }
-    // Values that override the resource (super::overrides): a run for a declared operation
+    // Values that override the resource (crate::engine::overlay): a run for a declared operation
     // starts from the resource as the default run left it.
     let failed = |e: String| {
         format!(
@@ -466,7 +302,7 @@ fn run_resource(
                     // values override it), and whether it keeps CEL-kind responses (`None`: all
                     // responses) or only those of some classic policies.
                     let is_cel =
-                        |i: usize| matches!(policies[i].body, kpol::policy::PolicyBody::Cel(_));
+                        |i: usize| matches!(policies[i].body, crate::policy::PolicyBody::Cel(_));
                     let passes: Vec<(&Resource, Option<&Resource>, Keep)> = match &chain {
                         Some(c) => {
                             let mut passes: Vec<(&Resource, Option<&Resource>, Keep)> = Vec::new();
@@ -541,7 +377,8 @@ fn run_resource(
                 // A policy gives a response only when some rule did (`IsEmpty`).
                 let pool = SourcePool {
                     common: vec![resource],
-                    per_rule: clone_sources
+                    per_rule: inputs
+                        .clone_sources
                         .iter()
                         .map(|(p, r, res)| (p.clone(), r.clone(), res))
                         .collect(),
@@ -665,7 +502,7 @@ fn run_resource(
 
 /// The request of an `op` run: its rule contexts receive the values without the keys the
 /// overlay (if any) merged into the resource.
-fn request_with(inputs: &Inputs, overlay: Option<&Overlay>, op: Operation) -> Request {
+fn request_with(inputs: &TestInputs, overlay: Option<&Overlay>, op: Operation) -> Request {
     Request {
         operation: op,
         namespace_labels: inputs.values.namespace_labels.clone(),
@@ -689,7 +526,7 @@ fn deletes_mutate(policies: &[Policy], ops: &[Operation]) -> bool {
         .any(|(p, op)| *op == Operation::Delete && ContextPhase::Mutate.builds(p))
 }
 
-/// The objects upstream's policy contexts merge values into (super::overrides): the test's
+/// The objects upstream's policy contexts merge values into (crate::engine::overlay): the test's
 /// resource, then each copy a mutate rule patched. Contexts are built on the last one; the
 /// ones before keep what was merged into them until then.
 struct Objects {
@@ -721,7 +558,7 @@ fn mutate_chain(
     start: &Resource,
     ops: &[Operation],
     request_for: &dyn Fn(Operation) -> Request,
-) -> (Objects, Vec<(kpol::mutate::PolicyMutation, usize)>) {
+) -> (Objects, Vec<(crate::mutate::PolicyMutation, usize)>) {
     let mut objs = Objects {
         original: start.clone(),
         copies: Vec::new(),
@@ -755,7 +592,7 @@ fn mutate_chain(
 /// copy, only those built before.
 fn default_run_left(
     engine: &Engine,
-    inputs: &Inputs,
+    inputs: &TestInputs,
     o: &Overlay,
     resource: &Resource,
     ops: &[Operation],
@@ -780,7 +617,7 @@ enum Keep {
     Only(Vec<usize>),
 }
 
-/// The classic policies' views of a resource whose values override it (super::overrides),
+/// The classic policies' views of a resource whose values override it (crate::engine::overlay),
 /// in upstream's order of contexts: the mutate phase's policies, then the verify-images and
 /// the validate phases' (each context merging its policy's values into the live resource).
 struct Chain {
@@ -819,26 +656,26 @@ impl Chain {
 /// CEL calls see the targets too (the CLI adds them to its fake context provider).
 fn mpol_targets(
     engine: &Engine,
-    inputs: &Inputs,
+    inputs: &TestInputs,
     trigger: &Resource,
     ops: &[Operation],
     request_for: &dyn Fn(Operation) -> Request,
 ) -> Result<Vec<Response>, String> {
     let policies = engine.policies();
     let existing: Vec<usize> = (0..policies.len())
-        .filter(|&i| kpol::mutates_existing(&policies[i]))
+        .filter(|&i| crate::mpol::mutates_existing(&policies[i]))
         .collect();
     if inputs.targets.is_empty() || existing.is_empty() {
         return Ok(Vec::new());
     }
-    kpol::cel::context::with_context(inputs.target_cel_context.clone(), || {
+    crate::cel::context::with_context(inputs.target_cel_context.clone(), || {
         let mut out = Vec::new();
         for target in &inputs.targets {
             let mut current = target.clone();
             for &i in &existing {
                 let p = &policies[i];
                 let request = request_for(ops[i]);
-                if !kpol::selects_target(p, &current, trigger, &request)
+                if !crate::mpol::selects_target(p, &current, trigger, &request)
                     .map_err(|e| format!("failed to discover CEL targets: {e}"))?
                 {
                     continue;
@@ -846,7 +683,8 @@ fn mpol_targets(
                 let Some(pm) = engine.mutate_target(i, &current, trigger, &request) else {
                     continue;
                 };
-                let empty = kpol::yaml::Node::synthetic(kpol::yaml::Value::Map(Default::default()));
+                let empty =
+                    crate::yaml::Node::synthetic(crate::yaml::Value::Map(Default::default()));
                 let rules: Vec<RuleOutcome> = pm
                     .response
                     .rules
@@ -872,55 +710,6 @@ fn mpol_targets(
     })
 }
 
-/// The `Target` map of `kyverno test` (`test.go`): per `targetResources` object, every
-/// response (of every run, of every trigger, in order) with a rule whose patched target is
-/// that object (apiVersion, kind, name, and namespace unless the target has none); each kept
-/// with that first rule only, its `patched` the patched target.
-pub fn target_runs(inputs: &Inputs, runs: &[&[ResourceRun]]) -> Vec<ResourceRun> {
-    let mut out = Vec::new();
-    for t in &inputs.targets {
-        let mut responses = Vec::new();
-        for run in runs.iter().flat_map(|r| r.iter()) {
-            for resp in &run.responses {
-                let hit = resp.rules.iter().find_map(|o| {
-                    let node = o.target.as_ref()?;
-                    let r = Resource::from_document(node.clone(), None, 0).ok()?;
-                    let ns = if t.namespace.is_empty() {
-                        &r.namespace
-                    } else {
-                        &t.namespace
-                    };
-                    (r.api_version == t.api_version
-                        && r.kind == t.kind
-                        && r.name == t.name
-                        && r.namespace == *ns)
-                        .then_some((o, node))
-                });
-                if let Some((o, node)) = hit {
-                    let mut o = o.clone();
-                    o.patched = Some(node.clone());
-                    responses.push(Response {
-                        policy: resp.policy.clone(),
-                        unscored: resp.unscored,
-                        ruleless: resp.ruleless,
-                        rules: vec![o],
-                    });
-                }
-            }
-        }
-        if !responses.is_empty() {
-            out.push(ResourceRun {
-                api_version: t.api_version.clone(),
-                kind: t.kind.clone(),
-                namespace: t.namespace.clone(),
-                name: t.name.clone(),
-                responses,
-            });
-        }
-    }
-    out
-}
-
 /// The rule message, with what kept generation from completing (the CLI logs it and keeps
 /// the rule's status: a missing clone source leaves a pass with nothing generated).
 fn generation_message(g: &RuleGeneration) -> String {
@@ -938,30 +727,16 @@ fn generation_message(g: &RuleGeneration) -> String {
     parts.join("; ")
 }
 
-fn response(policy: &Policy, rules: Vec<RuleOutcome>) -> Response {
-    Response {
-        policy: policy.name.clone(),
-        unscored: policy
-            .annotations
-            .get("policies.kyverno.io/scored")
-            .is_some_and(|v| v == "false"),
-        ruleless: matches!(policy.body, kpol::policy::PolicyBody::Cel(_)),
-        rules,
-    }
-}
-
-/// Why a validate result kpol computed may still differ from Kyverno's: the resource was
-/// mutated first, or values feed variables kpol does not substitute.
 /// The rows' view of one mutate-phase policy response (classic rules, a MAP or a
 /// MutatingPolicy). Exceptions and values kpol does not apply, or a classic mutation it did not
 /// evaluate before the policy saw `seen` (`mutated`), leave the row undecided.
 fn mutate_outcomes(
-    inputs: &Inputs,
+    inputs: &TestInputs,
     policy: &Policy,
-    pm: &kpol::mutate::PolicyMutation,
+    pm: &crate::mutate::PolicyMutation,
     seen: &Resource,
     mutated: bool,
-    patched: Option<&kpol::yaml::Node>,
+    patched: Option<&crate::yaml::Node>,
 ) -> Vec<RuleOutcome> {
     pm.response
         .rules
@@ -980,8 +755,10 @@ fn mutate_outcomes(
         .collect()
 }
 
+/// Why a validate result kpol computed may still differ from Kyverno's: the resource was
+/// mutated first, or values feed variables kpol does not substitute.
 fn taint(
-    inputs: &Inputs,
+    inputs: &TestInputs,
     policy: &Policy,
     resource: &Resource,
     rule: &str,
