@@ -10,7 +10,9 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -27,52 +29,15 @@ const FORMATS: &[&str] = &[
 ];
 
 fn check(more: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args([
-            "check",
-            "--no-config",
-            "testdata/report/resources",
-            "-p",
-            "testdata/report/policies",
-        ])
-        .args(more)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("SOURCE_DATE_EPOCH", "1767225600")
-        .env_remove("CI")
-        .env_remove("GITHUB_ACTIONS")
-        // SARIF's helpUri is a GitHub page on Actions, a file URI elsewhere.
-        .env_remove("GITHUB_SERVER_URL")
-        .env_remove("GITHUB_REPOSITORY")
-        .env_remove("GITHUB_SHA")
-        .output()
-        .expect("run kpol")
-}
-
-/// Standard output with what depends on the build (kpol's version, the checkout's directory
-/// in SARIF's file URIs) replaced; the exit code
-/// and any standard error are part of the snapshot.
-fn shown(o: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&o.stdout)
-        .replace(
-            &format!("\"{}\"", env!("CARGO_PKG_VERSION")),
-            "\"[version]\"",
-        )
-        .replace(
-            &format!("kpol {}", env!("CARGO_PKG_VERSION")),
-            "kpol [version]",
-        )
-        .replace(
-            &format!("file://{}/", env!("CARGO_MANIFEST_DIR")),
-            "file://[checkout]/",
-        );
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    let mut s = format!("exit code: {:?}\n", o.status.code());
-    if !stderr.is_empty() {
-        s.push_str(&format!("--- stderr\n{stderr}"));
-    }
-    s.push_str("--- stdout\n");
-    s.push_str(&stdout);
-    s
+    let mut args = vec![
+        "check",
+        "--no-config",
+        "testdata/report/resources",
+        "-p",
+        "testdata/report/policies",
+    ];
+    args.extend_from_slice(more);
+    common::kpol_for_snapshot(&args)
 }
 
 fn snapshot(name: &str, more: &[&str]) {
@@ -84,7 +49,7 @@ fn snapshot(name: &str, more: &[&str]) {
         "kpol check --no-config testdata/report/resources -p testdata/report/policies {}",
         more.join(" ")
     ));
-    settings.bind(|| insta::assert_snapshot!(name, shown(&o)));
+    settings.bind(|| insta::assert_snapshot!(name, common::shown(&o)));
 }
 
 #[test]
@@ -144,10 +109,7 @@ fn html() {
 #[test]
 fn every_format_has_a_snapshot() {
     // A format added to `kpol check --format` gets a snapshot here too.
-    let help = Command::new(env!("CARGO_BIN_EXE_kpol"))
-        .args(["check", "--help"])
-        .output()
-        .expect("run kpol");
+    let help = common::kpol(&["check", "--help"]);
     let help = String::from_utf8_lossy(&help.stdout);
     let listed: Vec<&str> = help
         .lines()

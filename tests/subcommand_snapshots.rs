@@ -6,8 +6,9 @@
 //! intended change).
 //!
 //! Every run is from the repository root with relative paths, so the paths printed are the
-//! same on every machine, and nothing is normalised: none of these outputs holds a time, a
-//! version or an absolute path (kpol test's JUnit has no `time` or `timestamp` attributes).
+//! same on every machine; what the `kpol check` formats print of the build (kpol's version,
+//! SARIF's file URIs into the checkout) is replaced ([`common::shown`]), and the runs see no
+//! CI variables (kpol test's JUnit has no `time` or `timestamp` attributes).
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,7 +18,7 @@ use common::kpol;
 
 /// Runs `kpol ARGS…` and compares what it shows with the snapshot `name`.
 fn snapshot(name: &str, args: &[&str]) {
-    let o = kpol(args);
+    let o = common::kpol_for_snapshot(args);
     common::snapshot(name, format!("kpol {}", args.join(" ")), &o);
 }
 
@@ -143,6 +144,11 @@ fn test_human_and_json() {
                 "test-json-detailed",
                 &["--format", "json", "--detailed-results"],
             ),
+            // `kpol check`'s CI formats: the failing row at its result entry (line 27), the
+            // test that could not load a problem of its test file.
+            ("test-concise", &["--format", "concise"]),
+            ("test-github", &["--format", "github"]),
+            ("test-sarif", &["--format", "sarif"]),
         ],
     );
 }
@@ -172,10 +178,12 @@ fn every_test_output_format_has_a_snapshot() {
     // A format added to `kpol test -o` gets snapshots here too.
     let help = kpol(&["test", "--help"]);
     let help = String::from_utf8_lossy(&help.stdout);
+    // The values are on the flag's line, or below its description in the long help.
     let line = help
         .lines()
-        .find(|l| l.contains("--output-format"))
-        .expect("an --output-format line");
+        .skip_while(|l| !l.contains("--output-format"))
+        .find(|l| l.contains("[possible values: "))
+        .expect("the values of --output-format");
     let listed: Vec<&str> = line
         .split("[possible values: ")
         .nth(1)

@@ -504,11 +504,27 @@ pub enum ColorWhen {
     Never,
 }
 
-/// Output formats of `kpol test`.
+/// Output formats of `kpol policies` and `kpol policies --coverage`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Human,
     Json,
+}
+
+/// Output formats of `kpol test`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TestFormat {
+    /// Kyverno's tables.
+    Human,
+    /// kpol's JSON document of the rows (docs/test-json.md).
+    Json,
+    /// As `kpol check --format concise`: a line per row that is not ok, at its result entry
+    /// in the test file.
+    Concise,
+    /// As `kpol check --format github`: an annotation per row that is not ok.
+    Github,
+    /// As `kpol check --format sarif`: every row a result at its entry, those not ok errors.
+    Sarif,
 }
 
 /// Output formats of `kpol check`.
@@ -573,8 +589,8 @@ pub struct TestArgs {
     pub strict: bool,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TestFormat::Human)]
+    pub format: TestFormat,
 
     /// `kyverno test -o`: the result rows as one JSON, YAML, markdown or JUnit document on
     /// standard output (the summary on standard error); with --fail-only the failing rows,

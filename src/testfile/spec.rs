@@ -137,6 +137,8 @@ pub struct ResultEntry {
     /// `resourceSpecs`: (group, version, namespace, name); kind and subresource are not
     /// compared upstream (`commands/test/output.go`).
     pub resource_specs: Vec<(String, String, String, String)>,
+    /// Where the entry starts in the test file.
+    pub at: Option<crate::source::LineCol>,
 }
 
 /// Reads one Test document. `Err` aborts this test (the file's other tests still run).
@@ -254,6 +256,7 @@ fn parse_result(
         kind: f.string("kind")?,
         result: f.string("result")?,
         patched_resources: f.opt_string("patchedResources")?,
+        at: Some(source.line_col(node.span.start)),
         ..ResultEntry::default()
     };
     r.resources_given = f.has("resources");

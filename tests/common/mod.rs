@@ -42,7 +42,29 @@ pub fn kpol_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     }
 }
 
-/// A run as a user sees it: the exit code, stderr (when there is any) and stdout.
+/// Runs `kpol` with `args` in the repository root as the snapshots need it: policy reports
+/// stamped with a fixed time, and none of the CI variables that make SARIF's `helpUri` a
+/// GitHub page.
+pub fn kpol_for_snapshot(args: &[&str]) -> Output {
+    match Command::new(env!("CARGO_BIN_EXE_kpol"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("SOURCE_DATE_EPOCH", "1767225600")
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_SERVER_URL")
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("GITHUB_SHA")
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run kpol: {e}"),
+    }
+}
+
+/// A run as a user sees it: the exit code, stderr (when there is any) and stdout, with what
+/// depends on the build in stdout replaced (kpol's version, the checkout's directory in
+/// SARIF's file URIs).
 pub fn shown(o: &Output) -> String {
     let mut s = format!("exit code: {:?}\n", o.status.code());
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -50,7 +72,20 @@ pub fn shown(o: &Output) -> String {
         s.push_str(&format!("--- stderr\n{stderr}"));
     }
     s.push_str("--- stdout\n");
-    s.push_str(&String::from_utf8_lossy(&o.stdout));
+    let stdout = String::from_utf8_lossy(&o.stdout)
+        .replace(
+            &format!("\"{}\"", env!("CARGO_PKG_VERSION")),
+            "\"[version]\"",
+        )
+        .replace(
+            &format!("kpol {}", env!("CARGO_PKG_VERSION")),
+            "kpol [version]",
+        )
+        .replace(
+            &format!("file://{}/", env!("CARGO_MANIFEST_DIR")),
+            "file://[checkout]/",
+        );
+    s.push_str(&stdout);
     s
 }
 

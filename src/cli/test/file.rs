@@ -29,6 +29,7 @@ pub fn run_file(path: &Path, selector: &Selector) -> FileReport {
             return report;
         }
     };
+    report.source = Some(src.clone());
     let dir = path.parent().unwrap_or(Path::new("."));
     for doc in docs {
         let test = match testfile::parse_test(&src, &doc.root) {

@@ -7,6 +7,7 @@
 
 mod authz;
 mod file;
+mod findings;
 mod generated;
 mod load;
 mod policies;
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::args::{Format, TestArgs};
+use super::args::{TestArgs, TestFormat as Format};
 use super::exit;
 use super::render::test::{human, json, output};
 use report::Totals;
@@ -72,6 +73,22 @@ pub fn run(args: TestArgs) -> u8 {
         }
         (None, format) => match format {
             Format::Json => json::render(&files, &totals, args.detailed_results),
+            Format::Concise | Format::Github | Format::Sarif => {
+                let ci = match format {
+                    Format::Concise => super::args::CheckFormat::Concise,
+                    Format::Github => super::args::CheckFormat::Github,
+                    _ => super::args::CheckFormat::Sarif,
+                };
+                let renderer = super::render::renderer(ci, super::render::Layout::default(), None);
+                let mut out = Vec::new();
+                // Writing into memory does not fail.
+                let _ = super::command_report::write(
+                    renderer.as_ref(),
+                    &findings::report(&files),
+                    &mut out,
+                );
+                String::from_utf8_lossy(&out).into_owned()
+            }
             Format::Human => {
                 let mut t = String::new();
                 if files.is_empty() && missing.is_empty() {

@@ -13,6 +13,9 @@ pub struct FileReport {
     /// The file could not be read or parsed: no test ran.
     pub error: Option<String>,
     pub tests: Vec<TestReport>,
+    /// The test file's text, where it could be read (the CI formats point into it).
+    #[serde(skip)]
+    pub source: Option<kpol::source::Source>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -72,14 +75,17 @@ impl FileReport {
         self.error.is_some() || self.tests.iter().any(|t| t.error.is_some())
     }
 
+    /// What stopped the file, then what stopped each of its tests.
+    pub fn errors(&self) -> impl Iterator<Item = &String> {
+        self.error
+            .iter()
+            .chain(self.tests.iter().filter_map(|t| t.error.as_ref()))
+    }
+
     /// `Path: …` / `Error: …` lines for the errors block.
     pub fn error_lines(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let errs = self
-            .error
-            .iter()
-            .chain(self.tests.iter().filter_map(|t| t.error.as_ref()));
-        for e in errs {
+        for e in self.errors() {
             out.push(format!("Path: {}", self.path));
             out.push(format!("  Error: {e}"));
         }

@@ -44,6 +44,9 @@ pub struct Row {
     pub reason: String,
     /// The rule message (`--detailed-results`).
     pub message: String,
+    /// Where the row's result entry starts in the test file.
+    #[serde(skip)]
+    pub at: Option<kpol::source::LineCol>,
 }
 
 impl Row {
@@ -324,6 +327,7 @@ fn outcome_row(
         ok,
         count,
         message: o.message.clone(),
+        at: entry.at,
     })
 }
 
@@ -378,6 +382,7 @@ fn fixed_row(
         count: if ok { Count::Skip } else { Count::Fail },
         reason: reason.to_owned(),
         message: message.to_owned(),
+        at: entry.at,
     }
 }
 

@@ -170,6 +170,7 @@ mod tests {
             count: Count::Pass,
             reason: reason.into(),
             message: "a | b".into(),
+            at: None,
         }
     }
 
