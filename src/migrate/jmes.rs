@@ -204,6 +204,9 @@ pub(crate) struct Translator {
     /// all before evaluating, and a path reading a key its map lacks is an error there, so
     /// each such path's presence test is recorded in [`Translator::substituted`].
     pub(crate) missing_keys_fail: std::cell::Cell<bool>,
+    /// Kyverno's `images` may be read (no context entry shadows it): it becomes the variable
+    /// [`super::images`] builds.
+    pub(crate) images: bool,
 }
 
 impl Translator {
@@ -449,7 +452,7 @@ impl Translator {
             if self.missing_keys_fail.get() {
                 for p in &pieces {
                     if let Piece::Expr(e) = p
-                        && let Some(present) = key_presence(e, self.element.as_deref())
+                        && let Some(present) = key_presence(e, self.element.as_deref(), self.images)
                     {
                         let why = format!(
                             "failed to substitute variables in deny conditions: `{}` reads a missing key",
@@ -621,6 +624,25 @@ impl Translator {
                 Ok(Tr::boolean(super::cel_text::not(&n.truthy())))
             }
             Ast::Function { name, args, .. } => self.function(name, args, current),
+            // `m.*`: the values of a map (null for anything else), in CEL's key order where
+            // Go's is random.
+            Ast::ObjectValues { node, .. } => {
+                let t = self.ast(node, current)?;
+                if t.nest.is_some() || t.list {
+                    return Err("`*` over a list is not translated".to_owned());
+                }
+                let m = paren(&t.expr);
+                let var = format!("v{}", depth(current));
+                let mut guards = t.guards;
+                guards.push(format!("type({m}) == map"));
+                Ok(Tr {
+                    nest: None,
+                    guards,
+                    expr: format!("{m}.map({var}, {m}[{var}])"),
+                    list: true,
+                    boolean: false,
+                })
+            }
             _ => Err("this JMESPath form has no translation here".to_owned()),
         }
     }
@@ -638,9 +660,19 @@ impl Translator {
         };
         let mut guards = Vec::new();
         let mut parts = Vec::new();
+        // The groups of `images` are maps (or missing): JMESPath's flatten keeps an element
+        // that is not a list, null included, as it is.
+        let groups = self.images
+            && base
+                .as_ref()
+                .is_some_and(|b| b.expr == select("variables", super::images::NAME));
         for e in elements {
             let t = self.ast(e, base.as_ref())?;
-            parts.push(t.folded_or("[]"));
+            if groups && matches!(e, Ast::Field { .. }) {
+                parts.push(format!("[{}]", t.folded()));
+            } else {
+                parts.push(t.folded_or("[]"));
+            }
         }
         if let Some(b) = base {
             guards = b.guards;
@@ -853,6 +885,17 @@ impl Translator {
                     "element" if self.element.is_some() => {
                         (self.element.clone().unwrap_or_default(), true)
                     }
+                    super::images::NAME if self.images => {
+                        let v = select("variables", super::images::NAME);
+                        if steps.peek().is_none() {
+                            // The variable is `{}` where Kyverno has no `images`.
+                            return Ok(Tr {
+                                guards: vec![format!("size({v}) > 0")],
+                                ..Tr::plain(v)
+                            });
+                        }
+                        (v, true)
+                    }
                     v if self.variables.iter().any(|x| x == v) => {
                         if steps.peek().is_none() && self.list_variables.iter().any(|x| x == v) {
                             return Ok(Tr {
@@ -942,7 +985,7 @@ fn depth(current: Option<&Tr>) -> usize {
 /// the foreach element or a context variable: a CEL boolean that is false exactly where
 /// Kyverno's JMESPath reports a missing key (a field read on a map that lacks it; a field of
 /// a value that is no map, and an index out of range, are null there, not errors).
-fn key_presence(text: &str, element: Option<&str>) -> Option<String> {
+fn key_presence(text: &str, element: Option<&str>, images: bool) -> Option<String> {
     let ast = ::jmespath::parse(text.trim()).ok()?;
     if !path_only(&ast) {
         return None;
@@ -956,6 +999,9 @@ fn key_presence(text: &str, element: Option<&str>) -> Option<String> {
             _ => return None,
         },
         Step::Field(f) if f == "element" => element?.to_owned(),
+        // Kyverno's `images` (a map, `{}` where Kyverno has none: then its first key is
+        // missing, as under Kyverno's absent variable).
+        Step::Field(f) if images && f == super::images::NAME => select("variables", &f),
         // Context variables and anything else: left as they are.
         _ => return None,
     };
@@ -968,8 +1014,8 @@ fn key_presence(text: &str, element: Option<&str>) -> Option<String> {
             Step::Field(k) => {
                 let below = present(&select(x, k), rest);
                 let has_key = and(&[format!("{} in {x}", quote(k)), below]);
-                if x == "object" {
-                    // The resource is a map.
+                if x == "object" || x == select("variables", super::images::NAME) {
+                    // The resource is a map, and so is `images`.
                     return has_key;
                 }
                 super::cel_text::or(&[format!("type({x}) != map"), has_key])

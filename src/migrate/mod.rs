@@ -10,6 +10,7 @@ mod api_call;
 mod cel_text;
 mod conditions;
 mod generate;
+mod images;
 mod jmes;
 mod matching;
 mod mutate;
@@ -751,6 +752,33 @@ fn assemble(
         let p = cel_text::inline_variables(p, &all_vars);
         conds.push(json!({"name": "preconditions", "expression": p}));
     }
+    // Kyverno evaluates a MutatingPolicy's variables when first read, with the object as the
+    // mutations before left it, where Kyverno's `images` is the resource's as it came: a match
+    // condition reads the `images` maps the mutations read, before any mutation.
+    if mutating {
+        let mut read: Vec<&String> = rules
+            .iter()
+            .flat_map(|r| r.variables.iter())
+            .filter(|(n, e)| {
+                images::is_map(e)
+                    && rules.iter().flat_map(|r| r.mutations.iter()).any(|m| {
+                        cel_text::rename_variables(&m.expr, &[(n.clone(), "#".to_owned())])
+                            .contains("variables.#")
+                    })
+            })
+            .map(|(n, _)| n)
+            .collect();
+        read.dedup();
+        read.sort();
+        read.dedup();
+        if !read.is_empty() {
+            let each: Vec<String> = read
+                .iter()
+                .map(|n| format!("size(variables.{n}) >= 0"))
+                .collect();
+            conds.push(json!({"name": "images", "expression": each.join(" && ")}));
+        }
+    }
     if !conds.is_empty() {
         s.insert("matchConditions".to_owned(), J::Array(conds));
     }
@@ -886,7 +914,7 @@ fn validate_rule(
             None => s,
         });
     }
-    Ok(RuleCel {
+    let r = RuleCel {
         name,
         matching,
         preconditions,
@@ -896,7 +924,8 @@ fn validate_rule(
         generate: None,
         actions,
         autogen_off: false,
-    })
+    };
+    with_images(r, &jmes, rule.span)
 }
 
 /// A mutate rule, and where the ClusterPolicy's autogen copies it for pod controllers in a
@@ -1080,7 +1109,7 @@ fn mutate_rule(
             p
         }
     };
-    Ok(RuleCel {
+    let r = RuleCel {
         name,
         matching,
         preconditions,
@@ -1090,7 +1119,8 @@ fn mutate_rule(
         generate: None,
         actions: Vec::new(),
         autogen_off: false,
-    })
+    };
+    with_images(r, &jmes, rule.span)
 }
 
 fn generate_rule(
@@ -1107,7 +1137,7 @@ fn generate_rule(
         .iter()
         .any(|k| spec.get(k).and_then(Node::as_bool) == Some(true));
     let g = generate::generate(block, &jmes, namespaced, existing)?;
-    Ok(RuleCel {
+    let r = RuleCel {
         name,
         matching,
         preconditions,
@@ -1117,7 +1147,56 @@ fn generate_rule(
         generate: Some(g),
         actions: Vec::new(),
         autogen_off: false,
-    })
+    };
+    with_images(r, &jmes, rule.span)
+}
+
+/// The rule with Kyverno's `images` as its first variable where its conversion reads it
+/// (`images` on the translator: no context entry shadows it).
+fn with_images(mut r: RuleCel, jmes: &Translator, span: Span) -> Result<RuleCel, Blocked> {
+    if !jmes.images {
+        return Ok(r);
+    }
+    let text = format!(
+        "{:?}",
+        (
+            &r.preconditions,
+            &r.validations,
+            &r.mutations,
+            &r.generate,
+            &r.variables,
+            &r.matching.conditions
+        )
+    );
+    if images::reads(&text) {
+        if r.mutations.is_empty()
+            && (r.preconditions.iter().chain(&r.matching.conditions)).any(|c| images::reads(c))
+        {
+            // A ValidatingPolicy's match condition cannot read variables, and the variable
+            // spelled out there would nest deeper than CEL allows.
+            return Err(Blocked::new(
+                span,
+                "`images` read in the preconditions of a validate or generate rule is not translated"
+                    .to_owned(),
+            ));
+        }
+        for (i, v) in images::variables(&r.matching.kinds, span)?
+            .into_iter()
+            .enumerate()
+        {
+            if r.variables.iter().any(|(n, _)| *n == v.0) {
+                return Err(Blocked::new(
+                    span,
+                    format!(
+                        "a context entry `{}` beside Kyverno's `images` is not translated",
+                        v.0
+                    ),
+                ));
+            }
+            r.variables.insert(i, v);
+        }
+    }
+    Ok(r)
 }
 
 type Common = (
@@ -1284,6 +1363,8 @@ fn common(rule: &Node, name: &str, notes: &mut Vec<String>) -> Result<Common, Bl
         variables.push((vname.to_owned(), expr));
         jmes.variables.push(vname.to_owned());
     }
+    // Kyverno's `images`, unless a context entry of that name shadows it.
+    jmes.images = !variables.iter().any(|(n, _)| n == images::NAME);
     let preconditions = match rule.get("preconditions") {
         Some(p) => Some(conditions::block(p, &jmes)?),
         None => None,

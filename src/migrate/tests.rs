@@ -2280,3 +2280,139 @@ fn subjects_filter_by_the_requests_user() {
     // No user information (a background scan): not filtered, as in Kyverno.
     assert_eq!(fails, [true, true, false, true, false]);
 }
+
+fn pod_images(containers: &str) -> String {
+    format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n{containers}")
+}
+
+#[test]
+fn images_variable_reads_the_parsed_images_by_group() {
+    let original = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ images.[containers, initContainers][].*.registry[] }}\"\n            operator: AnyNotIn\n            value: [docker.io, ghcr.io]\n",
+    );
+    let m = migrate(&original);
+    let names: Vec<&str> = m.policies[0]["spec"]["variables"]
+        .as_array()
+        .expect("variables")
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["imagesPodSpec", "imagesRefs", "imagesInfos", "images"]
+    );
+    let e = only_expression(&m);
+    assert!(e.contains("(x0.map(v1, x0[v1]))"), "{e}");
+    let pods = [
+        pod_images("  containers:\n  - name: c\n    image: nginx\n"),
+        pod_images(
+            "  containers:\n  - name: c\n    image: ghcr.io/a/b:1\n  initContainers:\n  - name: i\n    image: quay.io/x\n",
+        ),
+        pod_images("  containers:\n  - name: c\n    image: localhost:5000/a:1\n"),
+        pod_images("  containers:\n  - name: c\n    image: '  '\n"),
+        pod_images("  containers:\n  - name: c\n    image: Nginx\n"),
+    ];
+    let refs: Vec<&str> = pods.iter().map(String::as_str).collect();
+    assert_eq!(
+        same_verdicts(&original, &refs),
+        ["pass", "fail", "fail", "pass", "error"]
+    );
+}
+
+#[test]
+fn images_fields_are_kyvernos_reading_of_the_reference() {
+    let fields = [
+        ("registry", "ghcr.io"),
+        ("path", "org/app"),
+        ("name", "app"),
+        ("tag", "1.2"),
+        ("reference", "ghcr.io/org/app:1.2"),
+        ("referenceWithTag", "ghcr.io/org/app:1.2"),
+        ("jsonPointer", "/spec/containers/1/image"),
+    ];
+    let conds: String = fields
+        .iter()
+        .map(|(f, v)| {
+            format!(
+                "          - key: \"{{{{ images.containers.app.{f} }}}}\"\n            operator: NotEquals\n            value: \"{v}\"\n"
+            )
+        })
+        .collect();
+    let original = policy(&format!(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n{conds}"
+    ));
+    let good = pod_images(
+        "  containers:\n  - name: side\n    image: busybox\n  - name: app\n    image: ghcr.io/org/app:1.2\n",
+    );
+    let digest = format!(
+        "  containers:\n  - name: side\n    image: busybox\n  - name: app\n    image: ghcr.io/org/app@sha256:{}\n",
+        "a".repeat(64)
+    );
+    let other = pod_images(
+        "  containers:\n  - name: x\n    image: busybox\n  - name: app\n    image: docker.io/library/app:1.2\n",
+    );
+    assert_eq!(
+        same_verdicts(&original, &[&good, &pod_images(&digest), &other]),
+        // Digest only: no `tag`, and a missing key in a deny condition is an error.
+        ["pass", "error", "fail"]
+    );
+}
+
+#[test]
+fn images_in_a_mutate_foreach_are_read_before_any_mutation() {
+    let original = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      foreach:\n      - list: request.object.spec.containers\n        patchStrategicMerge:\n          spec:\n            containers:\n            - name: \"{{ element.name }}\"\n              image: registry.io/{{ images.containers.\"{{element.name}}\".path }}:{{ images.containers.\"{{element.name}}\".tag }}\n",
+    );
+    let m = migrate(&original);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let conds = m.policies[0]["spec"]["matchConditions"]
+        .as_array()
+        .expect("conditions");
+    let forced = conds
+        .iter()
+        .find(|c| c["name"] == "images")
+        .expect("the images condition");
+    assert_eq!(
+        forced["expression"],
+        "size(variables.images) >= 0 && size(variables.images_1) >= 0 && size(variables.images_2) >= 0"
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let pod = pod_images(
+        "  containers:\n  - name: a\n    image: kyverno/kyverno:1.2.3\n  - name: b\n    image: redis\n",
+    );
+    let out = mutated_json(load(&yaml), &pod);
+    assert_eq!(
+        out["spec"]["containers"],
+        serde_json::json!([
+            {"name": "a", "image": "registry.io/kyverno/kyverno:1.2.3"},
+            {"name": "b", "image": "registry.io/redis:latest"}
+        ])
+    );
+    assert_eq!(out, mutated_json(load(&original), &pod));
+}
+
+#[test]
+fn images_shadowed_or_over_mixed_kinds() {
+    // A context entry named `images` is that entry, not Kyverno's map.
+    let m = migrate(&policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    context:\n    - name: images\n      variable:\n        value: {containers: {}}\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ images.containers.a || '' }}\"\n            operator: Equals\n            value: x\n",
+    ));
+    let names: Vec<String> = m.policies[0]["spec"]["variables"]
+        .as_array()
+        .expect("variables")
+        .iter()
+        .filter_map(|v| v["name"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(names, ["images"]);
+    let m = migrate(&policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod, ConfigMap]\n    validate:\n      message: m\n      deny:\n        conditions:\n          any:\n          - key: \"{{ images.containers.a.tag || '' }}\"\n            operator: Equals\n            value: x\n",
+    ));
+    assert_eq!(m.unconverted.len(), 1);
+    assert!(
+        m.unconverted[0]
+            .reason
+            .contains("with and without an image extractor"),
+        "{}",
+        m.unconverted[0].reason
+    );
+}

@@ -29,8 +29,8 @@ fn to_node(info: &ImageInfo, pointer: &str) -> Node {
     value::map(e)
 }
 
-/// The pod spec path of a kind that has an image extractor.
-fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
+/// The pod spec path of a kind that has an image extractor (`registeredExtractors`).
+pub(crate) fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "Pod" => &["spec"],
         "Deployment"
