@@ -72,34 +72,62 @@ pub(crate) fn has_images(kind: &str) -> bool {
 }
 
 /// The `images` map of a resource: `Ok(None)` when the kind has no extractor or no
-/// container has an image; an unparsable image is an error.
+/// container has an image. As Kyverno's extractor (`pkg/utils/api/image.go`), it is an error
+/// when a level of the pod spec is not an object (`invalid image config`), a container list is
+/// a scalar (`invalid type`), a container has no string `name` (`invalid key`, even without an
+/// image) or an image does not parse; a container without an image (or a blank one) is left
+/// out, and a name given twice keeps the later container.
 pub(crate) fn images_of(kind: &str, resource: &Node) -> Result<Option<Node>, String> {
     let Some(spec_path) = pod_spec_path(kind) else {
         return Ok(None);
     };
-    let Some(spec) = resource.get_path(spec_path) else {
-        return Ok(None);
-    };
+    let mut spec = resource;
+    for key in spec_path {
+        match spec.get(key) {
+            None => return Ok(None),
+            Some(n) if matches!(n.value, Value::Null) => return Ok(None),
+            Some(n) if n.as_map().is_none() => return Err("invalid image config".to_owned()),
+            Some(n) => spec = n,
+        }
+    }
     let mut groups = Vec::new();
     for group in ["initContainers", "containers", "ephemeralContainers"] {
-        let Some(list) = spec.get(group).and_then(Node::as_seq) else {
-            continue;
+        let items: Vec<(String, &Node)> = match spec.get(group).map(|n| (n, &n.value)) {
+            None | Some((_, Value::Null)) => continue,
+            Some((n, _)) => match (n.as_seq(), n.as_map()) {
+                (Some(list), _) => list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (i.to_string(), c))
+                    .collect(),
+                (None, Some(map)) => map.iter().map(|(k, c)| (k.to_owned(), c)).collect(),
+                (None, None) => return Err("invalid type".to_owned()),
+            },
         };
-        let mut entries = Vec::new();
-        for (i, c) in list.iter().enumerate() {
+        let mut entries: Vec<(String, Node)> = Vec::new();
+        for (at, c) in items {
+            if matches!(c.value, Value::Null) {
+                continue;
+            }
+            if c.as_map().is_none() {
+                return Err("invalid image config".to_owned());
+            }
+            let Some(Value::Str(name)) = c.get("name").map(|n| &n.value) else {
+                return Err("invalid key".to_owned());
+            };
             let Some(image) = c.get("image").and_then(Node::as_str) else {
                 continue;
             };
             if image.trim().is_empty() {
                 continue;
             }
-            let name = match c.get("name").map(|n| &n.value) {
-                Some(Value::Str(s)) => s.clone(),
-                _ => String::new(),
-            };
-            let info = parse(image)?;
-            let pointer = format!("/{}/{group}/{i}/image", spec_path.join("/"));
-            entries.push((name, to_node(&info, &pointer)));
+            let info = parse(image).map_err(|e| format!("invalid image '{image}' ({e})"))?;
+            let pointer = format!("/{}/{group}/{at}/image", spec_path.join("/"));
+            let node = to_node(&info, &pointer);
+            match entries.iter_mut().find(|(n, _)| n == name) {
+                Some(entry) => entry.1 = node,
+                None => entries.push((name.clone(), node)),
+            }
         }
         if !entries.is_empty() {
             groups.push((group.to_owned(), value::map(entries)));
@@ -126,5 +154,55 @@ mod tests {
         );
         assert!(m.get("initContainers").is_none());
         assert!(images_of("ConfigMap", &pod).unwrap().is_none());
+    }
+
+    /// Kyverno's extractor errors: a container without a string name (even one without an
+    /// image), a pod spec that is not an object, a container list that is a scalar, an image
+    /// that does not parse; a name given twice keeps the later container.
+    #[test]
+    fn extraction_errors_and_duplicate_names() {
+        let of = |v: serde_json::Value| images_of("Pod", &Node::from_json(&v));
+        let err = |v: serde_json::Value| of(v).unwrap_err();
+        assert_eq!(
+            err(serde_json::json!({"spec": {"containers": [{"image": "nginx"}]}})),
+            "invalid key"
+        );
+        assert_eq!(
+            err(serde_json::json!({"spec": {"initContainers": [{"name": 3}]}})),
+            "invalid key"
+        );
+        assert_eq!(
+            err(serde_json::json!({"spec": "x"})),
+            "invalid image config"
+        );
+        assert_eq!(
+            err(serde_json::json!({"spec": {"containers": ["nginx"]}})),
+            "invalid image config"
+        );
+        assert_eq!(
+            err(serde_json::json!({"spec": {"containers": "nginx"}})),
+            "invalid type"
+        );
+        assert!(
+            err(serde_json::json!({"spec": {"containers": [{"name": "a", "image": "Bad"}]}}))
+                .starts_with("invalid image 'Bad' (bad image: docker.io/Bad,")
+        );
+        let m = of(serde_json::json!({"spec": {"containers": [
+            {"name": "a", "image": "nginx:1"},
+            {"name": "b"},
+            {"name": "a", "image": "nginx:2"},
+        ]}}))
+        .unwrap()
+        .unwrap();
+        let a = m.get_path(&["containers", "a"]).unwrap();
+        assert_eq!(a.get("tag").and_then(Node::as_str), Some("2"));
+        assert_eq!(
+            a.get("jsonPointer").and_then(Node::as_str),
+            Some("/spec/containers/2/image")
+        );
+        assert_eq!(
+            m.get("containers").and_then(Node::as_map).map(|c| c.len()),
+            Some(1)
+        );
     }
 }

@@ -6,6 +6,11 @@
 
 use std::process::{Command, Output};
 
+/// Output bytes as text (lossy).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 /// Runs `kpol` with `args` in the repository root.
 pub fn kpol(args: &[&str]) -> Output {
     kpol_env(args, &[])
