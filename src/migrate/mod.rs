@@ -100,6 +100,11 @@ struct RuleCel {
     /// The policy's own autogen is off: the rule and the pod-controller copies the
     /// ClusterPolicy's autogen made of it are merged ([`controller_copies`]).
     autogen_off: bool,
+    /// A mutate rule merged from rules over disjoint kinds ([`merge_kinds`]) whose guards
+    /// read variables (which its kind condition leaves out): where some of its rules applies
+    /// (the `||` of their whole guards), for a MutatingPolicy match condition, which reads
+    /// variables where a ValidatingPolicy's cannot.
+    applies: Option<String>,
 }
 
 /// Converts every ClusterPolicy/Policy that the loader read, in document order. One that
@@ -385,6 +390,7 @@ fn merge_kinds(rules: &[RuleCel], pod: bool, validate: bool) -> Option<RuleCel> 
     let mut resource_rules = Vec::new();
     let mut seen_kinds: Vec<String> = Vec::new();
     let mut guards = Vec::new();
+    let mut full_guards = Vec::new();
     let mut variables: Vec<(String, String)> = Vec::new();
     let mut mutations = Vec::new();
     let mut validations = Vec::new();
@@ -542,6 +548,7 @@ fn merge_kinds(rules: &[RuleCel], pod: bool, validate: bool) -> Option<RuleCel> 
             });
         }
         guards.push(cel_text::and(&matchable));
+        full_guards.push(guard);
     }
     let mut constraints = first_others;
     constraints.insert("resourceRules".to_owned(), J::Array(resource_rules));
@@ -560,6 +567,7 @@ fn merge_kinds(rules: &[RuleCel], pod: bool, validate: bool) -> Option<RuleCel> 
         generate: None,
         actions: first.actions.clone(),
         autogen_off: pod && seen_kinds.iter().any(|k| k == "Pod"),
+        applies: (!validate && full_guards != guards).then(|| cel_text::or(&full_guards)),
     })
 }
 
@@ -752,6 +760,16 @@ fn assemble(
         let p = cel_text::inline_variables(p, &all_vars);
         conds.push(json!({"name": "preconditions", "expression": p}));
     }
+    // A policy of one merged mutate rule whose guards read variables: it applies where some
+    // of its rules does (the kind condition above leaves their variables out). A
+    // MutatingPolicy's match condition reads the variables (Kyverno binds them lazily before
+    // the match conditions), there on the object as it came, as the rule's context was.
+    if mutating
+        && let [only] = rules
+        && let Some(a) = &only.applies
+    {
+        conds.push(json!({"name": "applies", "expression": a}));
+    }
     // Kyverno evaluates a MutatingPolicy's variables when first read, with the object as the
     // mutations before left it, where Kyverno's `images` is the resource's as it came: a match
     // condition reads the `images` maps the mutations read, before any mutation.
@@ -924,6 +942,7 @@ fn validate_rule(
         generate: None,
         actions,
         autogen_off: false,
+        applies: None,
     };
     with_images(r, &jmes, rule.span)
 }
@@ -1119,6 +1138,7 @@ fn mutate_rule(
         generate: None,
         actions: Vec::new(),
         autogen_off: false,
+        applies: None,
     };
     with_images(r, &jmes, rule.span)
 }
@@ -1147,6 +1167,7 @@ fn generate_rule(
         generate: Some(g),
         actions: Vec::new(),
         autogen_off: false,
+        applies: None,
     };
     with_images(r, &jmes, rule.span)
 }

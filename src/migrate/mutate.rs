@@ -45,6 +45,7 @@ pub(crate) fn strategic_merge(
         patches: RefCell::new(Vec::new()),
         conditions: RefCell::new(Vec::new()),
         opaque: std::cell::Cell::new(false),
+        keyed_changes: RefCell::new(Vec::new()),
     };
     let body = object(m, "Object", "object", &mut adds, &[], &cx)?;
     let mut out = Vec::new();
@@ -63,7 +64,8 @@ pub(crate) fn strategic_merge(
     let mut out: Vec<Mutation> = out.into_iter().map(Mutation::apply).collect();
     let patches = cx.patches.into_inner();
     let changes = if !cx.opaque.get() {
-        changes(m, "object", &[]).map(|terms| super::cel_text::or(&terms))
+        changes(m, "object", &[], &cx.keyed_changes.borrow())
+            .map(|terms| super::cel_text::or(&terms))
     } else {
         None
     };
@@ -91,7 +93,12 @@ pub(crate) struct Merge {
 /// MutatingPolicy that matched passes: the condition keeps the two verdicts equal. A plain
 /// scalar changes the object unless it is there with that value; a `+(key)` subtree unless
 /// the key is there.
-fn changes(m: &Map, at: &str, presence: &[String]) -> Option<Vec<String>> {
+fn changes(
+    m: &Map,
+    at: &str,
+    presence: &[String],
+    keyed: &[(String, String)],
+) -> Option<Vec<String>> {
     if m.is_empty() {
         return None;
     }
@@ -112,7 +119,11 @@ fn changes(m: &Map, at: &str, presence: &[String]) -> Option<Vec<String>> {
         let child = select(at, key);
         match &e.value.value {
             Value::Seq(items) if global_only(items) => {}
-            Value::Map(inner) => terms.extend(changes(inner, &child, &there)?),
+            Value::Seq(_) => {
+                let (_, term) = keyed.iter().find(|(p, _)| *p == child)?;
+                terms.push(term.clone());
+            }
+            Value::Map(inner) => terms.extend(changes(inner, &child, &there, keyed)?),
             Value::Str(s) if s.contains("{{") || s.contains("$(") => return None,
             Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
                 there.push(format!("{child} == {}", literal(&e.value.to_json())));
@@ -134,9 +145,28 @@ struct Cx<'a> {
     /// Whether some of `patches` change the object under a condition [`changes`] does not
     /// write (the atomic fields merged key by key).
     opaque: std::cell::Cell<bool>,
+    /// The change conditions of lists of atomic elements merged by key ([`keyed_atomic_list`]),
+    /// by their CEL path.
+    keyed_changes: RefCell<Vec<(String, String)>>,
 }
 
 impl Cx<'_> {
+    /// The strategic-merge schema positions of the field at map keys `keys` from the root,
+    /// in every API version of every matched kind.
+    fn positions(&self, keys: &[String]) -> Vec<(SchemaType, ListStrategy)> {
+        let mut types = Vec::new();
+        for kind in &self.kinds {
+            for gv in crate::smd::builtin_api_versions(kind) {
+                let mut t = (SchemaType::root(&gv, kind), ListStrategy::Replace);
+                for k in keys {
+                    t = t.0.field(k);
+                }
+                types.push(t);
+            }
+        }
+        types
+    }
+
     /// The schema shapes of the field the type name `ty` (`Object.spec.nodeSelector`) names,
     /// in every matched kind that has it.
     fn shapes(&self, ty: &str) -> Vec<FieldShape> {
@@ -183,16 +213,7 @@ fn atomic_field(
         ));
     };
     let keys: Vec<String> = path.iter().map(|(k, _)| k.clone()).collect();
-    let mut types = Vec::new();
-    for kind in &cx.kinds {
-        for gv in crate::smd::builtin_api_versions(kind) {
-            let mut t = (SchemaType::root(&gv, kind), ListStrategy::Replace);
-            for k in &keys {
-                t = t.0.field(k);
-            }
-            types.push(t);
-        }
-    }
+    let types = cx.positions(&keys);
     smp_json(&keys, n, &types, cx)?;
     cx.opaque.set(true);
     Ok(true)
@@ -597,13 +618,8 @@ fn value(
                         .any(|s| matches!(s, FieldShape::AtomicStruct))
                 });
             if atomic_elements {
-                return Err(Blocked::new(
-                    n.span,
-                    format!(
-                        "the elements of `{}` are atomic in the Kubernetes schema (an ApplyConfiguration may not set them), and a JSON patch merging them by key is not written",
-                        ty.strip_prefix("Object.").unwrap_or(ty)
-                    ),
-                ));
+                keyed_atomic_list(items, n, ty, at, path, inside_add, cx)?;
+                return Ok(None);
             }
             let mut out = Vec::new();
             for item in items {
@@ -626,6 +642,127 @@ fn value(
         }
         _ => Ok(Some(scalar(n, cx.jmes)?)),
     }
+}
+
+/// An overlay list whose elements the schema marks atomic (`imagePullSecrets`' references,
+/// which an ApplyConfiguration may not set) and which the strategic merge merges by one key:
+/// one `JSONPatch` `add` of the whole merged list, as kyaml's merge (Kyverno's, overlay
+/// elements first) builds it: one element per key, the overlay's keys in order, then the
+/// resource's other keys in the order they first appear, each the resource's last element of
+/// that key where it has one, else the overlay's element (kyaml collects the keys, then sets
+/// each resource element over the element of its key, so a key the resource repeats is left
+/// once) — and the change condition "the merged list differs from the resource's" for
+/// [`changes`]. Translated where the list is on a path of plain keys
+/// from the root, not under `+()`, and its elements hold only the merge key with distinct
+/// non-empty literal strings (an element is then the resource's element unchanged). A
+/// resource list that is not a list, or holds an element that is not a map with a non-empty
+/// string key (which the merge would take as a match of any overlay element), is an error.
+fn keyed_atomic_list(
+    items: &[Node],
+    n: &Node,
+    ty: &str,
+    at: &str,
+    path: &[(String, String)],
+    inside_add: bool,
+    cx: &Cx,
+) -> Result<(), Blocked> {
+    let shown = ty.strip_prefix("Object.").unwrap_or(ty);
+    let refuse = |span, why: &str| {
+        Blocked::new(
+            span,
+            format!(
+                "the elements of `{shown}` are atomic in the Kubernetes schema (an ApplyConfiguration may not set them): {why}"
+            ),
+        )
+    };
+    let rooted = path
+        .iter()
+        .map(|(k, _)| format!(".{k}"))
+        .collect::<String>()
+        == ty.strip_prefix("Object").unwrap_or_default();
+    if inside_add || !rooted {
+        return Err(refuse(
+            n.span,
+            "a JSON patch merging them by key is written only on a path of plain keys from the root, not under `+()`",
+        ));
+    }
+    let keys: Vec<String> = path.iter().map(|(k, _)| k.clone()).collect();
+    let strategies: Vec<ListStrategy> = cx.positions(&keys).into_iter().map(|t| t.1).collect();
+    let key = match strategies.first() {
+        Some(ListStrategy::Keys([k])) if strategies.iter().all(|s| s == &strategies[0]) => *k,
+        _ => {
+            return Err(refuse(
+                n.span,
+                "the strategic merge does not merge this list by one key in every matched kind, which is not translated",
+            ));
+        }
+    };
+    let mut names: Vec<String> = Vec::new();
+    for item in items {
+        let name = match &item.value {
+            Value::Map(m) if m.len() == 1 => match m.get(key).map(|v| &v.value) {
+                Some(Value::Str(s)) if !s.is_empty() && !s.contains("{{") && !s.contains("$(") => {
+                    Some(s.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match name {
+            Some(s) if !names.contains(&s) => names.push(s),
+            _ => {
+                return Err(refuse(
+                    item.span,
+                    &format!(
+                        "only elements holding just the merge key `{key}`, distinct non-empty literal strings, are translated"
+                    ),
+                ));
+            }
+        }
+    }
+    let (presence, cur) = root_presence(path);
+    let k = quote(key);
+    let current = format!(
+        "cel.bind(ds0, {} ? {cur} : null, ds0 == null ? [] : ds0)",
+        and(&presence)
+    );
+    let ok = format!(
+        "type(ds) == list && ds.all(d, type(d) == map && {k} in d && type(d[{k}]) == string && d[{k}] != '')"
+    );
+    let firsts: Vec<String> = names
+        .iter()
+        .map(|s| {
+            let q = quote(s);
+            format!(
+                "cel.bind(m, ds.filter(d, d[{k}] == {q}), size(m) > 0 ? m[size(m) - 1] : {{{k}: {q}}})"
+            )
+        })
+        .collect();
+    let named: Vec<String> = names.iter().map(|s| quote(s)).collect();
+    let merged = format!(
+        "dyn([{}] + lists.range(size(ds)).filter(j, !(ds[j][{k}] in [{}]) && !lists.range(j).exists(i, ds[i][{k}] == ds[j][{k}])).map(j, cel.bind(m, ds.filter(d, d[{k}] == ds[j][{k}]), m[size(m) - 1])))",
+        firsts.join(", "),
+        named.join(", ")
+    );
+    let fail = super::cel_text::runtime_error(&format!(
+        "`{shown}` is not a list of maps with a non-empty string `{key}` (the merge by key would match an element without one)"
+    ));
+    let Some((last, above)) = keys.split_last() else {
+        return Err(refuse(n.span, "the root is not translated"));
+    };
+    let add = json_add(above, last, "r");
+    cx.patches.borrow_mut().push(Mutation {
+        json_patch: true,
+        expr: format!(
+            "cel.bind(ds, {current}, cel.bind(r, {ok} ? {merged} : dyn({fail}), r == ds ? [] : {}))",
+            paren_list(&add.expr)
+        ),
+    });
+    cx.keyed_changes.borrow_mut().push((
+        at.to_owned(),
+        format!("cel.bind(ds, {current}, !({ok}) || {merged} != ds)"),
+    ));
+    Ok(())
 }
 
 /// Whether the overlay list's elements are maps of global anchors only, directly or under

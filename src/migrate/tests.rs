@@ -1689,20 +1689,118 @@ fn atomic_lists_in_selected_list_elements_become_json_patches() {
     );
 }
 
-/// List elements the schema marks atomic (`imagePullSecrets` holds atomic references): an
-/// ApplyConfiguration may not set them, so the rule is refused at the list.
+fn pull_secrets_pod(secrets: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x\n{secrets}"
+    )
+}
+
+/// List elements the schema marks atomic (`imagePullSecrets` holds atomic references), merged
+/// by key: an ApplyConfiguration may not set them, so the whole merged list is one JSON patch
+/// `add`, as kyaml's merge builds it (overlay keys first, then the resource's other keys, each
+/// key once), with Kyverno's skip where it equals the resource's list.
 #[test]
-fn atomic_list_elements_are_refused() {
-    let m = migrate(&policy(
+fn atomic_list_elements_merged_by_key_become_one_json_patch() {
+    let text = policy(
         "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          imagePullSecrets:\n          - name: regcred\n",
-    ));
-    assert!(m.policies.is_empty());
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let muts = m.policies[0]["spec"]["mutations"].to_string();
     assert!(
-        m.unconverted[0]
-            .reason
-            .contains("the elements of `spec.imagePullSecrets` are atomic"),
-        "{:?}",
-        m.unconverted
+        muts.contains("path: '/spec/imagePullSecrets', value: r"),
+        "{muts}"
+    );
+    let conds = m.policies[0]["spec"]["matchConditions"].to_string();
+    assert!(conds.contains("!= ds"), "{conds}");
+    let pods: Vec<String> = [
+        "",
+        "  imagePullSecrets: null\n",
+        "  imagePullSecrets:\n  - name: other\n",
+        "  imagePullSecrets:\n  - name: other\n  - name: regcred\n",
+        "  imagePullSecrets:\n  - name: regcred\n  - name: other\n",
+    ]
+    .iter()
+    .map(|s| pull_secrets_pod(s))
+    .collect();
+    assert_eq!(
+        same_mutations(&text, &pods),
+        ["pass", "pass", "pass", "pass", "skip"]
+    );
+    let yaml = to_yaml(&m, "t.yaml", 1);
+    let (v, out) = mutate_outcome(load(&yaml), &pods[3]);
+    assert_eq!(v, "pass");
+    assert_eq!(
+        out["spec"]["imagePullSecrets"],
+        serde_json::json!([{"name": "regcred"}, {"name": "other"}])
+    );
+    // A key the resource repeats is left once (the Kyverno v1.19.0 CLI's result).
+    let repeated = pull_secrets_pod(
+        "  imagePullSecrets:\n  - name: regcred\n  - name: other\n  - name: regcred\n",
+    );
+    let (v, out) = mutate_outcome(load(&yaml), &repeated);
+    assert_eq!(v, "pass");
+    assert_eq!(
+        out["spec"]["imagePullSecrets"],
+        serde_json::json!([{"name": "regcred"}, {"name": "other"}])
+    );
+    // An element without a name, which the merge would take as the overlay's match: an error.
+    let nameless = pull_secrets_pod("  imagePullSecrets:\n  - {}\n");
+    assert_eq!(mutate_outcome(load(&yaml), &nameless).0, "error");
+    // Controllers: the copies Kyverno's autogen makes are written out and agree too.
+    assert_eq!(
+        same_mutations(&text, &pod_and_controllers("")),
+        ["pass", "pass", "pass"]
+    );
+}
+
+/// Elements with more than the merge key, or a key twice, are refused at the element.
+#[test]
+fn atomic_list_elements_beyond_the_merge_key_are_refused() {
+    for overlay in [
+        "          - name: regcred\n            extra: x\n",
+        "          - name: a\n          - name: a\n",
+        "          - name: \"{{ request.object.metadata.name }}\"\n",
+    ] {
+        let m = migrate(&policy(&format!(
+            "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    mutate:\n      patchStrategicMerge:\n        spec:\n          imagePullSecrets:\n{overlay}"
+        )));
+        assert!(m.policies.is_empty(), "{overlay}");
+        assert!(
+            m.unconverted[0]
+                .reason
+                .contains("the elements of `spec.imagePullSecrets` are atomic"),
+            "{:?}",
+            m.unconverted
+        );
+    }
+}
+
+/// A Pod mutate rule whose copies are written out, with preconditions reading `images`:
+/// the MutatingPolicy's match condition `applies` reads it, so the policy is skipped where
+/// Kyverno skips the rule.
+#[test]
+fn merged_mutate_rule_with_variable_preconditions_is_matched_where_it_applies() {
+    let text = policy(
+        "  - name: r\n    match:\n      any:\n      - resources:\n          kinds: [Pod]\n    preconditions:\n      all:\n      - key: docker.io\n        operator: AnyIn\n        value: \"{{ images.containers.*.registry }}\"\n    mutate:\n      patchStrategicMerge:\n        spec:\n          imagePullSecrets:\n          - name: regcred\n",
+    );
+    let m = migrate(&text);
+    assert!(m.unconverted.is_empty(), "{:?}", m.unconverted);
+    let conds = &m.policies[0]["spec"]["matchConditions"];
+    let applies = conds
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "applies"))
+        .expect("an `applies` match condition");
+    assert!(
+        applies["expression"]
+            .as_str()
+            .is_some_and(|e| e.contains("variables.images.containers")),
+        "{applies}"
+    );
+    let other = pull_secrets_pod("").replace("image: x", "image: reg.io/x");
+    assert_eq!(
+        same_mutations(&text, &[pull_secrets_pod(""), other]),
+        ["pass", "skip"]
     );
 }
 
