@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use cel::common::types::CelMapKey;
 use cel::common::types::{
-    CelBool, CelBytes, CelDouble, CelInt, CelList, CelMap, CelNull, CelString, CelUInt, Kind,
+    CelBool, CelBytes, CelDouble, CelInt, CelList, CelMap, CelNull, CelOptional, CelString,
+    CelUInt, Kind,
 };
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
@@ -202,6 +203,31 @@ fn owned_val(v: &dyn Val) -> Result<Box<dyn Val>, ExecutionError> {
     // Shared::new).
     let value = Value::try_from(v)?;
     Ok(Box::<dyn Val>::try_from(value).unwrap_or_else(|_| Box::new(CelNull)))
+}
+
+/// Whether converting `v` to a `cel::Value` and back gives `v` again, and cannot fail: null,
+/// scalars and strings, and lists, maps and optionals of them (the conversion's own dispatch,
+/// by kind). Any other value counts as not (a `type` becomes a string; opaque values, bytes,
+/// durations and timestamps are not looked into).
+pub(super) fn round_trips(v: &dyn Val) -> bool {
+    match v.get_type().kind() {
+        Kind::String => v.downcast_ref::<CelString>().is_some(),
+        Kind::Map => v
+            .downcast_ref::<CelMap>()
+            .is_some_and(|m| m.inner().values().all(|v| round_trips(v.as_ref()))),
+        Kind::List => v
+            .downcast_ref::<CelList>()
+            .is_some_and(|l| l.inner().iter().all(|v| round_trips(v.as_ref()))),
+        Kind::Boolean => v.downcast_ref::<CelBool>().is_some(),
+        Kind::Int => v.downcast_ref::<CelInt>().is_some(),
+        Kind::UInt => v.downcast_ref::<CelUInt>().is_some(),
+        Kind::Double => v.downcast_ref::<CelDouble>().is_some(),
+        Kind::NullType => v.downcast_ref::<CelNull>().is_some(),
+        Kind::Opaque => v
+            .downcast_ref::<CelOptional>()
+            .is_some_and(|o| o.option().is_none_or(round_trips)),
+        _ => false,
+    }
 }
 
 /// The values every CEL evaluation on one resource binds (`object`, `oldObject`, `request`,
@@ -534,6 +560,36 @@ mod tests {
         assert_eq!(run("object.s.orValue('x')"), Ok(Value::from("ab")));
         assert_eq!(run("object.?missing.orValue('x')"), Ok(Value::from("x")));
         assert_eq!(run("object.?s.orValue('x')"), Ok(Value::from("ab")));
+    }
+
+    /// `orValue` takes its arguments borrowed and gives what its `Value` form gave: a `type`,
+    /// which that form turned into its name, still goes through it.
+    #[test]
+    fn or_value_gives_what_the_value_form_gave() {
+        assert_eq!(
+            run("optional.of([1]).orValue([]) == [1]"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            run("optional.none().orValue(object).s"),
+            Ok(Value::from("ab"))
+        );
+        assert_eq!(run("object.?n.orValue(0)"), Ok(Value::Float(3.0)));
+        assert_eq!(run("type(1).orValue('x') == 'int'"), Ok(Value::Bool(true)));
+        assert_eq!(
+            run("optional.of(type(1)).orValue('x') == 'int'"),
+            Ok(Value::Bool(true))
+        );
+        let (o, _) = compile("optional.of(object.s)", Span::EMPTY);
+        let (none, _) = compile("optional.none()", Span::EMPTY);
+        let (p, _) = compile(
+            "variables.o.orValue('x') + variables.none.orValue(object.s)",
+            Span::EMPTY,
+        );
+        let mut a = Activation::new();
+        a.set("object", map_of([("s", Value::from("ab"))]));
+        a.bind_variables([("o", &o), ("none", &none)]);
+        assert_eq!(a.eval(&p), Ok(Value::from("abab")));
     }
 
     #[test]
