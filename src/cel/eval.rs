@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use cel::common::types::CelMapKey;
 use cel::common::types::{
-    CelBool, CelBytes, CelDouble, CelInt, CelList, CelMap, CelNull, CelString, Kind,
+    CelBool, CelBytes, CelDouble, CelInt, CelList, CelMap, CelNull, CelOptional, CelString,
+    CelUInt, Kind,
 };
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
@@ -156,6 +157,76 @@ pub(crate) fn node_val(node: &crate::yaml::Node) -> Box<dyn Val> {
             }
             Box::new(CelMap::from(map))
         }
+    }
+}
+
+/// An owned copy of `v`: what converting it to a `cel::Value` and that back to the
+/// interpreter's values gives (a `type` becomes its name, a function value null, a value with
+/// no `cel::Value` form the conversion's error), in one copy. Null, scalars, strings, lists
+/// and maps are copied here; any other value goes through the two conversions, which work on
+/// each list element and map entry alone, so a tree copied partly here and partly through them
+/// equals one converted whole.
+fn owned_val(v: &dyn Val) -> Result<Box<dyn Val>, ExecutionError> {
+    if let Some(s) = v.downcast_ref::<CelString>() {
+        return Ok(Box::new(CelString::from(s.inner().to_owned())));
+    }
+    if let Some(m) = v.downcast_ref::<CelMap>() {
+        let mut map: std::collections::HashMap<CelMapKey<'static>, Box<dyn Val>> =
+            std::collections::HashMap::with_capacity(m.inner().len());
+        for (k, v) in m.inner() {
+            map.insert(k.clone().into_static(), owned_val(v.as_ref())?);
+        }
+        return Ok(Box::new(CelMap::from(map)));
+    }
+    if let Some(l) = v.downcast_ref::<CelList>() {
+        let items = l.inner().iter().map(|i| owned_val(i.as_ref()));
+        return Ok(Box::new(CelList::from(
+            items.collect::<Result<Vec<_>, _>>()?,
+        )));
+    }
+    if let Some(b) = v.downcast_ref::<CelBool>() {
+        return Ok(Box::new(CelBool::from(*b.inner())));
+    }
+    if let Some(i) = v.downcast_ref::<CelInt>() {
+        return Ok(Box::new(CelInt::from(*i.inner())));
+    }
+    if let Some(u) = v.downcast_ref::<CelUInt>() {
+        return Ok(Box::new(CelUInt::from(*u.inner())));
+    }
+    if let Some(d) = v.downcast_ref::<CelDouble>() {
+        return Ok(Box::new(CelDouble::from(*d.inner())));
+    }
+    if v.downcast_ref::<CelNull>().is_some() {
+        return Ok(Box::new(CelNull));
+    }
+    // A function value, the one kind the second conversion refuses, is null (as in
+    // Shared::new).
+    let value = Value::try_from(v)?;
+    Ok(Box::<dyn Val>::try_from(value).unwrap_or_else(|_| Box::new(CelNull)))
+}
+
+/// Whether converting `v` to a `cel::Value` and back gives `v` again, and cannot fail: null,
+/// scalars and strings, and lists, maps and optionals of them (the conversion's own dispatch,
+/// by kind). Any other value counts as not (a `type` becomes a string; opaque values, bytes,
+/// durations and timestamps are not looked into).
+pub(super) fn round_trips(v: &dyn Val) -> bool {
+    match v.get_type().kind() {
+        Kind::String => v.downcast_ref::<CelString>().is_some(),
+        Kind::Map => v
+            .downcast_ref::<CelMap>()
+            .is_some_and(|m| m.inner().values().all(|v| round_trips(v.as_ref()))),
+        Kind::List => v
+            .downcast_ref::<CelList>()
+            .is_some_and(|l| l.inner().iter().all(|v| round_trips(v.as_ref()))),
+        Kind::Boolean => v.downcast_ref::<CelBool>().is_some(),
+        Kind::Int => v.downcast_ref::<CelInt>().is_some(),
+        Kind::UInt => v.downcast_ref::<CelUInt>().is_some(),
+        Kind::Double => v.downcast_ref::<CelDouble>().is_some(),
+        Kind::NullType => v.downcast_ref::<CelNull>().is_some(),
+        Kind::Opaque => v
+            .downcast_ref::<CelOptional>()
+            .is_some_and(|o| o.option().is_none_or(round_trips)),
+        _ => false,
     }
 }
 
@@ -309,11 +380,10 @@ impl Activation {
         self.vars.retain(|(n, _)| *n != "variables");
         self.variables = Some(CelMap::default());
         for (name, program) in defs {
-            match self.eval(program) {
+            // perf: the result is copied once, straight into an owned value; it went through a
+            // `cel::Value` and back, two deep copies (docs/PERFORMANCE.md, round 8).
+            match self.run(program, |v| owned_val(v.as_ref())) {
                 Ok(v) => {
-                    // A function value, the one kind the conversion refuses, is null (as in
-                    // Shared::new).
-                    let v = Box::<dyn Val>::try_from(v).unwrap_or_else(|_| Box::new(CelNull));
                     let mut map = self
                         .variables
                         .take()
@@ -329,6 +399,16 @@ impl Activation {
 
     /// Evaluates one program; errors are worded as cel-go words them ([`super::go_errors`]).
     pub fn eval(&self, program: &Program) -> Result<Value, String> {
+        self.run(program, |v| Value::try_from(v.as_ref()))
+    }
+
+    /// Evaluates one program and hands its result, as the interpreter gives it, to `take`
+    /// (within the evaluation's budget); errors of either are worded as in [`Activation::eval`].
+    fn run<T>(
+        &self,
+        program: &Program,
+        take: impl FnOnce(CowVal<'_, '_>) -> Result<T, ExecutionError>,
+    ) -> Result<T, String> {
         let expr = program.expr.as_ref().map_err(Clone::clone)?;
         let root: &Context<'_, '_> = &super::env::ROOT;
         let mut scope = root.new_inner_scope();
@@ -336,7 +416,9 @@ impl Activation {
         scope.set_variable_resolver(self);
         let _budget = budget::Scope::enter();
         let _checks = super::k8s_authz::Checks::enter();
-        Value::resolve(expr, &scope).map_err(|e| self.explain(e))
+        Value::resolve_val(expr, &scope)
+            .and_then(take)
+            .map_err(|e| self.explain(e))
     }
 
     /// Evaluates a program that must produce a bool.
@@ -480,6 +562,36 @@ mod tests {
         assert_eq!(run("object.?s.orValue('x')"), Ok(Value::from("ab")));
     }
 
+    /// `orValue` takes its arguments borrowed and gives what its `Value` form gave: a `type`,
+    /// which that form turned into its name, still goes through it.
+    #[test]
+    fn or_value_gives_what_the_value_form_gave() {
+        assert_eq!(
+            run("optional.of([1]).orValue([]) == [1]"),
+            Ok(Value::Bool(true))
+        );
+        assert_eq!(
+            run("optional.none().orValue(object).s"),
+            Ok(Value::from("ab"))
+        );
+        assert_eq!(run("object.?n.orValue(0)"), Ok(Value::Float(3.0)));
+        assert_eq!(run("type(1).orValue('x') == 'int'"), Ok(Value::Bool(true)));
+        assert_eq!(
+            run("optional.of(type(1)).orValue('x') == 'int'"),
+            Ok(Value::Bool(true))
+        );
+        let (o, _) = compile("optional.of(object.s)", Span::EMPTY);
+        let (none, _) = compile("optional.none()", Span::EMPTY);
+        let (p, _) = compile(
+            "variables.o.orValue('x') + variables.none.orValue(object.s)",
+            Span::EMPTY,
+        );
+        let mut a = Activation::new();
+        a.set("object", map_of([("s", Value::from("ab"))]));
+        a.bind_variables([("o", &o), ("none", &none)]);
+        assert_eq!(a.eval(&p), Ok(Value::from("abab")));
+    }
+
     #[test]
     fn bind_and_strings() {
         assert_eq!(run("cel.bind(x, object.s, x + x)"), Ok(Value::from("abab")));
@@ -567,5 +679,30 @@ mod tests {
         a.bind_variables([("bad", &v), ("good", &ok)]);
         assert_eq!(a.eval(&use_ok), Ok(Value::Bool(true)));
         assert!(a.eval(&use_v).unwrap_err().contains("missing"));
+    }
+
+    /// A variable's value copied straight into an owned value is what the two conversions
+    /// (to a `cel::Value` and back) give, types included: a `type` becomes its name.
+    #[test]
+    fn variables_are_copied_as_the_conversions_copy_them() {
+        let text = "{'a': [1, 2u, 1.5, 'x', b'y', null, true, [object.s]], 'b': {1: type(1), \
+                    true: object}, 'c': optional.of(object), 'd': optional.none(), \
+                    'e': duration('1s'), 'f': timestamp('2020-01-01T00:00:00Z'), 'g': int}";
+        let (p, err) = compile(text, Span::EMPTY);
+        assert!(err.is_none(), "{err:?}");
+        let mut a = Activation::new();
+        a.set("object", map_of([("s", Value::from("ab"))]));
+        let through = a
+            .eval(&p)
+            .map(|v| Value::try_from(&*Box::<dyn Val>::try_from(v).unwrap()).unwrap());
+        let straight = a.run(&p, |v| owned_val(v.as_ref()));
+        let straight = straight.map(|v| Value::try_from(&*v).unwrap());
+        assert_eq!(straight, through);
+        let (t, _) = compile(
+            "variables.v.b[1] == 'int' && variables.v.g == 'int'",
+            Span::EMPTY,
+        );
+        a.bind_variables([("v", &p)]);
+        assert_eq!(a.eval(&t), Ok(Value::Bool(true)));
     }
 }

@@ -9,11 +9,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use cel::common::types::CelOptional;
+use cel::common::value::{Builtin, CowVal, Val};
 use cel::extractors::{Arguments, This};
 use cel::objects::{Key, Map, OptionalValue};
 use cel::{Context, ExecutionError, Value};
 
 use super::env::{BOUNDED_RANGE, OR_VALUE_COMPAT};
+use super::eval::{BorrowedFunction, round_trips};
 
 /// The largest `lists.range(n)` kpol builds.
 pub(crate) const MAX_RANGE: i64 = 100_000;
@@ -46,7 +49,7 @@ pub(crate) fn unsupported_offline(function: &str) -> ExecutionError {
 pub(super) fn register(ctx: &mut Context<'static, 'static>) {
     // A name already declared by the environment cannot be re-declared; kpol's names are
     // chosen not to collide, and a collision only leaves the crate's own function in place.
-    let _ = ctx.add_function(OR_VALUE_COMPAT, or_value_compat);
+    let _ = ctx.add_function(OR_VALUE_COMPAT, or_value());
     let _ = ctx.add_function(BOUNDED_RANGE, bounded_range);
     let _ = ctx.add_function(super::compile::BUDGET, super::eval::charge());
     let _ = ctx.add_function(super::compile::SIZE, super::eval::charge_size());
@@ -78,6 +81,53 @@ pub(super) fn register(ctx: &mut Context<'static, 'static>) {
             Err(unsupported_offline(name))
         });
     }
+}
+
+/// `__orValueCompat__(x, default)`, what `x.orValue(default)` is rewritten to: an optional
+/// with a value → the value; an empty optional → the default; anything else → itself. perf:
+/// the arguments are taken as the interpreter hands them over and the one chosen is handed back
+/// as it is (crate::cel::eval::BorrowedFunction); the `Value` form copied both arguments out of
+/// the interpreter's tree and its result back in (docs/PERFORMANCE.md, round 8). Arguments
+/// that a trip through a `cel::Value` would change or refuse (a `type` becomes a string) still
+/// take that form, [`or_value_compat`].
+fn or_value() -> BorrowedFunction {
+    Box::new(
+        |ftx| match <[CowVal; 2]>::try_from(std::mem::take(&mut ftx.args)) {
+            Ok([x, default]) if round_trips(x.as_ref()) && round_trips(default.as_ref()) => {
+                Ok(or_value_of(x, default))
+            }
+            Ok(args) => or_value_through_values(&args),
+            Err(args) => or_value_through_values(&args),
+        },
+    )
+}
+
+/// [`or_value_compat`] on borrowed arguments: `x`'s value, `default`, or `x` itself.
+fn or_value_of<'c, 'l>(x: CowVal<'c, 'l>, default: CowVal<'c, 'l>) -> CowVal<'c, 'l> {
+    match x {
+        CowVal::Borrowed(b) => match b.downcast_ref::<CelOptional>() {
+            Some(o) => o.option().map_or(default, CowVal::Borrowed),
+            None => x,
+        },
+        CowVal::Owned(o) if o.downcast_ref::<CelOptional>().is_some() => match o.into_builtin() {
+            Some(Builtin::Optional(o)) => {
+                Option::<Box<dyn Val>>::from(o).map_or(default, CowVal::Owned)
+            }
+            // Not reached: `o` is an optional.
+            _ => default,
+        },
+        CowVal::Owned(_) => x,
+    }
+}
+
+/// [`or_value_compat`] as a function taking `Value`s: each argument converted to one, the
+/// result converted back.
+fn or_value_through_values<'c, 'l>(
+    args: &[CowVal<'c, 'l>],
+) -> Result<CowVal<'c, 'l>, ExecutionError> {
+    let args = args.iter().map(|a| Value::try_from(a.as_ref()));
+    let args = Arguments(Arc::new(args.collect::<Result<Vec<_>, _>>()?));
+    Ok(CowVal::Owned(or_value_compat(args)?.try_into()?))
 }
 
 /// Optional with a value → the value; empty optional → the default; anything else → itself.
