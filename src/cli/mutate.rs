@@ -269,16 +269,13 @@ fn mutate_one(
     });
     let needs_text = !(args.diff || args.check);
     let (rule_errors, report) = if args.format.is_some() {
-        let findings = findings(engine, &fm, args.check);
+        let findings = findings(engine, &fm, args.check, |_| true);
         (
             String::new(),
             command_report::file_report(Vec::new(), findings, list_passing),
         )
     } else {
-        let errors = findings(engine, &fm, false)
-            .into_iter()
-            .filter(|f| f.status == Status::Error)
-            .collect();
+        let errors = findings(engine, &fm, false, |s| s == Status::Error);
         (
             command_report::stderr_lines(errors),
             command_report::file_report(Vec::new(), [], false),
@@ -302,9 +299,17 @@ fn mutate_one(
 /// Every rule response of the file as a finding at its resource (or the field the engine
 /// placed it at). `check` (`--check`): a mutation that changed a resource written back is a
 /// failure, `would change this resource`, so that the CI formats flag it.
-fn findings(engine: &Engine, fm: &FileMutation, check: bool) -> Vec<Finding> {
+/// Only the responses whose status `keep` takes are made findings (the stderr lines need
+/// only the errors).
+fn findings(
+    engine: &Engine,
+    fm: &FileMutation,
+    check: bool,
+    keep: impl Fn(Status) -> bool,
+) -> Vec<Finding> {
     fm.findings
         .iter()
+        .filter(|f| keep(f.response.status))
         .filter_map(|f| {
             let (resource, patched) = fm.mutations.get(f.resource_index)?;
             let policy = engine.policies().get(f.policy_index)?;
